@@ -1,0 +1,79 @@
+/** The account credentials a request carries; forwarded upstream as `sys_id` / `auth_token`. */
+export interface Credentials {
+  readonly sysId: string;
+  readonly authToken: string;
+}
+
+export type CredentialsResult =
+  | { readonly kind: 'present'; readonly credentials: Credentials }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'malformed'; readonly reason: string };
+
+/** Longest sys_id or auth_token accepted; anything longer is refused before any upstream call. */
+const MAX_PART_LENGTH = 512;
+// Printable ASCII without spaces: keeps header smuggling and control characters out of form bodies.
+const SAFE_PART = /^[\x21-\x7e]+$/;
+
+/**
+ * Reads credentials from `Authorization: Basic base64(sys_id:auth_token)` or from the pair
+ * `X-Sys-Id` / `X-Auth-Token`. Never throws and never includes a secret in `reason`: missing
+ * credentials are a normal state (introspection, GraphiQL) and are refused only by fields
+ * that need the upstream.
+ */
+export function readCredentials(headers: Headers): CredentialsResult {
+  const fromBasic = readBasic(headers.get('authorization'));
+  const fromPair = readPair(headers.get('x-sys-id'), headers.get('x-auth-token'));
+  if (fromBasic.kind === 'malformed') return fromBasic;
+  if (fromPair.kind === 'malformed') return fromPair;
+  if (fromBasic.kind === 'present' && fromPair.kind === 'present') {
+    const same =
+      fromBasic.credentials.sysId === fromPair.credentials.sysId &&
+      fromBasic.credentials.authToken === fromPair.credentials.authToken;
+    // Two different accounts in one request is ambiguous; refusing is the only safe answer.
+    return same
+      ? fromBasic
+      : { kind: 'malformed', reason: 'Authorization and X-Sys-Id/X-Auth-Token name different credentials' };
+  }
+  return fromBasic.kind === 'present' ? fromBasic : fromPair;
+}
+
+function readBasic(header: string | null): CredentialsResult {
+  if (header === null || header.trim() === '') return { kind: 'missing' };
+  const match = /^Basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i.exec(header.trim());
+  if (!match?.[1]) {
+    return {
+      kind: 'malformed',
+      reason: 'Authorization header must be "Basic " followed by base64(sys_id:auth_token)',
+    };
+  }
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) {
+    return { kind: 'malformed', reason: 'Basic credentials must have the form sys_id:auth_token' };
+  }
+  return validated(decoded.slice(0, colon), decoded.slice(colon + 1), 'Basic credentials');
+}
+
+function readPair(sysId: string | null, authToken: string | null): CredentialsResult {
+  if (sysId === null && authToken === null) return { kind: 'missing' };
+  if (sysId === null || authToken === null) {
+    return { kind: 'malformed', reason: 'X-Sys-Id and X-Auth-Token must be sent together' };
+  }
+  return validated(sysId.trim(), authToken.trim(), 'X-Sys-Id/X-Auth-Token');
+}
+
+function validated(sysId: string, authToken: string, source: string): CredentialsResult {
+  for (const [name, value] of [
+    ['sys_id', sysId],
+    ['auth_token', authToken],
+  ] as const) {
+    if (value === '') return { kind: 'malformed', reason: `${source}: ${name} is empty` };
+    if (value.length > MAX_PART_LENGTH) {
+      return { kind: 'malformed', reason: `${source}: ${name} is longer than ${MAX_PART_LENGTH} characters` };
+    }
+    if (!SAFE_PART.test(value)) {
+      return { kind: 'malformed', reason: `${source}: ${name} contains characters that are not printable ASCII` };
+    }
+  }
+  return { kind: 'present', credentials: { sysId, authToken } };
+}

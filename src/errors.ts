@@ -1,0 +1,58 @@
+import { GraphQLError } from 'graphql';
+
+/** The stable codes a client sees in `extensions.code`. */
+export const ErrorCode = {
+  Unauthenticated: 'UNAUTHENTICATED',
+  BadUserInput: 'BAD_USER_INPUT',
+  UpstreamTimeout: 'UPSTREAM_TIMEOUT',
+  UpstreamError: 'UPSTREAM_ERROR',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The codes an upstream call can fail with. */
+export type UpstreamErrorCode =
+  | typeof ErrorCode.Unauthenticated
+  | typeof ErrorCode.UpstreamTimeout
+  | typeof ErrorCode.UpstreamError;
+
+/**
+ * A failed upstream call. The message is safe to show a client (no credentials, no raw body);
+ * `cause` keeps the low-level error for the server's own log.
+ */
+export class UpstreamError extends Error {
+  override readonly name = 'UpstreamError';
+  constructor(
+    readonly code: UpstreamErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function unauthenticated(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCode.Unauthenticated } });
+}
+
+export function badUserInput(message: string, argumentName?: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: { code: ErrorCode.BadUserInput, ...(argumentName ? { argumentName } : {}) },
+  });
+}
+
+/**
+ * Turns the error behind a field into what the client sees: upstream failures keep their
+ * message and stable code; anything unexpected is masked. Returns `null` for errors this
+ * module does not know, so the caller can apply its default masking.
+ */
+export function upstreamErrorToGraphQL(error: GraphQLError): GraphQLError | null {
+  const original = error.originalError;
+  if (!(original instanceof UpstreamError)) return null;
+  return new GraphQLError(original.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { code: original.code },
+  });
+}

@@ -1,0 +1,12 @@
+/** Builds the schema once, from the type files imported here. */
+import { builder } from './builder.js';
+import './scalars.js';
+import './numbers.js';
+import './history.js';
+
+export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
+
+export const schema = builder.toSubGraphSchema({
+  linkUrl: FEDERATION_LINK,
+  federationDirectives: ['@key'],
+});

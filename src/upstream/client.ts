@@ -1,0 +1,124 @@
+/**
+ * The service's three operations over an injected undici dispatcher (a keep-alive Pool in
+ * production, pointed at a loopback server in tests): form-encoded POST, a deadline per call,
+ * every body consumed, failures turned into UpstreamError with a stable code.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import type { Credentials } from '../credentials.js';
+import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
+import { ErrorCode, UpstreamError } from '../errors.js';
+import { parseHistory, parseOwnedNumbers, type UpstreamOperation } from './wire.js';
+
+export interface UpstreamClient {
+  history(credentials: Credentials, request: HistoryRequest): Promise<History>;
+  ownedNumbers(credentials: Credentials, type: Exclude<NumberType, 'UNKNOWN'>): Promise<OwnedNumber[]>;
+  allOwnedNumbers(credentials: Credentials): Promise<OwnedNumber[]>;
+}
+
+export interface UpstreamClientOptions {
+  /** Sends the requests; bound to the upstream's origin. */
+  readonly dispatcher: Dispatcher;
+  /** The service's base URL; its path (if any) prefixes every operation's path. */
+  readonly baseUrl: URL;
+  /** Deadline for one call, connect to last body byte. */
+  readonly timeoutMs: number;
+}
+
+export interface UpstreamPoolOptions {
+  readonly connections: number;
+  readonly timeoutMs: number;
+  /** Larger bodies are refused rather than buffered. @default 16 MiB */
+  readonly maxResponseBytes?: number;
+}
+
+/** A keep-alive pool to the upstream origin with every timeout bounded (undici's defaults are 300 s). */
+export function createUpstreamPool(baseUrl: URL, options: UpstreamPoolOptions): Pool {
+  return new Pool(baseUrl.origin, {
+    connections: options.connections,
+    connectTimeout: options.timeoutMs,
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+    keepAliveTimeout: 10_000,
+    maxResponseSize: options.maxResponseBytes ?? 16 * 1024 * 1024,
+  });
+}
+
+export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
+  const prefix = options.baseUrl.pathname.replace(/\/+$/, '');
+
+  async function call(operation: UpstreamOperation, credentials: Credentials, params: Record<string, string>): Promise<unknown> {
+    const body = new URLSearchParams(params);
+    body.set('sys_id', credentials.sysId);
+    body.set('auth_token', credentials.authToken);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await options.dispatcher.request({
+        method: 'POST',
+        path: `${prefix}/api/${operation}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: body.toString(),
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+    } catch (error) {
+      throw transportError(operation, error, options.timeoutMs);
+    }
+    const { statusCode } = response;
+    if (statusCode === 401 || statusCode === 403) {
+      await response.body.dump();
+      throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
+    }
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw transportError(operation, error, options.timeoutMs);
+    }
+    if (statusCode < 200 || statusCode >= 300) {
+      throw new UpstreamError(ErrorCode.UpstreamError, `The SMS service answered ${operation} with HTTP ${statusCode}`);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (error) {
+      throw new UpstreamError(ErrorCode.UpstreamError, `The SMS service sent a ${operation} response that is not JSON`, {
+        cause: error,
+      });
+    }
+  }
+
+  return {
+    async history(credentials, request) {
+      const json = await call('smshistory', credentials, {
+        number: request.number,
+        tid: request.tid,
+        history_start: String(request.start),
+        history_end: String(request.end),
+      });
+      return parseHistory(json, request);
+    },
+    async ownedNumbers(credentials, type) {
+      const json = await call('ownednumbers', credentials, { number_type: type === 'LOCAL' ? 'local' : 'tollfree' });
+      return parseOwnedNumbers('ownednumbers', json);
+    },
+    async allOwnedNumbers(credentials) {
+      return parseOwnedNumbers('allownednumbers', await call('allownednumbers', credentials, {}));
+    },
+  };
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function transportError(operation: UpstreamOperation, error: unknown, timeoutMs: number): UpstreamError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = (error as { name?: unknown } | null)?.name;
+  if (name === 'TimeoutError' || (typeof code === 'string' && TIMEOUT_CODES.has(code))) {
+    return new UpstreamError(ErrorCode.UpstreamTimeout, `The SMS service did not answer ${operation} within ${timeoutMs} ms`, {
+      cause: error,
+    });
+  }
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+    return new UpstreamError(ErrorCode.UpstreamError, `The SMS service sent a ${operation} response larger than allowed`, {
+      cause: error,
+    });
+  }
+  return new UpstreamError(ErrorCode.UpstreamError, `The SMS service could not be reached for ${operation}`, { cause: error });
+}

@@ -1,0 +1,101 @@
+/**
+ * Per-request upstream access: built by the context factory for one request's credentials and
+ * dropped with it, so nothing cached here can reach another request or account.
+ * Within a request:
+ * - identical calls are made once (DataLoader's cache);
+ * - every owned-number need (`ownedNumbers(LOCAL|TOLLFREE|none)`, `number(tid)`, `_entities`)
+ *   is served by one call where one can: the typed call when only one type is asked for,
+ *   otherwise one `allownednumbers`, filtered locally;
+ * - upstream calls run concurrently up to `concurrency`.
+ */
+import DataLoader from 'dataloader';
+import pLimit from 'p-limit';
+import type { Credentials } from '../credentials.js';
+import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
+import type { UpstreamClient } from './client.js';
+
+export interface RequestLoaders {
+  /** Owned numbers, of one type or (without a type) all of them. */
+  ownedNumbers(type?: NumberType): Promise<readonly OwnedNumber[]>;
+  /** The account's number with this tid, or null when it owns none. */
+  numberByTid(tid: string): Promise<OwnedNumber | null>;
+  history(request: HistoryRequest): Promise<History>;
+}
+
+export interface RequestLoaderOptions {
+  /** Upstream calls this request may have in flight at once. */
+  readonly concurrency: number;
+}
+
+type NumbersScope = 'LOCAL' | 'TOLLFREE' | 'ALL';
+
+export function createRequestLoaders(
+  client: UpstreamClient,
+  credentials: Credentials,
+  options: RequestLoaderOptions,
+): RequestLoaders {
+  const limit = pLimit(options.concurrency);
+
+  const numberLists = new DataLoader<NumbersScope, readonly OwnedNumber[]>(async (scopes) => {
+    const [only] = scopes;
+    if (scopes.length === 1 && only !== undefined && only !== 'ALL') {
+      const list = await limit(() => client.ownedNumbers(credentials, only));
+      // The typed call is documented to return only that type; filtering keeps that a guarantee.
+      return [ofType(list, only)];
+    }
+    const all = await limit(() => client.allOwnedNumbers(credentials));
+    return scopes.map((scope) => (scope === 'ALL' ? all : ofType(all, scope)));
+  });
+
+  // Once the full list is asked for, later typed needs are derived from it instead of calling again.
+  let allRequested = false;
+  function loadScope(scope: NumbersScope): Promise<readonly OwnedNumber[]> {
+    if (scope === 'ALL') allRequested = true;
+    if (scope !== 'ALL' && allRequested) return numberLists.load('ALL').then((all) => ofType(all, scope));
+    return numberLists.load(scope);
+  }
+
+  const byTidIndex = new WeakMap<readonly OwnedNumber[], Map<string, OwnedNumber>>();
+  function indexByTid(list: readonly OwnedNumber[]): Map<string, OwnedNumber> {
+    let index = byTidIndex.get(list);
+    if (!index) {
+      index = new Map(list.map((n) => [n.tid, n]));
+      byTidIndex.set(list, index);
+    }
+    return index;
+  }
+
+  const histories = new DataLoader<HistoryRequest, History, string>(
+    (requests) =>
+      Promise.all(
+        requests.map((request) =>
+          // One failed page fails only its own field: its slot carries the Error.
+          limit(() => client.history(credentials, request)).catch((error: unknown) => toError(error)),
+        ),
+      ),
+    { cacheKeyFn: (r) => `${r.tid}\u0000${r.number}\u0000${r.start}\u0000${r.end}` },
+  );
+
+  return {
+    ownedNumbers(type) {
+      if (type === undefined) return loadScope('ALL');
+      // Numbers of an unrecognised type can only be found in the full list.
+      if (type === 'UNKNOWN') return loadScope('ALL').then((all) => ofType(all, 'UNKNOWN'));
+      return loadScope(type);
+    },
+    async numberByTid(tid) {
+      return indexByTid(await loadScope('ALL')).get(tid) ?? null;
+    },
+    history(request) {
+      return histories.load(request);
+    },
+  };
+}
+
+function ofType(list: readonly OwnedNumber[], type: NumberType): readonly OwnedNumber[] {
+  return list.every((n) => n.type === type) ? list : list.filter((n) => n.type === type);
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,272 @@
+/**
+ * The upstream's raw JSON -> the gateway's records. Every quirk of the service's wire format is
+ * handled here and nowhere else:
+ * - the history key `message_count_requested ` carries a trailing space;
+ * - `success` is the string "1"; anything else is a failure, whatever the HTTP status was;
+ * - integers may arrive as numeric strings (and identifiers or phone numbers as integers);
+ * - timestamps are `YYYY-MM-DD HH:MM:SS`, read as UTC;
+ * - `mms` is "yes"/"no"; "" means none for `mms_url` and `webhook`;
+ * - `status` is a code followed by text; unknown codes are kept;
+ * - `type` and `direction` may carry values beyond the documented ones: they map to UNKNOWN.
+ * Errors name the field and the kind of value found, never the value itself.
+ */
+import type {
+  History,
+  HistoryRequest,
+  Message,
+  MessageDirection,
+  MessageStatus,
+  NumberType,
+  OwnedNumber,
+} from '../domain.js';
+import { ErrorCode, UpstreamError } from '../errors.js';
+
+export type UpstreamOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
+
+type JsonObject = Record<string, unknown>;
+
+/** A field read from one response, so errors can say where they happened. */
+class Reader {
+  constructor(
+    private readonly operation: UpstreamOperation,
+    private readonly object: JsonObject,
+    private readonly at: string,
+  ) {}
+
+  fail(key: string, expected: string, value: unknown): never {
+    throw new UpstreamError(
+      ErrorCode.UpstreamError,
+      `The SMS service sent an unexpected ${this.operation} response: ` +
+        `\`${this.at}${key}\` should be ${expected}, got ${describe(value)}`,
+    );
+  }
+
+  raw(key: string): unknown {
+    return this.object[key];
+  }
+
+  /** A text field; integers are accepted and kept as their decimal text. */
+  text(key: string): string {
+    const value = this.object[key];
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+    return this.fail(key, 'a string', value);
+  }
+
+  /** Like text(), but a missing field, null or "" become `fallback`. */
+  textOr<T>(key: string, fallback: T): string | T {
+    const value = this.object[key];
+    if (value === undefined || value === null || value === '') return fallback;
+    return this.text(key);
+  }
+
+  /** An integer, sent either as a JSON number or as a numeric string. */
+  integer(key: string): number {
+    const value = this.object[key];
+    const parsed = toInteger(value);
+    return parsed ?? this.fail(key, 'an integer', value);
+  }
+
+  /** An identifier documented as an integer: kept as text so large ids lose no digits. */
+  integerId(key: string): string {
+    const value = this.object[key];
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+    if (typeof value === 'string' && INTEGER_TEXT.test(value.trim())) return value.trim();
+    return this.fail(key, 'an integer', value);
+  }
+
+  timestamp(key: string): Date {
+    const value = this.object[key];
+    return (typeof value === 'string' ? parseTimestamp(value) : null) ?? this.fail(key, 'a "YYYY-MM-DD HH:MM:SS" timestamp', value);
+  }
+
+  /** Missing, "" and all-zero dates mean "none"; anything else must be a valid timestamp. */
+  optionalTimestamp(key: string): Date | null {
+    const value = this.object[key];
+    if (value === undefined || value === null || value === '' || value === ZERO_TIMESTAMP) return null;
+    return this.timestamp(key);
+  }
+}
+
+const INTEGER_TEXT = /^-?\d+$/;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
+const ZERO_TIMESTAMP = '0000-00-00 00:00:00';
+const STATUS = /^\s*(\d{3})(?!\d)[\s:.-]*([\s\S]*)$/;
+const HISTORY_REQUESTED_KEY = 'message_count_requested ';
+
+function toInteger(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : null;
+  if (typeof value === 'string' && INTEGER_TEXT.test(value.trim())) {
+    const parsed = Number(value.trim());
+    return Number.isSafeInteger(parsed) ? parsed : null;
+  }
+  return null;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return value === '' ? 'an empty string' : 'a string that is not one';
+  return `a ${typeof value}`;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` as UTC; null when the text is not a real date and time. */
+export function parseTimestamp(text: string): Date | null {
+  const m = TIMESTAMP.exec(text.trim());
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [
+    number, number, number, number, number, number,
+  ];
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  // Date.UTC rolls 2026-02-30 over into March; a round trip catches impossible dates.
+  const valid =
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute &&
+    date.getUTCSeconds() === second;
+  return valid ? date : null;
+}
+
+export function parseStatus(raw: string): MessageStatus {
+  const m = STATUS.exec(raw);
+  if (!m) return { code: null, text: raw.trim(), ok: false, raw };
+  const code = Number(m[1]);
+  return { code, text: (m[2] ?? '').trim(), ok: code >= 200 && code < 300, raw };
+}
+
+export function parseNumberType(raw: string): NumberType {
+  switch (raw.trim().toLowerCase()) {
+    case 'local':
+      return 'LOCAL';
+    case 'tollfree':
+    case 'toll-free':
+    case 'toll_free':
+      return 'TOLLFREE';
+    default:
+      return 'UNKNOWN';
+  }
+}
+
+export function parseDirection(raw: string): MessageDirection {
+  switch (raw.trim().toLowerCase()) {
+    case 'outbound':
+      return 'OUTBOUND';
+    case 'inbound':
+      return 'INBOUND';
+    default:
+      return 'UNKNOWN';
+  }
+}
+
+/** "yes"/"no" as documented; true/false and 1/0 tolerated; null when it is none of these. */
+export function parseYesNo(value: unknown): boolean | null {
+  if (typeof value === 'boolean') return value;
+  if (value === 1 || value === 0) return value === 1;
+  if (typeof value !== 'string') return null;
+  switch (value.trim().toLowerCase()) {
+    case 'yes':
+    case 'true':
+    case '1':
+      return true;
+    case 'no':
+    case 'false':
+    case '0':
+      return false;
+    default:
+      return null;
+  }
+}
+
+/** The body's JSON object after checking `success`; throws UPSTREAM_ERROR otherwise. */
+function successfulObject(operation: UpstreamOperation, json: unknown): JsonObject {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new UpstreamError(
+      ErrorCode.UpstreamError,
+      `The SMS service sent an unexpected ${operation} response: expected a JSON object, got ${describe(json)}`,
+    );
+  }
+  const object = json as JsonObject;
+  if (object.success !== '1') {
+    throw new UpstreamError(
+      ErrorCode.UpstreamError,
+      `The SMS service reported a failure for ${operation} (success was not "1")`,
+    );
+  }
+  return object;
+}
+
+export function parseOwnedNumbers(operation: UpstreamOperation, json: unknown): OwnedNumber[] {
+  const object = successfulObject(operation, json);
+  const data = object.data ?? [];
+  if (!Array.isArray(data)) return new Reader(operation, object, '').fail('data', 'an array', data);
+  return data.map((item, index) => parseOwnedNumber(operation, item, `data[${index}].`));
+}
+
+function parseOwnedNumber(operation: UpstreamOperation, item: unknown, at: string): OwnedNumber {
+  const r = new Reader(operation, asObject(operation, item, at), at);
+  return {
+    tid: r.text('tid'),
+    number: r.text('number'),
+    type: parseNumberType(r.textOr('type', '')),
+    webhook: r.textOr('webhook', null),
+  };
+}
+
+/**
+ * A history page. `tid` and `number` fall back to the request's when the service leaves them
+ * out; a missing or null `messages` is an empty page.
+ */
+export function parseHistory(json: unknown, request: HistoryRequest): History {
+  const object = successfulObject('smshistory', json);
+  const r = new Reader('smshistory', object, '');
+  const tid = r.textOr('tid', request.tid);
+  // The documented key has a trailing space; the unspaced spelling is accepted should it be fixed.
+  const requestedKey = HISTORY_REQUESTED_KEY in object ? HISTORY_REQUESTED_KEY : HISTORY_REQUESTED_KEY.trim();
+  const mostRecentId = r.raw('most_recent_msg_id');
+  const rawMessages = object.messages ?? [];
+  if (!Array.isArray(rawMessages)) r.fail('messages', 'an array', rawMessages);
+  return {
+    tid,
+    number: r.textOr('number', request.number),
+    requestedCount: r.integer(requestedKey),
+    totalCount: r.integer('total_message_count'),
+    createdAt: r.optionalTimestamp('created_date'),
+    // 0, "" or absent: the number has no newest message.
+    mostRecentMessageId:
+      mostRecentId === undefined || mostRecentId === null || mostRecentId === '' || toInteger(mostRecentId) === 0
+        ? null
+        : r.integerId('most_recent_msg_id'),
+    mostRecentAt: r.optionalTimestamp('most_recent_date'),
+    optIn: parseYesNo(object.optin),
+    messages: (rawMessages as unknown[]).map((item, index) => parseMessage(item, `messages[${index}].`, tid)),
+  };
+}
+
+function parseMessage(item: unknown, at: string, historyTid: string): Message {
+  const r = new Reader('smshistory', asObject('smshistory', item, at), at);
+  const mediaUrl = r.textOr('mms_url', null);
+  return {
+    id: r.text('message_id'),
+    systemId: r.integerId('system_id'),
+    sentAt: r.timestamp('GMTdate'),
+    tid: r.textOr('tid', historyTid),
+    phone: r.text('phone'),
+    direction: parseDirection(r.textOr('direction', '')),
+    body: r.textOr('body', ''),
+    // An unreadable mms flag is inferred from the presence of media rather than failing the page.
+    mms: parseYesNo(r.raw('mms')) ?? mediaUrl !== null,
+    mediaUrl,
+    status: parseStatus(r.textOr('status', '')),
+  };
+}
+
+function asObject(operation: UpstreamOperation, value: unknown, at: string): JsonObject {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as JsonObject;
+  throw new UpstreamError(
+    ErrorCode.UpstreamError,
+    `The SMS service sent an unexpected ${operation} response: \`${at.slice(0, -1)}\` should be an object, got ${describe(value)}`,
+  );
+}

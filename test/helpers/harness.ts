@@ -1,0 +1,92 @@
+/**
+ * The test harness: a real simulator on 127.0.0.1 (the upstream), a real undici Pool to it, and
+ * the gateway called in-process through `gateway.fetch` (no port for the gateway itself).
+ */
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print, type ExecutionResult } from 'graphql';
+import type { Pool } from 'undici';
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/server.js';
+import { startSimulator, type RunningSimulator, type SimulatorCredentials, type SimulatorOptions } from '../../src/simulator/index.js';
+import { createUpstreamClient, createUpstreamPool } from '../../src/upstream/client.js';
+
+export interface TestGateway {
+  readonly gateway: Gateway;
+  readonly pool: Pool;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions extends Partial<Omit<GatewayOptions, 'client'>> {
+  readonly timeoutMs?: number;
+}
+
+/** A gateway whose upstream is the service at `upstreamUrl` (usually a loopback simulator). */
+export function createTestGateway(upstreamUrl: string, options: TestGatewayOptions = {}): TestGateway {
+  const baseUrl = new URL(upstreamUrl);
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const pool = createUpstreamPool(baseUrl, { connections: 32, timeoutMs });
+  const gateway = createGateway({
+    client: createUpstreamClient({ dispatcher: pool, baseUrl, timeoutMs }),
+    limits: options.limits ?? { maxHistoryRange: 1000 },
+    upstreamConcurrency: options.upstreamConcurrency ?? 16,
+    logging: options.logging ?? false,
+    ...(options.isReady ? { isReady: options.isReady } : {}),
+    ...(options.graphiqlHeaders ? { graphiqlHeaders: options.graphiqlHeaders } : {}),
+  });
+  return { gateway, pool, close: () => pool.close() };
+}
+
+/** A simulator and a gateway in front of it, started together. */
+export async function startStack(
+  simulatorOptions: SimulatorOptions = {},
+  gatewayOptions: TestGatewayOptions = {},
+): Promise<{ simulator: RunningSimulator; gateway: Gateway; close(): Promise<void> }> {
+  const simulator = await startSimulator(simulatorOptions);
+  const test = createTestGateway(simulator.url, gatewayOptions);
+  return {
+    simulator,
+    gateway: test.gateway,
+    close: async () => {
+      await test.close();
+      await simulator.close();
+    },
+  };
+}
+
+export function basicAuth({ sysId, authToken }: SimulatorCredentials): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(`${sysId}:${authToken}`).toString('base64')}` };
+}
+
+export function pairAuth({ sysId, authToken }: SimulatorCredentials): Record<string, string> {
+  return { 'x-sys-id': sysId, 'x-auth-token': authToken };
+}
+
+export interface GraphQLResponse<TData> {
+  readonly status: number;
+  readonly body: ExecutionResult<TData, { code?: string } & Record<string, unknown>>;
+}
+
+/** POSTs a typed document to the gateway in-process and returns the HTTP status and parsed body. */
+export async function execute<TData, TVariables>(
+  gateway: Gateway,
+  document: TypedDocumentNode<TData, TVariables>,
+  ...[variables, headers]: TVariables extends Record<string, never>
+    ? [variables?: TVariables, headers?: Record<string, string>]
+    : [variables: TVariables, headers?: Record<string, string>]
+): Promise<GraphQLResponse<TData>> {
+  return executeText<TData>(gateway, print(document), variables ?? undefined, headers);
+}
+
+/** Like execute(), for documents that are deliberately not in the typed set (invalid ones). */
+export async function executeText<TData = Record<string, unknown>>(
+  gateway: Gateway,
+  query: string,
+  variables?: unknown,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<TData>> {
+  const response = await gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.status, body: (await response.json()) as GraphQLResponse<TData>['body'] };
+}
