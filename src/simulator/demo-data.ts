@@ -1,0 +1,496 @@
+/**
+ * Deterministic demo data for the built-in upstream simulator.
+ *
+ * Everything here is computed once, at module load, from fixed specs and a small
+ * seeded PRNG (mulberry32). Nothing depends on Math.random, Date.now or the
+ * environment, so every process sees byte-identical data.
+ */
+
+export interface SimulatorCredentials {
+  sysId: string;
+  authToken: string;
+}
+
+export type DemoNumberType = 'local' | 'tollfree';
+
+/**
+ * One message record as the upstream sends it (section 2.2 of the interface doc).
+ * `system_id` is a JSON integer, except for the loosely typed demo number, where
+ * the upstream sends it as a numeric string (e.g. "4100123").
+ */
+export interface DemoMessage {
+  readonly system_id: number | string;
+  readonly message_id: string;
+  readonly GMTdate: string;
+  readonly tid: string;
+  readonly phone: string;
+  readonly direction: 'outbound' | 'inbound';
+  readonly body: string;
+  readonly mms: 'yes' | 'no';
+  readonly mms_url: string;
+  readonly status: string;
+}
+
+export interface DemoNumber {
+  readonly number: string;
+  readonly tid: string;
+  readonly type: DemoNumberType;
+  /** '' when the number has no webhook configured. */
+  readonly webhook: string;
+  readonly optin: 'yes' | 'no';
+  /** When the number was created, `YYYY-MM-DD HH:MM:SS` (UTC). */
+  readonly createdDate: string;
+  /**
+   * When true, the history response for this number sends its integer fields
+   * (`message_count_requested `, `total_message_count`, `most_recent_msg_id`,
+   * each message's `system_id`) as numeric strings.
+   */
+  readonly looselyTyped: boolean;
+  /** Newest first: index 0 is the most recent message. Timestamps strictly decrease. */
+  readonly messages: readonly DemoMessage[];
+}
+
+export interface DemoAccount {
+  readonly credentials: SimulatorCredentials;
+  /** Owned numbers in the order `allownednumbers` returns them (types interleaved). */
+  readonly numbers: readonly DemoNumber[];
+}
+
+export const DEMO_CREDENTIALS: SimulatorCredentials = Object.freeze({
+  sysId: 'AC-demo-0001',
+  authToken: 'demo-token-7f3a9c',
+});
+
+export const SECOND_DEMO_CREDENTIALS: SimulatorCredentials = Object.freeze({
+  sysId: 'AC-demo-0002',
+  authToken: 'demo-token-2b8e41',
+});
+
+// ---------------------------------------------------------------------------
+// Deterministic helpers
+
+/** mulberry32: tiny seeded PRNG returning floats in [0, 1). */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** murmur3 fmix32: a bijection on 32-bit integers (distinct inputs give distinct outputs). */
+function fmix32(input: number): number {
+  let h = input >>> 0;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function hex8(value: number): string {
+  return (value >>> 0).toString(16).padStart(8, '0');
+}
+
+function pick<T>(rand: () => number, items: readonly T[]): T {
+  const item = items[Math.floor(rand() * items.length)];
+  if (item === undefined) throw new Error('demo-data: pick from empty list');
+  return item;
+}
+
+/** Seconds since the epoch (UTC) -> `YYYY-MM-DD HH:MM:SS`. */
+export function formatUpstreamTimestamp(epochSeconds: number): string {
+  return new Date(epochSeconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+function parseUtc(iso: string): number {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) throw new Error(`demo-data: bad timestamp ${iso}`);
+  return ms / 1000;
+}
+
+// ---------------------------------------------------------------------------
+// Content pools
+
+const OUTBOUND_BODIES: readonly string[] = [
+  'Your appointment is confirmed for Tuesday at 10:30 AM. Reply C to cancel.',
+  'Your verification code is 482913. It expires in 10 minutes.',
+  'Thanks for your order! It has shipped and should arrive Thursday.',
+  'Reminder: your table for 4 is booked tonight at 7 PM.',
+  'Your package was delivered to the front door. \u{1F4E6}',
+  'Flash sale: 20% off everything this weekend only. Reply STOP to opt out.',
+  'Hi! Your technician is on the way and will arrive in about 30 minutes.',
+  'Payment of $42.17 received. Thank you!',
+  'Your prescription is ready for pickup at the pharmacy counter.',
+  'We received your support request (#5521). An agent will reply shortly.',
+  'Here is the photo of the repair you asked for.',
+  'Your subscription renews on the 1st. Reply HELP for help.',
+  'Good news: your claim has been approved.',
+  'Reply "YES" to confirm your RSVP for Saturday.',
+];
+
+const INBOUND_BODIES: readonly string[] = [
+  'Yes, that works for me.',
+  'C',
+  'Can we move it to 3 PM instead?',
+  'STOP',
+  'Thanks! Got it \u{1F44D}',
+  'Is the store open on Sunday?',
+];
+
+const FAILED_STATUSES: readonly string[] = [
+  '400 Undeliverable: carrier rejected',
+  '400 Invalid destination number',
+  '400 Undeliverable: recipient opted out',
+];
+
+const MMS_EXTENSIONS: readonly string[] = ['jpg', 'jpg', 'jpg', 'png', 'gif'];
+
+// ---------------------------------------------------------------------------
+// Specs
+
+interface NumberSpec {
+  number: string;
+  tid: string;
+  type: DemoNumberType;
+  webhook: string;
+  optin: 'yes' | 'no';
+  created: string;
+  /** Timestamp of the newest message; ignored when messageCount is 0. */
+  newest: string;
+  messageCount: number;
+  looselyTyped: boolean;
+  seed: number;
+}
+
+interface AccountSpec {
+  credentials: SimulatorCredentials;
+  /** First system_id handed out in this account; ids then increase with message time. */
+  systemIdBase: number;
+  contacts: readonly string[];
+  numbers: readonly NumberSpec[];
+}
+
+const ACCOUNT_SPECS: readonly AccountSpec[] = [
+  {
+    credentials: DEMO_CREDENTIALS,
+    systemIdBase: 4_100_000,
+    contacts: [
+      '15551230123',
+      '15551230187',
+      '15551230244',
+      '15551230309',
+      '15551230472',
+      '15551230518',
+      '15551230660',
+      '15551230731',
+      '15551230895',
+      '15551230902',
+      '15551231046',
+      '15551231178',
+    ],
+    // Order = allownednumbers order: local and tollfree interleaved.
+    numbers: [
+      {
+        number: '15125550101',
+        tid: 'TN-L-0001',
+        type: 'local',
+        webhook: 'https://hooks.example.com/sms/tn-l-0001',
+        optin: 'yes',
+        created: '2026-01-04T09:15:00Z',
+        newest: '2026-12-18T16:42:10Z',
+        messageCount: 450,
+        looselyTyped: false,
+        seed: 0x1001,
+      },
+      {
+        number: '18885550111',
+        tid: 'TN-T-0001',
+        type: 'tollfree',
+        webhook: '',
+        optin: 'yes',
+        created: '2026-01-20T14:00:00Z',
+        newest: '2026-12-02T11:05:33Z',
+        messageCount: 120,
+        looselyTyped: false,
+        seed: 0x1002,
+      },
+      {
+        number: '15125550102',
+        tid: 'TN-L-0002',
+        type: 'local',
+        webhook: '',
+        optin: 'yes',
+        created: '2026-02-11T08:30:00Z',
+        newest: '2026-11-27T19:20:05Z',
+        messageCount: 42,
+        looselyTyped: true,
+        seed: 0x1003,
+      },
+      {
+        number: '18885550112',
+        tid: 'TN-T-0002',
+        type: 'tollfree',
+        webhook: 'https://hooks.example.com/sms/tn-t-0002',
+        optin: 'yes',
+        created: '2026-03-02T10:00:00Z',
+        newest: '2026-10-30T13:48:51Z',
+        messageCount: 64,
+        looselyTyped: false,
+        seed: 0x1004,
+      },
+      {
+        number: '15125550103',
+        tid: 'TN-L-0003',
+        type: 'local',
+        webhook: 'https://hooks.example.com/sms/tn-l-0003',
+        optin: 'yes',
+        created: '2026-09-14T12:00:00Z',
+        newest: '2026-09-14T12:00:00Z',
+        messageCount: 0,
+        looselyTyped: false,
+        seed: 0x1005,
+      },
+      {
+        number: '18885550113',
+        tid: 'TN-T-0003',
+        type: 'tollfree',
+        webhook: 'https://hooks.example.com/sms/tn-t-0003',
+        optin: 'yes',
+        created: '2026-05-06T07:45:00Z',
+        newest: '2026-08-21T22:10:09Z',
+        messageCount: 5,
+        looselyTyped: false,
+        seed: 0x1006,
+      },
+      {
+        number: '15125550104',
+        tid: 'TN-L-0004',
+        type: 'local',
+        webhook: 'https://hooks.example.com/sms/tn-l-0004',
+        optin: 'no',
+        created: '2026-04-18T16:20:00Z',
+        newest: '2026-12-09T08:03:47Z',
+        messageCount: 17,
+        looselyTyped: false,
+        seed: 0x1007,
+      },
+    ],
+  },
+  {
+    credentials: SECOND_DEMO_CREDENTIALS,
+    systemIdBase: 7_300_000,
+    contacts: [
+      '15559870114',
+      '15559870236',
+      '15559870358',
+      '15559870471',
+      '15559870593',
+      '15559870625',
+    ],
+    numbers: [
+      {
+        number: '14155550201',
+        tid: 'TN2-L-0001',
+        type: 'local',
+        webhook: 'https://hooks.example.com/sms/acme-west',
+        optin: 'yes',
+        created: '2026-02-02T15:00:00Z',
+        newest: '2026-12-11T10:11:12Z',
+        messageCount: 33,
+        looselyTyped: false,
+        seed: 0x2001,
+      },
+      {
+        number: '18775550211',
+        tid: 'TN2-T-0001',
+        type: 'tollfree',
+        webhook: '',
+        optin: 'yes',
+        created: '2026-03-15T09:00:00Z',
+        newest: '2026-11-05T17:30:45Z',
+        messageCount: 25,
+        looselyTyped: false,
+        seed: 0x2002,
+      },
+      {
+        number: '14155550202',
+        tid: 'TN2-L-0002',
+        type: 'local',
+        webhook: 'https://hooks.example.com/sms/acme-support',
+        optin: 'yes',
+        created: '2026-06-01T12:30:00Z',
+        newest: '2026-10-19T06:58:21Z',
+        messageCount: 8,
+        looselyTyped: false,
+        seed: 0x2003,
+      },
+    ],
+  },
+];
+
+// ---------------------------------------------------------------------------
+// Generation
+
+interface DraftMessage {
+  epochSeconds: number;
+  numberIndex: number;
+  phone: string;
+  direction: 'outbound' | 'inbound';
+  body: string;
+  mmsExtension: string | null;
+  status: string;
+  idWords: [number, number, number];
+  systemId: number;
+}
+
+/** Oldest-first timestamps, strictly increasing, the last one exactly at `newest`. */
+function messageTimestamps(spec: NumberSpec, rand: () => number): number[] {
+  const n = spec.messageCount;
+  if (n === 0) return [];
+  const created = parseUtc(spec.created);
+  const newest = parseUtc(spec.newest);
+  const width = Math.floor((newest - created) / n);
+  if (width < 2) throw new Error(`demo-data: time span too small for ${spec.tid}`);
+  const times: number[] = [];
+  // Slot i covers [created + i*width + 1, created + (i+1)*width - 1]; slots never overlap,
+  // and the newest message sits after the last slot.
+  for (let i = 0; i < n - 1; i++) {
+    times.push(created + i * width + 1 + Math.floor(rand() * (width - 1)));
+  }
+  times.push(newest);
+  return times;
+}
+
+function draftMessages(
+  account: AccountSpec,
+  spec: NumberSpec,
+  numberIndex: number,
+): DraftMessage[] {
+  const rand = mulberry32(spec.seed);
+  return messageTimestamps(spec, rand).map((epochSeconds): DraftMessage => {
+    const inbound = rand() < 0.22;
+    const mms = rand() < 0.18;
+    let status: string;
+    if (inbound) {
+      status = '200 Message received';
+    } else if (rand() < 0.09) {
+      status = pick(rand, FAILED_STATUSES);
+    } else {
+      status = '200 Message delivered';
+    }
+    return {
+      epochSeconds,
+      numberIndex,
+      phone: pick(rand, account.contacts),
+      direction: inbound ? 'inbound' : 'outbound',
+      body: pick(rand, inbound ? INBOUND_BODIES : OUTBOUND_BODIES),
+      mmsExtension: mms ? pick(rand, MMS_EXTENSIONS) : null,
+      status,
+      // Pseudo-random tail of message_id; its first word is derived from the (unique)
+      // system_id in buildAccount, which makes every message_id unique.
+      idWords: [
+        Math.floor(rand() * 4294967296),
+        Math.floor(rand() * 4294967296),
+        Math.floor(rand() * 4294967296),
+      ],
+      systemId: 0,
+    };
+  });
+}
+
+function buildAccount(account: AccountSpec): DemoAccount {
+  const drafts = account.numbers.map((spec, index) => draftMessages(account, spec, index));
+
+  // system_id increases with message time across the whole account, with small gaps
+  // (as if other accounts' traffic were interleaved).
+  const chronological = drafts
+    .flat()
+    .sort((a, b) =>
+      a.epochSeconds !== b.epochSeconds
+        ? a.epochSeconds - b.epochSeconds
+        : a.numberIndex - b.numberIndex,
+    );
+  const gapRand = mulberry32(account.systemIdBase);
+  let nextId = account.systemIdBase;
+  for (const draft of chronological) {
+    nextId += 1 + Math.floor(gapRand() * 7);
+    draft.systemId = nextId;
+  }
+
+  const numbers = account.numbers.map((spec, index): DemoNumber => {
+    const messages = (drafts[index] ?? [])
+      .slice()
+      .reverse()
+      .map((draft): DemoMessage => {
+        const messageId =
+          hex8(fmix32(draft.systemId ^ 0x5bd1e995)) +
+          hex8(draft.idWords[0]) +
+          hex8(draft.idWords[1]) +
+          hex8(draft.idWords[2]);
+        return Object.freeze({
+          system_id: spec.looselyTyped ? String(draft.systemId) : draft.systemId,
+          message_id: messageId,
+          GMTdate: formatUpstreamTimestamp(draft.epochSeconds),
+          tid: spec.tid,
+          phone: draft.phone,
+          direction: draft.direction,
+          body: draft.body,
+          mms: draft.mmsExtension === null ? 'no' : 'yes',
+          mms_url:
+            draft.mmsExtension === null
+              ? ''
+              : `https://media.example.com/mms/${messageId}.${draft.mmsExtension}`,
+          status: draft.status,
+        });
+      });
+    return Object.freeze({
+      number: spec.number,
+      tid: spec.tid,
+      type: spec.type,
+      webhook: spec.webhook,
+      optin: spec.optin,
+      createdDate: formatUpstreamTimestamp(parseUtc(spec.created)),
+      looselyTyped: spec.looselyTyped,
+      messages: Object.freeze(messages),
+    });
+  });
+
+  return Object.freeze({ credentials: account.credentials, numbers: Object.freeze(numbers) });
+}
+
+function checkUniqueness(accounts: readonly DemoAccount[]): void {
+  const ids = new Set<string>();
+  const tids = new Set<string>();
+  const phoneNumbers = new Set<string>();
+  for (const account of accounts) {
+    for (const n of account.numbers) {
+      if (tids.has(n.tid) || phoneNumbers.has(n.number)) {
+        throw new Error(`demo-data: duplicate number/tid ${n.tid}`);
+      }
+      tids.add(n.tid);
+      phoneNumbers.add(n.number);
+      for (const m of n.messages) {
+        if (ids.has(m.message_id)) throw new Error(`demo-data: duplicate message_id`);
+        ids.add(m.message_id);
+      }
+    }
+  }
+}
+
+/** Both demo accounts: [demo account, second demo account]. */
+export const DEMO_ACCOUNTS: readonly DemoAccount[] = Object.freeze(ACCOUNT_SPECS.map(buildAccount));
+checkUniqueness(DEMO_ACCOUNTS);
+
+function accountFor(credentials: SimulatorCredentials): DemoAccount {
+  const account = DEMO_ACCOUNTS.find((a) => a.credentials === credentials);
+  if (account === undefined) throw new Error('demo-data: missing account');
+  return account;
+}
+
+export const DEMO_ACCOUNT: DemoAccount = accountFor(DEMO_CREDENTIALS);
+export const SECOND_DEMO_ACCOUNT: DemoAccount = accountFor(SECOND_DEMO_CREDENTIALS);

@@ -1,0 +1,22 @@
+export { startSimulator } from './server.js';
+export type {
+  RecordedCall,
+  RunningSimulator,
+  SimulatorOperation,
+  SimulatorOptions,
+} from './server.js';
+export {
+  DEMO_ACCOUNT,
+  DEMO_ACCOUNTS,
+  DEMO_CREDENTIALS,
+  SECOND_DEMO_ACCOUNT,
+  SECOND_DEMO_CREDENTIALS,
+  formatUpstreamTimestamp,
+} from './demo-data.js';
+export type {
+  DemoAccount,
+  DemoMessage,
+  DemoNumber,
+  DemoNumberType,
+  SimulatorCredentials,
+} from './demo-data.js';

@@ -1,0 +1,457 @@
+/**
+ * Built-in upstream simulator: a real HTTP server (node:http, loopback by default)
+ * speaking the SMS history / owned numbers wire format of /work/shared/upstream-api.md,
+ * backed by the deterministic demo data of ./demo-data.ts.
+ *
+ * Decisions the upstream document leaves open (the simulator's choices):
+ * - Parameters are read from the `application/x-www-form-urlencoded` body and from the
+ *   URL query string; the body wins on conflict. Within one source, the first occurrence
+ *   of a repeated parameter is used. A non-empty body with another content type is 415.
+ * - History range: positions are 0-based over the number's messages ordered newest first
+ *   (position 0 = newest). `history_start` is inclusive, `history_end` is exclusive, so
+ *   the response holds positions [history_start, history_end). A range reaching past the
+ *   end returns whatever exists (possibly an empty `messages`). `message_count_requested `
+ *   is `history_end - history_start`; `history_end < history_start` is a 400.
+ * - For a number without messages, `most_recent_msg_id` is 0 and `most_recent_date`
+ *   equals `created_date`.
+ * - Status codes: unknown path 404, known path with a method other than POST 405,
+ *   bad credentials 401 (checked before the other parameters), invalid parameters 400,
+ *   body over 64 KiB 413. A tid the account does not own, or a `number` that does not
+ *   match the tid, is HTTP 200 with `{"success":"0","error":"number not found"}`.
+ * - Error messages never echo parameter values (so never the credentials either).
+ * - `calls` records every request to one of the three operation paths (whatever the
+ *   method or outcome); requests to unknown paths are not recorded.
+ * - `latencyMs` delays every response, errors included, measured from when the request
+ *   body has been read.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+import { DEMO_ACCOUNTS } from './demo-data.js';
+import type { DemoAccount, DemoNumber, DemoNumberType } from './demo-data.js';
+
+export type SimulatorOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
+
+export interface RecordedCall {
+  operation: SimulatorOperation;
+  /** sys_id of the authenticated account; null when the credentials were not accepted. */
+  accountSysId: string | null;
+  /** Request parameters (query + body, body winning) WITHOUT sys_id and auth_token. */
+  params: Record<string, string>;
+  status: number;
+}
+
+export interface SimulatorOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (an ephemeral port). */
+  port?: number;
+  /** Default 0; artificial delay before each response. */
+  latencyMs?: number;
+}
+
+export interface RunningSimulator {
+  /** base_url, e.g. 'http://127.0.0.1:43121' (no trailing slash). */
+  url: string;
+  /** Every request received on an operation path, in order. */
+  calls: RecordedCall[];
+  resetCalls(): void;
+  /** Closes the server and all keep-alive sockets. */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// Precomputed responses
+
+interface PreparedNumber {
+  readonly demo: DemoNumber;
+  /** UTF-8 JSON of all messages (newest first), joined by ','. */
+  readonly messagesJson: Buffer;
+  /**
+   * Byte offset where message i starts in messagesJson; the extra last entry is
+   * messagesJson.length + 1, so message i spans [offsets[i], offsets[i + 1] - 1).
+   */
+  readonly offsets: readonly number[];
+  /** `,"total_message_count":...,...,"messages":[` (everything after the requested count). */
+  readonly middle: string;
+}
+
+interface PreparedAccount {
+  readonly account: DemoAccount;
+  readonly byTid: ReadonlyMap<string, PreparedNumber>;
+  readonly ownedLocal: Buffer;
+  readonly ownedTollfree: Buffer;
+  readonly ownedAll: Buffer;
+}
+
+function ownedNumbersBody(numbers: readonly DemoNumber[]): Buffer {
+  return Buffer.from(
+    JSON.stringify({
+      success: '1',
+      data: numbers.map((n) => ({
+        number: n.number,
+        tid: n.tid,
+        type: n.type,
+        webhook: n.webhook,
+      })),
+    }),
+  );
+}
+
+function integerJson(value: number, loose: boolean): string {
+  return loose ? `"${value}"` : String(value);
+}
+
+function prepareNumber(n: DemoNumber): PreparedNumber {
+  const newest = n.messages[0];
+  const mostRecentId = newest === undefined ? 0 : Number(newest.system_id);
+  const mostRecentDate = newest === undefined ? n.createdDate : newest.GMTdate;
+  const middle =
+    `,"total_message_count":${integerJson(n.messages.length, n.looselyTyped)}` +
+    `,"created_date":${JSON.stringify(n.createdDate)}` +
+    `,"most_recent_msg_id":${integerJson(mostRecentId, n.looselyTyped)}` +
+    `,"most_recent_date":${JSON.stringify(mostRecentDate)}` +
+    `,"tid":${JSON.stringify(n.tid)}` +
+    `,"number":${JSON.stringify(n.number)}` +
+    `,"optin":${JSON.stringify(n.optin)}` +
+    `,"messages":[`;
+  // Key order follows DemoMessage construction, i.e. the order of section 2.2.
+  const parts = n.messages.map((m) => JSON.stringify(m));
+  const offsets: number[] = [];
+  let offset = 0;
+  for (const part of parts) {
+    offsets.push(offset);
+    offset += Buffer.byteLength(part) + 1;
+  }
+  offsets.push(offset);
+  return { demo: n, messagesJson: Buffer.from(parts.join(',')), offsets, middle };
+}
+
+function prepareAccount(account: DemoAccount): PreparedAccount {
+  return {
+    account,
+    byTid: new Map(account.numbers.map((n) => [n.tid, prepareNumber(n)])),
+    ownedLocal: ownedNumbersBody(account.numbers.filter((n) => n.type === 'local')),
+    ownedTollfree: ownedNumbersBody(account.numbers.filter((n) => n.type === 'tollfree')),
+    ownedAll: ownedNumbersBody(account.numbers),
+  };
+}
+
+const PREPARED_BY_SYS_ID: ReadonlyMap<string, PreparedAccount> = new Map(
+  DEMO_ACCOUNTS.map((a) => [a.credentials.sysId, prepareAccount(a)]),
+);
+
+const HISTORY_TAIL = Buffer.from(']}');
+
+/**
+ * History response as chunks: a small per-request head, a zero-copy view of the
+ * precomputed message JSON for positions [start, end), and the closing ']}'.
+ */
+function historyBody(prepared: PreparedNumber, start: number, end: number): Buffer[] {
+  const loose = prepared.demo.looselyTyped;
+  const head = Buffer.from(
+    `{"success":"1","message_count_requested ":${integerJson(end - start, loose)}` +
+      prepared.middle,
+  );
+  const total = prepared.demo.messages.length;
+  const from = Math.min(start, total);
+  const to = Math.min(end, total);
+  if (to <= from) return [head, HISTORY_TAIL];
+  const sliceStart = prepared.offsets[from] ?? 0;
+  const sliceEnd = (prepared.offsets[to] ?? 1) - 1;
+  return [head, prepared.messagesJson.subarray(sliceStart, sliceEnd), HISTORY_TAIL];
+}
+
+function errorBody(message: string): Buffer {
+  return Buffer.from(JSON.stringify({ success: '0', error: message }));
+}
+
+const NOT_FOUND_BODY = errorBody('not found');
+const METHOD_NOT_ALLOWED_BODY = errorBody('method not allowed; use POST');
+const INVALID_CREDENTIALS_BODY = errorBody('invalid credentials');
+const NUMBER_NOT_FOUND_BODY = errorBody('number not found');
+const UNSUPPORTED_MEDIA_TYPE_BODY = errorBody(
+  'unsupported content type; send parameters as application/x-www-form-urlencoded',
+);
+const PAYLOAD_TOO_LARGE_BODY = errorBody('request body too large');
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+const OPERATIONS: ReadonlyMap<string, SimulatorOperation> = new Map([
+  ['/api/smshistory', 'smshistory'],
+  ['/api/ownednumbers', 'ownednumbers'],
+  ['/api/allownednumbers', 'allownednumbers'],
+]);
+
+// ---------------------------------------------------------------------------
+// Request handling
+
+interface Outcome {
+  status: number;
+  /** Sent as-is; an array is sent as consecutive chunks of one body. */
+  body: Buffer | readonly Buffer[];
+  headers?: Record<string, string>;
+}
+
+/** First occurrence of each key wins within one source. */
+function addParams(into: Map<string, string>, source: URLSearchParams, seen: Set<string>): void {
+  for (const [key, value] of source) {
+    if (seen.has(key)) continue;
+    seen.add(key);
+    into.set(key, value);
+  }
+}
+
+function isFormContentType(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  const mediaType = header.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  return mediaType === '' || mediaType === 'application/x-www-form-urlencoded';
+}
+
+function parseNonNegativeInteger(value: string | undefined): number | null {
+  if (value === undefined || !/^[0-9]+$/.test(value)) return null;
+  const parsed = Number(value);
+  return Number.isSafeInteger(parsed) ? parsed : null;
+}
+
+function badRequest(message: string): Outcome {
+  return { status: 400, body: errorBody(message) };
+}
+
+function handleHistory(account: PreparedAccount, params: Map<string, string>): Outcome {
+  const number = params.get('number');
+  const tid = params.get('tid');
+  const rawStart = params.get('history_start');
+  const rawEnd = params.get('history_end');
+  if (number === undefined || number === '') return badRequest('missing parameter: number');
+  if (tid === undefined || tid === '') return badRequest('missing parameter: tid');
+  if (rawStart === undefined) return badRequest('missing parameter: history_start');
+  if (rawEnd === undefined) return badRequest('missing parameter: history_end');
+  const start = parseNonNegativeInteger(rawStart);
+  if (start === null) return badRequest('invalid history_start: must be a non-negative integer');
+  const end = parseNonNegativeInteger(rawEnd);
+  if (end === null) return badRequest('invalid history_end: must be a non-negative integer');
+  if (end < start) {
+    return badRequest('invalid range: history_end must not be less than history_start');
+  }
+  const prepared = account.byTid.get(tid);
+  if (prepared === undefined || prepared.demo.number !== number) {
+    return { status: 200, body: NUMBER_NOT_FOUND_BODY };
+  }
+  return { status: 200, body: historyBody(prepared, start, end) };
+}
+
+function handleOwnedNumbers(account: PreparedAccount, params: Map<string, string>): Outcome {
+  const numberType = params.get('number_type');
+  if (numberType === undefined) return badRequest('missing parameter: number_type');
+  const type: DemoNumberType | null =
+    numberType === 'local' || numberType === 'tollfree' ? numberType : null;
+  if (type === null) return badRequest("invalid number_type: must be 'local' or 'tollfree'");
+  return { status: 200, body: type === 'local' ? account.ownedLocal : account.ownedTollfree };
+}
+
+function recordedParams(params: Map<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of params) {
+    if (key === 'sys_id' || key === 'auth_token') continue;
+    // defineProperty so that a key such as "__proto__" stays an ordinary own property.
+    Object.defineProperty(out, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+export function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 0;
+  const latencyMs = options.latencyMs ?? 0;
+  if (!Number.isFinite(latencyMs) || latencyMs < 0) {
+    return Promise.reject(new RangeError('latencyMs must be a non-negative finite number'));
+  }
+
+  const calls: RecordedCall[] = [];
+  const pendingTimers = new Set<NodeJS.Timeout>();
+  let closing = false;
+
+  function send(res: ServerResponse, outcome: Outcome): void {
+    const write = (): void => {
+      if (res.destroyed || res.writableEnded) return;
+      const { body } = outcome;
+      const chunks: readonly Buffer[] = Buffer.isBuffer(body) ? [body] : body;
+      let length = 0;
+      for (const chunk of chunks) length += chunk.length;
+      res.writeHead(outcome.status, {
+        'Content-Type': 'application/json',
+        'Content-Length': length,
+        ...outcome.headers,
+      });
+      res.cork();
+      for (const chunk of chunks) res.write(chunk);
+      res.end(); // end() fully uncorks, flushing head and chunks together
+    };
+    if (latencyMs <= 0) {
+      write();
+      return;
+    }
+    // Re-arm until the full delay has elapsed by the high-resolution clock, so the
+    // delay is never shorter than latencyMs (libuv timers work on a coarser clock).
+    const due = performance.now() + latencyMs;
+    const fire = (): void => {
+      const remaining = due - performance.now();
+      if (remaining > 0 && !closing) {
+        const timer = setTimeout(() => {
+          pendingTimers.delete(timer);
+          fire();
+        }, Math.ceil(remaining));
+        pendingTimers.add(timer);
+        return;
+      }
+      write();
+    };
+    fire();
+  }
+
+  function handleOperation(
+    operation: SimulatorOperation,
+    params: Map<string, string>,
+  ): { outcome: Outcome; accountSysId: string | null } {
+    const sysId = params.get('sys_id');
+    const authToken = params.get('auth_token');
+    const account = sysId === undefined ? undefined : PREPARED_BY_SYS_ID.get(sysId);
+    if (
+      account === undefined ||
+      authToken === undefined ||
+      account.account.credentials.authToken !== authToken
+    ) {
+      return { outcome: { status: 401, body: INVALID_CREDENTIALS_BODY }, accountSysId: null };
+    }
+    const accountSysId = account.account.credentials.sysId;
+    switch (operation) {
+      case 'smshistory':
+        return { outcome: handleHistory(account, params), accountSysId };
+      case 'ownednumbers':
+        return { outcome: handleOwnedNumbers(account, params), accountSysId };
+      case 'allownednumbers':
+        return { outcome: { status: 200, body: account.ownedAll }, accountSysId };
+    }
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const rawUrl = req.url ?? '/';
+    const queryIndex = rawUrl.indexOf('?');
+    const path = queryIndex === -1 ? rawUrl : rawUrl.slice(0, queryIndex);
+    const query = queryIndex === -1 ? '' : rawUrl.slice(queryIndex + 1);
+    const operation = OPERATIONS.get(path);
+
+    if (operation === undefined) {
+      req.resume();
+      send(res, { status: 404, body: NOT_FOUND_BODY });
+      return;
+    }
+
+    const queryParams = new Map<string, string>();
+    addParams(queryParams, new URLSearchParams(query), new Set());
+
+    if (req.method !== 'POST') {
+      req.resume();
+      calls.push({
+        operation,
+        accountSysId: null,
+        params: recordedParams(queryParams),
+        status: 405,
+      });
+      send(res, { status: 405, body: METHOD_NOT_ALLOWED_BODY, headers: { Allow: 'POST' } });
+      return;
+    }
+
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        tooLarge = true;
+        chunks.length = 0;
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('error', () => {
+      // Client went away mid-request; nothing to answer.
+    });
+    req.on('end', () => {
+      if (tooLarge) {
+        calls.push({
+          operation,
+          accountSysId: null,
+          params: recordedParams(queryParams),
+          status: 413,
+        });
+        send(res, { status: 413, body: PAYLOAD_TOO_LARGE_BODY, headers: { Connection: 'close' } });
+        return;
+      }
+      const params = queryParams;
+      if (size > 0) {
+        if (!isFormContentType(req.headers['content-type'])) {
+          calls.push({
+            operation,
+            accountSysId: null,
+            params: recordedParams(params),
+            status: 415,
+          });
+          send(res, { status: 415, body: UNSUPPORTED_MEDIA_TYPE_BODY });
+          return;
+        }
+        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+        // Body parameters override query parameters.
+        addParams(params, new URLSearchParams(body.toString('utf8')), new Set());
+      }
+      const { outcome, accountSysId } = handleOperation(operation, params);
+      calls.push({
+        operation,
+        accountSysId,
+        params: recordedParams(params),
+        status: outcome.status,
+      });
+      send(res, outcome);
+    });
+  }
+
+  const server = createServer(onRequest);
+
+  return new Promise<RunningSimulator>((resolve, reject) => {
+    const onListenError = (error: Error): void => reject(error);
+    server.once('error', onListenError);
+    server.listen(port, host, () => {
+      server.off('error', onListenError);
+      const address = server.address() as AddressInfo;
+      const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      let closed: Promise<void> | null = null;
+      resolve({
+        url: `http://${urlHost}:${address.port}`,
+        calls,
+        resetCalls(): void {
+          calls.length = 0;
+        },
+        close(): Promise<void> {
+          if (closed !== null) return closed;
+          closing = true;
+          for (const timer of pendingTimers) clearTimeout(timer);
+          pendingTimers.clear();
+          closed = new Promise<void>((resolveClose, rejectClose) => {
+            server.close((error) => (error ? rejectClose(error) : resolveClose()));
+            server.closeAllConnections();
+          });
+          return closed;
+        },
+      });
+    });
+  });
+}
