@@ -9,7 +9,9 @@ const printed = printGatewaySchema();
 if (process.argv.includes('--check')) {
   const current = await readFile(target, 'utf8').catch(() => '');
   if (current !== printed) {
-    console.error('schema.graphql is out of date with the code: run `npm run schema` and commit the result.');
+    console.error(
+      'schema.graphql is out of date with the code: run `npm run schema` and commit the result.',
+    );
     process.exit(1);
   }
   console.log('schema.graphql is up to date.');

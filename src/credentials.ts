@@ -32,7 +32,10 @@ export function readCredentials(headers: Headers): CredentialsResult {
     // Two different accounts in one request is ambiguous; refusing is the only safe answer.
     return same
       ? fromBasic
-      : { kind: 'malformed', reason: 'Authorization and X-Sys-Id/X-Auth-Token name different credentials' };
+      : {
+          kind: 'malformed',
+          reason: 'Authorization and X-Sys-Id/X-Auth-Token name different credentials',
+        };
   }
   return fromBasic.kind === 'present' ? fromBasic : fromPair;
 }
@@ -69,10 +72,16 @@ function validated(sysId: string, authToken: string, source: string): Credential
   ] as const) {
     if (value === '') return { kind: 'malformed', reason: `${source}: ${name} is empty` };
     if (value.length > MAX_PART_LENGTH) {
-      return { kind: 'malformed', reason: `${source}: ${name} is longer than ${MAX_PART_LENGTH} characters` };
+      return {
+        kind: 'malformed',
+        reason: `${source}: ${name} is longer than ${MAX_PART_LENGTH} characters`,
+      };
     }
     if (!SAFE_PART.test(value)) {
-      return { kind: 'malformed', reason: `${source}: ${name} contains characters that are not printable ASCII` };
+      return {
+        kind: 'malformed',
+        reason: `${source}: ${name} contains characters that are not printable ASCII`,
+      };
     }
   }
   return { kind: 'present', credentials: { sysId, authToken } };

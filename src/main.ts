@@ -32,8 +32,14 @@ async function main(): Promise<void> {
     connections: config.upstreamConnections,
     timeoutMs: config.upstreamTimeoutMs,
   });
-  const client = createUpstreamClient({ dispatcher: pool, baseUrl: upstreamUrl, timeoutMs: config.upstreamTimeoutMs });
-  const demoAuthorization = simulator ? basicAuthorization(DEMO_CREDENTIALS.sysId, DEMO_CREDENTIALS.authToken) : null;
+  const client = createUpstreamClient({
+    dispatcher: pool,
+    baseUrl: upstreamUrl,
+    timeoutMs: config.upstreamTimeoutMs,
+  });
+  const demoAuthorization = simulator
+    ? basicAuthorization(DEMO_CREDENTIALS.sysId, DEMO_CREDENTIALS.authToken)
+    : null;
 
   let draining = false;
   const gateway = createGateway({
@@ -54,8 +60,12 @@ async function main(): Promise<void> {
   const endpoint = `http://${shownHost}:${port}${GRAPHQL_PATH}`;
   console.log(`SMS GraphQL gateway on ${endpoint} (GraphiQL: open it in a browser)`);
   if (simulator && demoAuthorization) {
-    console.log(`Upstream: built-in simulator at ${simulator.url} (set UPSTREAM_URL to use the real service)`);
-    console.log(`Demo credentials: sys_id=${DEMO_CREDENTIALS.sysId} auth_token=${DEMO_CREDENTIALS.authToken}`);
+    console.log(
+      `Upstream: built-in simulator at ${simulator.url} (set UPSTREAM_URL to use the real service)`,
+    );
+    console.log(
+      `Demo credentials: sys_id=${DEMO_CREDENTIALS.sysId} auth_token=${DEMO_CREDENTIALS.authToken}`,
+    );
     console.log('Try:');
     console.log(`  ${demoCurl(endpoint, demoAuthorization)}`);
   } else {

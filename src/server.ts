@@ -4,7 +4,13 @@
  * `gateway.fetch` directly.
  */
 import { GraphQLError } from 'graphql';
-import { createYoga, maskError, useReadinessCheck, type YogaLogger, type YogaServerInstance } from 'graphql-yoga';
+import {
+  createYoga,
+  maskError,
+  useReadinessCheck,
+  type YogaLogger,
+  type YogaServerInstance,
+} from 'graphql-yoga';
 import { createContext, type GatewayContext, type RequestLimits } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
 import { schema } from './schema/index.js';

@@ -43,7 +43,9 @@ describe('owned-number needs', () => {
 
   it('uses the one typed call when only one type is needed, however often', async () => {
     await execute(stack.gateway, LocalTwiceQuery, {}, auth);
-    expect(stack.simulator.calls.map((c) => [c.operation, c.params.number_type])).toEqual([['ownednumbers', 'local']]);
+    expect(stack.simulator.calls.map((c) => [c.operation, c.params.number_type])).toEqual([
+      ['ownednumbers', 'local'],
+    ]);
   });
 
   it('makes no call shared across requests', async () => {
@@ -55,12 +57,19 @@ describe('owned-number needs', () => {
 
 describe('history calls', () => {
   it('makes identical history calls once', async () => {
-    const { body } = await execute(stack.gateway, RepeatedHistoryQuery, { tid: firstNumber?.tid ?? '' }, auth);
+    const { body } = await execute(
+      stack.gateway,
+      RepeatedHistoryQuery,
+      { tid: firstNumber?.tid ?? '' },
+      auth,
+    );
     expect(body.errors).toBeUndefined();
     const histories = stack.simulator.calls.filter((c) => c.operation === 'smshistory');
     // (first, 0..5) is asked for three times and (first, 5..10) once; every other number once.
     expect(histories).toHaveLength(DEMO_ACCOUNT.numbers.length + 1);
-    const keys = histories.map((c) => `${c.params.tid}:${c.params.history_start}-${c.params.history_end}`);
+    const keys = histories.map(
+      (c) => `${c.params.tid}:${c.params.history_start}-${c.params.history_end}`,
+    );
     expect(new Set(keys).size).toBe(keys.length);
     expect(operations().filter((o) => o !== 'smshistory')).toEqual(['allownednumbers']);
   });

@@ -40,25 +40,33 @@ describe('loadConfig', () => {
   it('reports every bad value at once, each by name', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'eighty', UPSTREAM_TIMEOUT_MS: '0', UPSTREAM_URL: 'ftp://x', UPSTREAM_CONCURRENCY: '-1' });
+      loadConfig({
+        PORT: 'eighty',
+        UPSTREAM_TIMEOUT_MS: '0',
+        UPSTREAM_URL: 'ftp://x',
+        UPSTREAM_CONCURRENCY: '-1',
+      });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
     expect(problems).toHaveLength(4);
-    expect(problems.join('\n')).toMatch(/PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONCURRENCY/);
+    expect(problems.join('\n')).toMatch(
+      /PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONCURRENCY/,
+    );
   });
 
-  it.each([['not a url'], ['https://user:secret@sms.example.com'], ['https://sms.example.com/?x=1']])(
-    'refuses UPSTREAM_URL=%s without echoing secrets',
-    (url) => {
-      expect(() => loadConfig({ UPSTREAM_URL: url })).toThrow(ConfigError);
-      try {
-        loadConfig({ UPSTREAM_URL: url });
-      } catch (error) {
-        expect((error as Error).message).not.toContain('secret');
-      }
-    },
-  );
+  it.each([
+    ['not a url'],
+    ['https://user:secret@sms.example.com'],
+    ['https://sms.example.com/?x=1'],
+  ])('refuses UPSTREAM_URL=%s without echoing secrets', (url) => {
+    expect(() => loadConfig({ UPSTREAM_URL: url })).toThrow(ConfigError);
+    try {
+      loadConfig({ UPSTREAM_URL: url });
+    } catch (error) {
+      expect((error as Error).message).not.toContain('secret');
+    }
+  });
 });

@@ -36,7 +36,10 @@ describe('readCredentials', () => {
     ['sys id alone', { 'x-sys-id': 'S3CR3T' }],
     ['token alone', { 'x-auth-token': 'S3CR3T' }],
     ['empty pair', { 'x-sys-id': '', 'x-auth-token': 'S3CR3T' }],
-    ['two different accounts', { authorization: `Basic ${b64('AC1:S3CR3T')}`, 'x-sys-id': 'AC2', 'x-auth-token': 'S3CR3T' }],
+    [
+      'two different accounts',
+      { authorization: `Basic ${b64('AC1:S3CR3T')}`, 'x-sys-id': 'AC2', 'x-auth-token': 'S3CR3T' },
+    ],
   ])('reports malformed for %s, without the secret in the reason', (_name, headers) => {
     const result = read(headers);
     expect(result.kind).toBe('malformed');
@@ -46,6 +49,9 @@ describe('readCredentials', () => {
   });
 
   it('accepts both styles when they agree', () => {
-    expect(read({ authorization: `Basic ${b64('AC1:tok')}`, 'x-sys-id': 'AC1', 'x-auth-token': 'tok' }).kind).toBe('present');
+    expect(
+      read({ authorization: `Basic ${b64('AC1:tok')}`, 'x-sys-id': 'AC1', 'x-auth-token': 'tok' })
+        .kind,
+    ).toBe('present');
   });
 });

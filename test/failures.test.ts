@@ -34,14 +34,44 @@ async function withFailingHistory(failure: ScriptedReply, timeoutMs = 2_000) {
 
 describe('one number failing leaves the rest of the answer intact', () => {
   it.each([
-    ['HTTP 500', { status: 500, json: { success: '0' } }, 'UPSTREAM_ERROR', /answered smshistory with HTTP 500/],
-    ['an HTML error page', { status: 502, text: '<html>Bad gateway</html>' }, 'UPSTREAM_ERROR', /HTTP 502/],
+    [
+      'HTTP 500',
+      { status: 500, json: { success: '0' } },
+      'UPSTREAM_ERROR',
+      /answered smshistory with HTTP 500/,
+    ],
+    [
+      'an HTML error page',
+      { status: 502, text: '<html>Bad gateway</html>' },
+      'UPSTREAM_ERROR',
+      /HTTP 502/,
+    ],
     ['HTML with status 200', { text: '<html>maintenance</html>' }, 'UPSTREAM_ERROR', /not JSON/],
-    ['truncated JSON', { text: '{"success":"1","messa', contentType: 'application/json' }, 'UPSTREAM_ERROR', /not JSON/],
-    ['success other than "1"', { json: { success: '0', error: 'internal detail' } }, 'UPSTREAM_ERROR', /success was not "1"/],
-    ['a wrong field type', { json: { success: '1', 'message_count_requested ': 1, total_message_count: 'many' } }, 'UPSTREAM_ERROR', /total_message_count/],
+    [
+      'truncated JSON',
+      { text: '{"success":"1","messa', contentType: 'application/json' },
+      'UPSTREAM_ERROR',
+      /not JSON/,
+    ],
+    [
+      'success other than "1"',
+      { json: { success: '0', error: 'internal detail' } },
+      'UPSTREAM_ERROR',
+      /success was not "1"/,
+    ],
+    [
+      'a wrong field type',
+      { json: { success: '1', 'message_count_requested ': 1, total_message_count: 'many' } },
+      'UPSTREAM_ERROR',
+      /total_message_count/,
+    ],
     ['a connection reset', { reset: true }, 'UPSTREAM_ERROR', /could not be reached/],
-    ['HTTP 401', { status: 401, json: { success: '0' } }, 'UNAUTHENTICATED', /refused the credentials/],
+    [
+      'HTTP 401',
+      { status: 401, json: { success: '0' } },
+      'UNAUTHENTICATED',
+      /refused the credentials/,
+    ],
   ] as const)('%s', async (_name, failure, code, message) => {
     const { status, body } = await withFailingHistory(failure);
     expect(status).toBe(200);
@@ -51,7 +81,10 @@ describe('one number failing leaves the rest of the answer intact', () => {
     expect(numbers[1]?.history).toBeNull();
     expect(numbers[2]?.history?.messages).toHaveLength(1);
     expect(body.errors).toHaveLength(1);
-    expect(body.errors?.[0]).toMatchObject({ path: ['ownedNumbers', 1, 'history'], extensions: { code } });
+    expect(body.errors?.[0]).toMatchObject({
+      path: ['ownedNumbers', 1, 'history'],
+      extensions: { code },
+    });
     expect(body.errors?.[0]?.message).toMatch(message);
     expect(JSON.stringify(body)).not.toMatch(/S3CR3T|internal detail|<html>/);
   });
@@ -86,7 +119,9 @@ describe('whole-list failures', () => {
 
 describe('history range validation', () => {
   async function range(start: number, end: number) {
-    upstream = await startScriptedUpstream((call) => (call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(TIDS)));
+    upstream = await startScriptedUpstream((call) =>
+      call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(TIDS),
+    );
     test = createTestGateway(upstream.url, { limits: { maxHistoryRange: 100 } });
     const result = await execute(test.gateway, HistoryRangeQuery, { tid: 'T-A', start, end }, auth);
     return { ...result, historyCalls: upstream.calls.filter((c) => c.operation === 'smshistory') };
@@ -96,18 +131,26 @@ describe('history range validation', () => {
     [-1, 5, /start must be 0 or more/],
     [10, 9, /end \(9\) must not be less than start \(10\)/],
     [0, 101, /wider than the maximum of 100/],
-  ])('refuses start=%i end=%i with BAD_USER_INPUT and no history call', async (start, end, message) => {
-    const { body, historyCalls } = await range(start, end);
-    expect(body.data?.number).toEqual({ tid: 'T-A', history: null });
-    expect(body.errors?.[0]).toMatchObject({ path: ['number', 'history'], extensions: { code: 'BAD_USER_INPUT' } });
-    expect(body.errors?.[0]?.message).toMatch(message);
-    expect(historyCalls).toHaveLength(0);
-  });
+  ])(
+    'refuses start=%i end=%i with BAD_USER_INPUT and no history call',
+    async (start, end, message) => {
+      const { body, historyCalls } = await range(start, end);
+      expect(body.data?.number).toEqual({ tid: 'T-A', history: null });
+      expect(body.errors?.[0]).toMatchObject({
+        path: ['number', 'history'],
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
+      expect(body.errors?.[0]?.message).toMatch(message);
+      expect(historyCalls).toHaveLength(0);
+    },
+  );
 
   it('passes accepted bounds through to the upstream unchanged', async () => {
     const { body, historyCalls } = await range(7, 107);
     expect(body.errors).toBeUndefined();
-    expect(historyCalls.map((c) => [c.params.get('history_start'), c.params.get('history_end')])).toEqual([['7', '107']]);
+    expect(
+      historyCalls.map((c) => [c.params.get('history_start'), c.params.get('history_end')]),
+    ).toEqual([['7', '107']]);
   });
 });
 
@@ -121,7 +164,10 @@ describe('unexpected errors', () => {
       logging: false,
     });
     const { body } = await executeText(gateway, '{ ownedNumbers { tid } }', undefined, auth);
-    expect(body.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'Unexpected error.',
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    });
     expect(JSON.stringify(body)).not.toMatch(/S3CR3T|internal detail/);
   });
 });

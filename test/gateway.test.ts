@@ -1,6 +1,11 @@
 /** End to end through a real simulator on loopback: every mapping of the schema contract. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_ACCOUNT, DEMO_CREDENTIALS, type DemoMessage, type DemoNumber } from '../src/simulator/index.js';
+import {
+  DEMO_ACCOUNT,
+  DEMO_CREDENTIALS,
+  type DemoMessage,
+  type DemoNumber,
+} from '../src/simulator/index.js';
 import { basicAuth, execute, startStack } from './helpers/harness.js';
 import { NumberWithHistoryQuery, OwnedNumbersQuery } from './helpers/operations.js';
 
@@ -52,7 +57,9 @@ describe('ownedNumbers', () => {
 
   it.each(['LOCAL', 'TOLLFREE'] as const)('filters by type %s', async (type) => {
     const { body } = await execute(stack.gateway, OwnedNumbersQuery, { type }, auth);
-    const expected = DEMO_ACCOUNT.numbers.filter((n) => n.type.toUpperCase() === type).map((n) => n.tid);
+    const expected = DEMO_ACCOUNT.numbers
+      .filter((n) => n.type.toUpperCase() === type)
+      .map((n) => n.tid);
     expect(expected.length).toBeGreaterThan(0);
     expect(body.data?.ownedNumbers?.map((n) => n.tid)).toEqual(expected);
   });
@@ -60,8 +67,15 @@ describe('ownedNumbers', () => {
 
 describe('number(tid) with history', () => {
   it('maps every field of a history page', async () => {
-    const target = numberWhere((n) => !n.looselyTyped && n.messages.some((m) => m.mms === 'yes') && n.messages.length > 20);
-    const { body } = await execute(stack.gateway, NumberWithHistoryQuery, { tid: target.tid, start: 0, end: 20 }, auth);
+    const target = numberWhere(
+      (n) => !n.looselyTyped && n.messages.some((m) => m.mms === 'yes') && n.messages.length > 20,
+    );
+    const { body } = await execute(
+      stack.gateway,
+      NumberWithHistoryQuery,
+      { tid: target.tid, start: 0, end: 20 },
+      auth,
+    );
     expect(body.errors).toBeUndefined();
     const history = body.data?.number?.history;
     expect(history).toEqual({
@@ -79,7 +93,12 @@ describe('number(tid) with history', () => {
 
   it('covers MMS media, failed statuses and both directions somewhere in the demo data', async () => {
     const target = numberWhere((n) => n.messages.length >= 400);
-    const { body } = await execute(stack.gateway, NumberWithHistoryQuery, { tid: target.tid, start: 0, end: 450 }, auth);
+    const { body } = await execute(
+      stack.gateway,
+      NumberWithHistoryQuery,
+      { tid: target.tid, start: 0, end: 450 },
+      auth,
+    );
     const messages = body.data?.number?.history?.messages ?? [];
     expect(messages).toHaveLength(Math.min(450, target.messages.length));
     expect(messages.some((m) => m.mms && m.mediaUrl !== null)).toBe(true);
@@ -89,7 +108,12 @@ describe('number(tid) with history', () => {
 
   it('reads a history whose integers arrive as numeric strings', async () => {
     const target = numberWhere((n) => n.looselyTyped);
-    const { body } = await execute(stack.gateway, NumberWithHistoryQuery, { tid: target.tid, start: 0, end: 3 }, auth);
+    const { body } = await execute(
+      stack.gateway,
+      NumberWithHistoryQuery,
+      { tid: target.tid, start: 0, end: 3 },
+      auth,
+    );
     expect(body.errors).toBeUndefined();
     expect(body.data?.number?.history).toMatchObject({
       requestedCount: 3,
@@ -100,21 +124,42 @@ describe('number(tid) with history', () => {
 
   it('returns an empty page for a number with no messages', async () => {
     const target = numberWhere((n) => n.messages.length === 0);
-    const { body } = await execute(stack.gateway, NumberWithHistoryQuery, { tid: target.tid, start: 0, end: 10 }, auth);
+    const { body } = await execute(
+      stack.gateway,
+      NumberWithHistoryQuery,
+      { tid: target.tid, start: 0, end: 10 },
+      auth,
+    );
     expect(body.errors).toBeUndefined();
-    expect(body.data?.number?.history).toMatchObject({ totalCount: 0, mostRecentMessageId: null, messages: [] });
+    expect(body.data?.number?.history).toMatchObject({
+      totalCount: 0,
+      mostRecentMessageId: null,
+      messages: [],
+    });
   });
 
   it('passes the range through: past the end returns what the upstream returns', async () => {
     const target = numberWhere((n) => n.messages.length > 0 && n.messages.length < 200);
     const total = target.messages.length;
-    const { body } = await execute(stack.gateway, NumberWithHistoryQuery, { tid: target.tid, start: total - 2, end: total + 8 }, auth);
+    const { body } = await execute(
+      stack.gateway,
+      NumberWithHistoryQuery,
+      { tid: target.tid, start: total - 2, end: total + 8 },
+      auth,
+    );
     expect(body.data?.number?.history?.requestedCount).toBe(10);
-    expect(body.data?.number?.history?.messages.map((m) => m.id)).toEqual(target.messages.slice(total - 2).map((m) => m.message_id));
+    expect(body.data?.number?.history?.messages.map((m) => m.id)).toEqual(
+      target.messages.slice(total - 2).map((m) => m.message_id),
+    );
   });
 
   it('is null, without an error, for a tid the account does not own', async () => {
-    const { body } = await execute(stack.gateway, NumberWithHistoryQuery, { tid: 'TN-NOPE', start: 0, end: 1 }, auth);
+    const { body } = await execute(
+      stack.gateway,
+      NumberWithHistoryQuery,
+      { tid: 'TN-NOPE', start: 0, end: 1 },
+      auth,
+    );
     expect(body).toEqual({ data: { number: null } });
   });
 });

@@ -59,7 +59,9 @@ describe('history key with a trailing space', () => {
   });
   it('also reads the unspaced key, should the service fix it', () => {
     const { 'message_count_requested ': count, ...rest } = history();
-    expect(parseHistory({ ...rest, message_count_requested: count }, request).requestedCount).toBe(2);
+    expect(parseHistory({ ...rest, message_count_requested: count }, request).requestedCount).toBe(
+      2,
+    );
   });
   it('fails with UPSTREAM_ERROR when neither spelling is present', () => {
     const { 'message_count_requested ': _count, ...rest } = history();
@@ -77,11 +79,15 @@ describe('success flag', () => {
   });
   it('refuses a body that is not a JSON object', () => {
     for (const body of [null, [], 'ok', 42]) {
-      expect(upstreamFailure(() => parseOwnedNumbers('allownednumbers', body)).code).toBe(ErrorCode.UpstreamError);
+      expect(upstreamFailure(() => parseOwnedNumbers('allownednumbers', body)).code).toBe(
+        ErrorCode.UpstreamError,
+      );
     }
   });
   it('does not echo the failure body the service sent', () => {
-    const error = upstreamFailure(() => parseHistory({ success: '0', error: 'secret-ish detail' }, request));
+    const error = upstreamFailure(() =>
+      parseHistory({ success: '0', error: 'secret-ish detail' }, request),
+    );
     expect(error.message).not.toContain('secret-ish');
   });
 });
@@ -110,13 +116,17 @@ describe('loosely typed integers', () => {
   it.each([['forty'], [4.5], [{}], [null], ['1e3'], [Number.MAX_SAFE_INTEGER + 2]])(
     'refuses total_message_count=%j, naming the field',
     (value) => {
-      const error = upstreamFailure(() => parseHistory(history({ total_message_count: value }), request));
+      const error = upstreamFailure(() =>
+        parseHistory(history({ total_message_count: value }), request),
+      );
       expect(error.code).toBe(ErrorCode.UpstreamError);
       expect(error.message).toContain('total_message_count');
     },
   );
   it('names the message index of a bad field', () => {
-    const error = upstreamFailure(() => parseHistory(history({ messages: [message(), message({ system_id: 'x' })] }), request));
+    const error = upstreamFailure(() =>
+      parseHistory(history({ messages: [message(), message({ system_id: 'x' })] }), request),
+    );
     expect(error.message).toContain('messages[1].system_id');
   });
 });
@@ -125,15 +135,23 @@ describe('timestamps', () => {
   it('reads YYYY-MM-DD HH:MM:SS as UTC', () => {
     expect(parseTimestamp('2026-03-04 05:06:07')?.toISOString()).toBe('2026-03-04T05:06:07.000Z');
   });
-  it.each([['2026-02-30 00:00:00'], ['2026-13-01 00:00:00'], ['2026-01-01 24:00:00'], ['yesterday'], ['2026-01-01']])(
-    'refuses %s',
-    (text) => expect(parseTimestamp(text)).toBeNull(),
-  );
+  it.each([
+    ['2026-02-30 00:00:00'],
+    ['2026-13-01 00:00:00'],
+    ['2026-01-01 24:00:00'],
+    ['yesterday'],
+    ['2026-01-01'],
+  ])('refuses %s', (text) => expect(parseTimestamp(text)).toBeNull());
   it('maps empty and all-zero optional dates to null, but a bad message date fails the page', () => {
-    const parsed = parseHistory(history({ created_date: '', most_recent_date: '0000-00-00 00:00:00' }), request);
+    const parsed = parseHistory(
+      history({ created_date: '', most_recent_date: '0000-00-00 00:00:00' }),
+      request,
+    );
     expect(parsed.createdAt).toBeNull();
     expect(parsed.mostRecentAt).toBeNull();
-    const error = upstreamFailure(() => parseHistory(history({ messages: [message({ GMTdate: 'soon' })] }), request));
+    const error = upstreamFailure(() =>
+      parseHistory(history({ messages: [message({ GMTdate: 'soon' })] }), request),
+    );
     expect(error.message).toContain('messages[0].GMTdate');
   });
 });
@@ -155,7 +173,10 @@ describe('mms and empty strings', () => {
     ]);
   });
   it('infers mms from the media URL when the flag is unreadable', () => {
-    const parsed = parseHistory(history({ messages: [message({ mms: 'maybe', mms_url: 'https://m.example.com/b.png' })] }), request);
+    const parsed = parseHistory(
+      history({ messages: [message({ mms: 'maybe', mms_url: 'https://m.example.com/b.png' })] }),
+      request,
+    );
     expect(parsed.messages[0]?.mms).toBe(true);
   });
   it('maps an empty webhook to null and keeps a set one', () => {
@@ -178,7 +199,10 @@ describe('mms and empty strings', () => {
 describe('status', () => {
   it.each([
     ['200 Message delivered', { code: 200, text: 'Message delivered', ok: true }],
-    ['400 Undeliverable: carrier rejected', { code: 400, text: 'Undeliverable: carrier rejected', ok: false }],
+    [
+      '400 Undeliverable: carrier rejected',
+      { code: 400, text: 'Undeliverable: carrier rejected', ok: false },
+    ],
     ['202', { code: 202, text: '', ok: true }],
     ['503 - try later', { code: 503, text: 'try later', ok: false }],
     ['queued', { code: null, text: 'queued', ok: false }],
@@ -199,8 +223,15 @@ describe('enum-like values beyond the documented ones', () => {
     ]);
   });
   it('maps unseen directions to UNKNOWN without failing the page', () => {
-    expect(['outbound', 'Inbound', 'sideways'].map(parseDirection)).toEqual(['OUTBOUND', 'INBOUND', 'UNKNOWN']);
-    const parsed = parseHistory(history({ messages: [message({ direction: 'sideways' })] }), request);
+    expect(['outbound', 'Inbound', 'sideways'].map(parseDirection)).toEqual([
+      'OUTBOUND',
+      'INBOUND',
+      'UNKNOWN',
+    ]);
+    const parsed = parseHistory(
+      history({ messages: [message({ direction: 'sideways' })] }),
+      request,
+    );
     expect(parsed.messages[0]?.direction).toBe('UNKNOWN');
   });
 });
@@ -212,11 +243,19 @@ describe('missing pieces', () => {
     expect(parsed).toMatchObject({ tid: 'TN-1', number: '15125550101', messages: [] });
   });
   it('reads most_recent_msg_id 0 as no newest message', () => {
-    expect(parseHistory(history({ most_recent_msg_id: 0, messages: [] }), request).mostRecentMessageId).toBeNull();
+    expect(
+      parseHistory(history({ most_recent_msg_id: 0, messages: [] }), request).mostRecentMessageId,
+    ).toBeNull();
   });
   it('refuses messages that are not an array, or records that are not objects', () => {
-    expect(upstreamFailure(() => parseHistory(history({ messages: 'none' }), request)).message).toContain('`messages`');
-    expect(upstreamFailure(() => parseHistory(history({ messages: [7] }), request)).message).toContain('messages[0]');
-    expect(upstreamFailure(() => parseOwnedNumbers('ownednumbers', { success: '1', data: {} })).message).toContain('`data`');
+    expect(
+      upstreamFailure(() => parseHistory(history({ messages: 'none' }), request)).message,
+    ).toContain('`messages`');
+    expect(
+      upstreamFailure(() => parseHistory(history({ messages: [7] }), request)).message,
+    ).toContain('messages[0]');
+    expect(
+      upstreamFailure(() => parseOwnedNumbers('ownednumbers', { success: '1', data: {} })).message,
+    ).toContain('`data`');
   });
 });

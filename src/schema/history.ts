@@ -17,11 +17,13 @@ const MessageDirectionEnum = builder.enumType('MessageDirection', {
 });
 
 const MessageStatusRef = builder.objectRef<MessageStatus>('MessageStatus').implement({
-  description: 'Delivery status: the service sends a code followed by text, e.g. "200 Message delivered".',
+  description:
+    'Delivery status: the service sends a code followed by text, e.g. "200 Message delivered".',
   fields: (t) => ({
     code: t.exposeInt('code', {
       nullable: true,
-      description: 'The status code: 200 means success, 400 an error; other codes are passed on. Null if none was sent.',
+      description:
+        'The status code: 200 means success, 400 an error; other codes are passed on. Null if none was sent.',
     }),
     text: t.exposeString('text', { description: 'The explanation that follows the code.' }),
     ok: t.exposeBoolean('ok', { description: 'True when the code is a success code (2xx).' }),
@@ -34,8 +36,13 @@ const MessageRef = builder.objectRef<Message>('Message').implement({
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The message identifier (32 hexadecimal characters).' }),
     systemId: t.exposeID('systemId', { description: "The service's numeric system identifier." }),
-    sentAt: t.expose('sentAt', { type: 'DateTime', description: 'When the message was sent, in UTC.' }),
-    tid: t.exposeID('tid', { description: 'Identifier of the owned number the message belongs to.' }),
+    sentAt: t.expose('sentAt', {
+      type: 'DateTime',
+      description: 'When the message was sent, in UTC.',
+    }),
+    tid: t.exposeID('tid', {
+      description: 'Identifier of the owned number the message belongs to.',
+    }),
     phone: t.exposeString('phone', { description: 'Phone number of the other party.' }),
     direction: t.field({
       type: MessageDirectionEnum,
@@ -61,8 +68,12 @@ const HistoryRef = builder.objectRef<History>('History').implement({
   fields: (t) => ({
     tid: t.exposeID('tid', { description: 'Identifier of the owned number.' }),
     number: t.exposeString('number', { description: 'The owned phone number.' }),
-    requestedCount: t.exposeInt('requestedCount', { description: 'How many records the service says were asked for.' }),
-    totalCount: t.exposeInt('totalCount', { description: 'How many messages the service holds for this number.' }),
+    requestedCount: t.exposeInt('requestedCount', {
+      description: 'How many records the service says were asked for.',
+    }),
+    totalCount: t.exposeInt('totalCount', {
+      description: 'How many messages the service holds for this number.',
+    }),
     createdAt: t.expose('createdAt', {
       type: 'DateTime',
       nullable: true,
@@ -79,11 +90,13 @@ const HistoryRef = builder.objectRef<History>('History').implement({
     }),
     optIn: t.exposeBoolean('optIn', {
       nullable: true,
-      description: 'Whether the number is opted in; null when the service sent an unrecognised value.',
+      description:
+        'Whether the number is opted in; null when the service sent an unrecognised value.',
     }),
     messages: t.field({
       type: [MessageRef],
-      description: 'The records of the requested range, as the service returned them (newest first in the simulator).',
+      description:
+        'The records of the requested range, as the service returned them (newest first in the simulator).',
       resolve: (h) => h.messages,
     }),
   }),
@@ -94,22 +107,30 @@ builder.objectField(NumberRef, 'history', (t) =>
     type: HistoryRef,
     nullable: true,
     description:
-      'A range of this number\'s message history. `start` and `end` go to the service unchanged as ' +
+      "A range of this number's message history. `start` and `end` go to the service unchanged as " +
       '`history_start` and `history_end`. Null (with an error at this path) when the service fails, ' +
       'so other numbers in the same answer are unaffected.',
     args: {
-      start: t.arg.int({ required: true, description: 'First position to fetch (history_start), 0 or more.' }),
+      start: t.arg.int({
+        required: true,
+        description: 'First position to fetch (history_start), 0 or more.',
+      }),
       end: t.arg.int({
         required: true,
-        description: 'Last position to fetch (history_end): not less than `start`, at most the configured range width after it.',
+        description:
+          'Last position to fetch (history_end): not less than `start`, at most the configured range width after it.',
       }),
     },
     resolve: (number, { start, end }, context) => {
       const max = context.limits.maxHistoryRange;
       if (start < 0) throw badUserInput(`history: start must be 0 or more (got ${start})`, 'start');
-      if (end < start) throw badUserInput(`history: end (${end}) must not be less than start (${start})`, 'end');
+      if (end < start)
+        throw badUserInput(`history: end (${end}) must not be less than start (${start})`, 'end');
       if (end - start > max) {
-        throw badUserInput(`history: the range ${start}..${end} is wider than the maximum of ${max}`, 'end');
+        throw badUserInput(
+          `history: the range ${start}..${end} is wider than the maximum of ${max}`,
+          'end',
+        );
       }
       return context.upstream().history({ tid: number.tid, number: number.number, start, end });
     },

@@ -18,7 +18,9 @@ export const NumberRef = builder.objectRef<OwnedNumber>('Number').implement({
   description: 'A phone number owned by the account, able to send and receive messages.',
   fields: (t) => ({
     tid: t.exposeID('tid', { description: "The service's identifier of this number." }),
-    number: t.exposeString('number', { description: 'The phone number, as the SMS service writes it.' }),
+    number: t.exposeString('number', {
+      description: 'The phone number, as the SMS service writes it.',
+    }),
     type: t.field({
       type: NumberTypeEnum,
       description: 'Whether the number is local or toll-free.',

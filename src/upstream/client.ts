@@ -11,7 +11,10 @@ import { parseHistory, parseOwnedNumbers, type UpstreamOperation } from './wire.
 
 export interface UpstreamClient {
   history(credentials: Credentials, request: HistoryRequest): Promise<History>;
-  ownedNumbers(credentials: Credentials, type: Exclude<NumberType, 'UNKNOWN'>): Promise<OwnedNumber[]>;
+  ownedNumbers(
+    credentials: Credentials,
+    type: Exclude<NumberType, 'UNKNOWN'>,
+  ): Promise<OwnedNumber[]>;
   allOwnedNumbers(credentials: Credentials): Promise<OwnedNumber[]>;
 }
 
@@ -27,11 +30,12 @@ export interface UpstreamClientOptions {
 export interface UpstreamPoolOptions {
   readonly connections: number;
   readonly timeoutMs: number;
-  /** Larger bodies are refused rather than buffered. @default 16 MiB */
-  readonly maxResponseBytes?: number;
 }
 
 /** A keep-alive pool to the upstream origin with every timeout bounded (undici's defaults are 300 s). */
+/** Larger upstream bodies are refused rather than buffered (the 450-message demo page is ~130 KB). */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
 export function createUpstreamPool(baseUrl: URL, options: UpstreamPoolOptions): Pool {
   return new Pool(baseUrl.origin, {
     connections: options.connections,
@@ -39,14 +43,18 @@ export function createUpstreamPool(baseUrl: URL, options: UpstreamPoolOptions): 
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
     keepAliveTimeout: 10_000,
-    maxResponseSize: options.maxResponseBytes ?? 16 * 1024 * 1024,
+    maxResponseSize: MAX_RESPONSE_BYTES,
   });
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const prefix = options.baseUrl.pathname.replace(/\/+$/, '');
 
-  async function call(operation: UpstreamOperation, credentials: Credentials, params: Record<string, string>): Promise<unknown> {
+  async function call(
+    operation: UpstreamOperation,
+    credentials: Credentials,
+    params: Record<string, string>,
+  ): Promise<unknown> {
     const body = new URLSearchParams(params);
     body.set('sys_id', credentials.sysId);
     body.set('auth_token', credentials.authToken);
@@ -55,7 +63,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       response = await options.dispatcher.request({
         method: 'POST',
         path: `${prefix}/api/${operation}`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
         body: body.toString(),
         signal: AbortSignal.timeout(options.timeoutMs),
       });
@@ -74,14 +85,21 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       throw transportError(operation, error, options.timeoutMs);
     }
     if (statusCode < 200 || statusCode >= 300) {
-      throw new UpstreamError(ErrorCode.UpstreamError, `The SMS service answered ${operation} with HTTP ${statusCode}`);
+      throw new UpstreamError(
+        ErrorCode.UpstreamError,
+        `The SMS service answered ${operation} with HTTP ${statusCode}`,
+      );
     }
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
-      throw new UpstreamError(ErrorCode.UpstreamError, `The SMS service sent a ${operation} response that is not JSON`, {
-        cause: error,
-      });
+      throw new UpstreamError(
+        ErrorCode.UpstreamError,
+        `The SMS service's ${operation} response is not JSON`,
+        {
+          cause: error,
+        },
+      );
     }
   }
 
@@ -96,7 +114,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return parseHistory(json, request);
     },
     async ownedNumbers(credentials, type) {
-      const json = await call('ownednumbers', credentials, { number_type: type === 'LOCAL' ? 'local' : 'tollfree' });
+      const json = await call('ownednumbers', credentials, {
+        number_type: type === 'LOCAL' ? 'local' : 'tollfree',
+      });
       return parseOwnedNumbers('ownednumbers', json);
     },
     async allOwnedNumbers(credentials) {
@@ -105,20 +125,40 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   };
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 
-function transportError(operation: UpstreamOperation, error: unknown, timeoutMs: number): UpstreamError {
+function transportError(
+  operation: UpstreamOperation,
+  error: unknown,
+  timeoutMs: number,
+): UpstreamError {
   const code = (error as { code?: unknown } | null)?.code;
   const name = (error as { name?: unknown } | null)?.name;
   if (name === 'TimeoutError' || (typeof code === 'string' && TIMEOUT_CODES.has(code))) {
-    return new UpstreamError(ErrorCode.UpstreamTimeout, `The SMS service did not answer ${operation} within ${timeoutMs} ms`, {
-      cause: error,
-    });
+    return new UpstreamError(
+      ErrorCode.UpstreamTimeout,
+      `The SMS service did not answer ${operation} within ${timeoutMs} ms`,
+      {
+        cause: error,
+      },
+    );
   }
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-    return new UpstreamError(ErrorCode.UpstreamError, `The SMS service sent a ${operation} response larger than allowed`, {
-      cause: error,
-    });
+    return new UpstreamError(
+      ErrorCode.UpstreamError,
+      `The SMS service's ${operation} response is larger than the 16 MiB allowed`,
+      {
+        cause: error,
+      },
+    );
   }
-  return new UpstreamError(ErrorCode.UpstreamError, `The SMS service could not be reached for ${operation}`, { cause: error });
+  return new UpstreamError(
+    ErrorCode.UpstreamError,
+    `The SMS service could not be reached for ${operation}`,
+    { cause: error },
+  );
 }

@@ -51,7 +51,8 @@ export function createRequestLoaders(
   let allRequested = false;
   function loadScope(scope: NumbersScope): Promise<readonly OwnedNumber[]> {
     if (scope === 'ALL') allRequested = true;
-    if (scope !== 'ALL' && allRequested) return numberLists.load('ALL').then((all) => ofType(all, scope));
+    if (scope !== 'ALL' && allRequested)
+      return numberLists.load('ALL').then((all) => ofType(all, scope));
     return numberLists.load(scope);
   }
 
@@ -70,7 +71,9 @@ export function createRequestLoaders(
       Promise.all(
         requests.map((request) =>
           // One failed page fails only its own field: its slot carries the Error.
-          limit(() => client.history(credentials, request)).catch((error: unknown) => toError(error)),
+          limit(() => client.history(credentials, request)).catch((error: unknown) =>
+            toError(error),
+          ),
         ),
       ),
     { cacheKeyFn: (r) => `${r.tid}\u0000${r.number}\u0000${r.start}\u0000${r.end}` },

@@ -77,13 +77,17 @@ class Reader {
 
   timestamp(key: string): Date {
     const value = this.object[key];
-    return (typeof value === 'string' ? parseTimestamp(value) : null) ?? this.fail(key, 'a "YYYY-MM-DD HH:MM:SS" timestamp', value);
+    return (
+      (typeof value === 'string' ? parseTimestamp(value) : null) ??
+      this.fail(key, 'a "YYYY-MM-DD HH:MM:SS" timestamp', value)
+    );
   }
 
   /** Missing, "" and all-zero dates mean "none"; anything else must be a valid timestamp. */
   optionalTimestamp(key: string): Date | null {
     const value = this.object[key];
-    if (value === undefined || value === null || value === '' || value === ZERO_TIMESTAMP) return null;
+    if (value === undefined || value === null || value === '' || value === ZERO_TIMESTAMP)
+      return null;
     return this.timestamp(key);
   }
 }
@@ -107,7 +111,8 @@ function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return value === '' ? 'an empty string' : 'a string that is not one';
+  if (typeof value === 'string')
+    return value === '' ? 'an empty string' : 'a string that is not one';
   return `a ${typeof value}`;
 }
 
@@ -116,7 +121,12 @@ export function parseTimestamp(text: string): Date | null {
   const m = TIMESTAMP.exec(text.trim());
   if (!m) return null;
   const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [
-    number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   // Date.UTC rolls 2026-02-30 over into March; a round trip catches impossible dates.
@@ -224,7 +234,8 @@ export function parseHistory(json: unknown, request: HistoryRequest): History {
   const r = new Reader('smshistory', object, '');
   const tid = r.textOr('tid', request.tid);
   // The documented key has a trailing space; the unspaced spelling is accepted should it be fixed.
-  const requestedKey = HISTORY_REQUESTED_KEY in object ? HISTORY_REQUESTED_KEY : HISTORY_REQUESTED_KEY.trim();
+  const requestedKey =
+    HISTORY_REQUESTED_KEY in object ? HISTORY_REQUESTED_KEY : HISTORY_REQUESTED_KEY.trim();
   const mostRecentId = r.raw('most_recent_msg_id');
   const rawMessages = object.messages ?? [];
   if (!Array.isArray(rawMessages)) r.fail('messages', 'an array', rawMessages);
@@ -236,12 +247,17 @@ export function parseHistory(json: unknown, request: HistoryRequest): History {
     createdAt: r.optionalTimestamp('created_date'),
     // 0, "" or absent: the number has no newest message.
     mostRecentMessageId:
-      mostRecentId === undefined || mostRecentId === null || mostRecentId === '' || toInteger(mostRecentId) === 0
+      mostRecentId === undefined ||
+      mostRecentId === null ||
+      mostRecentId === '' ||
+      toInteger(mostRecentId) === 0
         ? null
         : r.integerId('most_recent_msg_id'),
     mostRecentAt: r.optionalTimestamp('most_recent_date'),
     optIn: parseYesNo(object.optin),
-    messages: (rawMessages as unknown[]).map((item, index) => parseMessage(item, `messages[${index}].`, tid)),
+    messages: (rawMessages as unknown[]).map((item, index) =>
+      parseMessage(item, `messages[${index}].`, tid),
+    ),
   };
 }
 
@@ -264,7 +280,8 @@ function parseMessage(item: unknown, at: string, historyTid: string): Message {
 }
 
 function asObject(operation: UpstreamOperation, value: unknown, at: string): JsonObject {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as JsonObject;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value))
+    return value as JsonObject;
   throw new UpstreamError(
     ErrorCode.UpstreamError,
     `The SMS service sent an unexpected ${operation} response: \`${at.slice(0, -1)}\` should be an object, got ${describe(value)}`,

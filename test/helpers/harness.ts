@@ -6,7 +6,12 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type ExecutionResult } from 'graphql';
 import type { Pool } from 'undici';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/server.js';
-import { startSimulator, type RunningSimulator, type SimulatorCredentials, type SimulatorOptions } from '../../src/simulator/index.js';
+import {
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorCredentials,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 import { createUpstreamClient, createUpstreamPool } from '../../src/upstream/client.js';
 
 export interface TestGateway {
@@ -20,7 +25,10 @@ export interface TestGatewayOptions extends Partial<Omit<GatewayOptions, 'client
 }
 
 /** A gateway whose upstream is the service at `upstreamUrl` (usually a loopback simulator). */
-export function createTestGateway(upstreamUrl: string, options: TestGatewayOptions = {}): TestGateway {
+export function createTestGateway(
+  upstreamUrl: string,
+  options: TestGatewayOptions = {},
+): TestGateway {
   const baseUrl = new URL(upstreamUrl);
   const timeoutMs = options.timeoutMs ?? 2_000;
   const pool = createUpstreamPool(baseUrl, { connections: 32, timeoutMs });
@@ -85,8 +93,15 @@ export async function executeText<TData = Record<string, unknown>>(
 ): Promise<GraphQLResponse<TData>> {
   const response = await gateway.fetch('http://gateway.test/graphql', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      ...headers,
+    },
     body: JSON.stringify({ query, variables }),
   });
-  return { status: response.status, body: (await response.json()) as GraphQLResponse<TData>['body'] };
+  return {
+    status: response.status,
+    body: (await response.json()) as GraphQLResponse<TData>['body'],
+  };
 }

@@ -12,7 +12,12 @@ export interface ScriptedCall {
 
 export type ScriptedReply =
   | { readonly status?: number; readonly json: unknown; readonly delayMs?: number }
-  | { readonly status?: number; readonly text: string; readonly contentType?: string; readonly delayMs?: number }
+  | {
+      readonly status?: number;
+      readonly text: string;
+      readonly contentType?: string;
+      readonly delayMs?: number;
+    }
   /** Never answers; the socket stays open until the server closes. */
   | { readonly hang: true }
   /** Destroys the connection without an answer (a reset). */
@@ -29,11 +34,17 @@ export interface ScriptedUpstream {
 export async function startScriptedUpstream(script: Script): Promise<ScriptedUpstream> {
   const calls: ScriptedCall[] = [];
   const server = createServer((req, res) => {
-    readBody(req).then((body) => {
-      const call = { operation: (req.url ?? '').replace(/^.*\/api\//, '').replace(/\?.*$/, ''), params: new URLSearchParams(body) };
-      calls.push(call);
-      reply(script(call), req, res);
-    }, () => res.destroy());
+    readBody(req).then(
+      (body) => {
+        const call = {
+          operation: (req.url ?? '').replace(/^.*\/api\//, '').replace(/\?.*$/, ''),
+          params: new URLSearchParams(body),
+        };
+        calls.push(call);
+        reply(script(call), req, res);
+      },
+      () => res.destroy(),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -79,7 +90,12 @@ export function ownedNumbersReply(tids: readonly string[]): ScriptedReply {
   return {
     json: {
       success: '1',
-      data: tids.map((tid, i) => ({ number: `1512555${String(1000 + i)}`, tid, type: i % 2 ? 'tollfree' : 'local', webhook: '' })),
+      data: tids.map((tid, i) => ({
+        number: `1512555${String(1000 + i)}`,
+        tid,
+        type: i % 2 ? 'tollfree' : 'local',
+        webhook: '',
+      })),
     },
   };
 }

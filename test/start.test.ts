@@ -1,0 +1,120 @@
+/**
+ * `npm start` as a newcomer runs it: the real entry point in a child process, the printed curl
+ * line executed as printed, GraphiQL, health and readiness, clean shutdown, bad configuration.
+ */
+import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../src/simulator/index.js';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url);
+
+function startMain(env: Record<string, string>): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: '', ...env },
+  });
+}
+
+/** Collects the child's output until `pattern` appears in stdout. */
+async function waitForOutput(
+  child: ChildProcessWithoutNullStreams,
+  pattern: RegExp,
+): Promise<string> {
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no ${pattern} in output:\n${output}`)),
+      15_000,
+    );
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (pattern.test(output)) {
+        clearTimeout(timer);
+        resolve(output);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+  });
+}
+
+describe('npm start with the built-in simulator', () => {
+  let child: ChildProcessWithoutNullStreams;
+  let banner: string;
+  let endpoint: string;
+  beforeAll(async () => {
+    child = startMain({});
+    banner = await waitForOutput(child, /^ {2}curl .*$/m);
+    endpoint = /on (http:\/\/\S+\/graphql)/.exec(banner)?.[1] ?? '';
+  });
+  afterAll(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+
+  it('prints the endpoint, the demo credentials and a curl line', () => {
+    expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/graphql$/);
+    expect(banner).toContain(
+      `sys_id=${DEMO_CREDENTIALS.sysId} auth_token=${DEMO_CREDENTIALS.authToken}`,
+    );
+  });
+
+  it('the printed curl line returns numbers with their histories', async () => {
+    const curl = /^ {2}(curl .*)$/m.exec(banner)?.[1] ?? '';
+    const { stdout } = await run('sh', ['-c', curl]);
+    const body = JSON.parse(stdout) as {
+      data?: {
+        ownedNumbers: {
+          tid: string;
+          history: { totalCount: number; messages: unknown[] } | null;
+        }[];
+      };
+      errors?: unknown;
+    };
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.ownedNumbers.map((n) => n.tid)).toEqual(
+      DEMO_ACCOUNT.numbers.map((n) => n.tid),
+    );
+    expect(body.data?.ownedNumbers.map((n) => n.history?.totalCount)).toEqual(
+      DEMO_ACCOUNT.numbers.map((n) => n.messages.length),
+    );
+    expect(body.data?.ownedNumbers.some((n) => (n.history?.messages.length ?? 0) > 0)).toBe(true);
+  });
+
+  it('serves GraphiQL with the default query and the demo credentials pre-filled', async () => {
+    const response = await fetch(endpoint, { headers: { accept: 'text/html' } });
+    const html = await response.text();
+    expect(response.status).toBe(200);
+    expect(html).toContain('NumbersWithLatestMessages');
+    const basic = Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString(
+      'base64',
+    );
+    expect(html).toContain(basic);
+  });
+
+  it('answers /health and /readiness', async () => {
+    const base = endpoint.replace(/\/graphql$/, '');
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect((await fetch(`${base}/readiness`)).status).toBe(200);
+  });
+
+  it('shuts down cleanly on SIGTERM', async () => {
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+  });
+});
+
+describe('bad configuration', () => {
+  it('stops start-up with a clear message naming each bad variable', async () => {
+    const child = startMain({ PORT: 'eighty', UPSTREAM_URL: 'ftp://sms.example.com' });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /Invalid configuration:[\s\S]*PORT must be a whole number[\s\S]*UPSTREAM_URL must use http or https/,
+    );
+  });
+});
