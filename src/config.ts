@@ -1,20 +1,43 @@
 /** Environment -> validated, frozen configuration. Every bad value is reported, each in one line. */
+import { LOG_LEVELS } from './logger.js';
+import type { QueryLimits } from './limits.js';
+
+/** Limits on what one GraphQL request may cost; see README "Limits and failure behaviour". */
+export interface GatewayLimits extends QueryLimits {
+  /** Widest `history(start, end)` range accepted, as `end - start`. @default 1000 */
+  readonly maxHistoryRange: number;
+  /** Upstream calls one GraphQL request may make in all. @default 250 */
+  readonly maxUpstreamCalls: number;
+  /** Upstream calls one GraphQL request may have in flight at once. @default 16 */
+  readonly upstreamConcurrency: number;
+}
+
+export interface UpstreamSettings {
+  /** The service's base URL; null starts the built-in simulator instead. @default null */
+  readonly url: URL | null;
+  /** Deadline for one upstream attempt, in milliseconds. @default 10000 */
+  readonly timeoutMs: number;
+  /** Keep-alive connections to the upstream, shared by all requests. @default 128 */
+  readonly connections: number;
+  /** Extra attempts after a transient failure (reset, 502/503/504, timeout). @default 2 */
+  readonly retries: number;
+  /** First retry delay; later ones grow exponentially with jitter. @default 50 */
+  readonly retryBaseDelayMs: number;
+  /** Consecutive upstream faults that open the circuit breaker. @default 5 */
+  readonly breakerThreshold: number;
+  /** How long the open breaker fails fast before probing. @default 5000 */
+  readonly breakerCooldownMs: number;
+}
 
 export interface Config {
   /** TCP port the gateway listens on. @default 4000 */
   readonly port: number;
   /** Interface the gateway binds. @default "0.0.0.0" */
   readonly host: string;
-  /** The service's base URL; null starts the built-in simulator instead. @default null */
-  readonly upstreamUrl: URL | null;
-  /** Deadline for one upstream call, in milliseconds. @default 10000 */
-  readonly upstreamTimeoutMs: number;
-  /** Keep-alive connections to the upstream, shared by all requests. @default 128 */
-  readonly upstreamConnections: number;
-  /** Upstream calls one GraphQL request may have in flight at once. @default 16 */
-  readonly upstreamConcurrency: number;
-  /** Widest `history(start, end)` range accepted, as `end - start`. @default 1000 */
-  readonly maxHistoryRange: number;
+  /** @default "info" */
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly upstream: UpstreamSettings;
+  readonly limits: GatewayLimits;
   /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
   readonly simulatorLatencyMs: number;
 }
@@ -40,19 +63,48 @@ export function loadConfig(env: Env): Config {
     }
     return value;
   };
+  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
 
   const config: Config = {
     port: int('PORT', 4000, 0, 65535),
     host: env.HOST?.trim() || '0.0.0.0',
-    upstreamUrl: readUpstreamUrl(env.UPSTREAM_URL, problems),
-    upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
-    upstreamConnections: int('UPSTREAM_CONNECTIONS', 128, 1, 10_000),
-    upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 16, 1, 1_000),
-    maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
+    logLevel,
+    upstream: {
+      url: readUpstreamUrl(env.UPSTREAM_URL, problems),
+      timeoutMs: int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
+      connections: int('UPSTREAM_CONNECTIONS', 128, 1, 10_000),
+      retries: int('UPSTREAM_RETRIES', 2, 0, 10),
+      retryBaseDelayMs: int('UPSTREAM_RETRY_BASE_MS', 50, 1, 60_000),
+      breakerThreshold: int('UPSTREAM_BREAKER_THRESHOLD', 5, 1, 10_000),
+      breakerCooldownMs: int('UPSTREAM_BREAKER_COOLDOWN_MS', 5_000, 1, 600_000),
+    },
+    limits: {
+      maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
+      maxUpstreamCalls: int('MAX_UPSTREAM_CALLS', 250, 1, 100_000),
+      upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 16, 1, 1_000),
+      maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
+      maxTokens: int('MAX_TOKENS', 2_000, 10, 1_000_000),
+      maxAliases: int('MAX_ALIASES', 30, 0, 10_000),
+      maxDepth: int('MAX_DEPTH', 10, 1, 1_000),
+      maxDirectives: int('MAX_DIRECTIVES', 20, 0, 10_000),
+      maxCost: int('MAX_QUERY_COST', 50, 1, 100_000),
+    },
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze(config);
+  return deepFreeze(config);
+}
+
+/** The limits an empty environment gives: what tests and embedders start from. */
+export const DEFAULT_LIMITS: GatewayLimits = loadConfig({}).limits;
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) {
+    if (inner && typeof inner === 'object' && !(inner instanceof URL)) deepFreeze(inner as object);
+  }
+  return Object.freeze(value);
 }
 
 function readUpstreamUrl(raw: string | undefined, problems: string[]): URL | null {

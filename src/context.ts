@@ -2,13 +2,14 @@
  * Per-request context: the credentials read from this request's headers and, on first use,
  * a fresh set of loaders bound to them. Nothing here outlives the request.
  */
+import type { GatewayLimits } from './config.js';
 import { readCredentials, type CredentialsResult } from './credentials.js';
 import { unauthenticated } from './errors.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { createRequestLoaders, type RequestLoaders } from './upstream/loaders.js';
 
 export interface GatewayContext {
-  readonly limits: RequestLimits;
+  readonly limits: GatewayLimits;
   /**
    * The loaders for this request's account. Throws UNAUTHENTICATED when the request carries no
    * usable credentials, before any upstream call.
@@ -16,16 +17,9 @@ export interface GatewayContext {
   upstream(): RequestLoaders;
 }
 
-export interface RequestLimits {
-  /** Widest `history(start, end)` range accepted, as `end - start`. */
-  readonly maxHistoryRange: number;
-}
-
 export interface ContextDependencies {
-  readonly limits: RequestLimits;
   readonly client: UpstreamClient;
-  /** Upstream calls one request may have in flight at once. */
-  readonly upstreamConcurrency: number;
+  readonly limits: GatewayLimits;
 }
 
 export function createContext(headers: Headers, deps: ContextDependencies): GatewayContext {
@@ -36,7 +30,8 @@ export function createContext(headers: Headers, deps: ContextDependencies): Gate
     upstream() {
       if (credentials.kind !== 'present') throw unauthenticated(refusal(credentials));
       loaders ??= createRequestLoaders(deps.client, credentials.credentials, {
-        concurrency: deps.upstreamConcurrency,
+        concurrency: deps.limits.upstreamConcurrency,
+        maxCalls: deps.limits.maxUpstreamCalls,
       });
       return loaders;
     },

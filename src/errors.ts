@@ -6,6 +6,10 @@ export const ErrorCode = {
   BadUserInput: 'BAD_USER_INPUT',
   UpstreamTimeout: 'UPSTREAM_TIMEOUT',
   UpstreamError: 'UPSTREAM_ERROR',
+  /** The circuit breaker is open: the service kept failing, calls are paused. */
+  UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
+  /** One GraphQL request needed more upstream calls than allowed. */
+  UpstreamCallLimit: 'UPSTREAM_CALL_LIMIT',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -13,7 +17,17 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 export type UpstreamErrorCode =
   | typeof ErrorCode.Unauthenticated
   | typeof ErrorCode.UpstreamTimeout
-  | typeof ErrorCode.UpstreamError;
+  | typeof ErrorCode.UpstreamError
+  | typeof ErrorCode.UpstreamUnavailable
+  | typeof ErrorCode.UpstreamCallLimit;
+
+export interface UpstreamErrorOptions {
+  readonly cause?: unknown;
+  /** Safe to try again: the call is a read and the failure was transient (reset, 502/503/504, timeout). */
+  readonly retryable?: boolean;
+  /** Says the service itself is unwell (counts towards opening the circuit breaker). */
+  readonly upstreamFault?: boolean;
+}
 
 /**
  * A failed upstream call. The message is safe to show a client (no credentials, no raw body);
@@ -21,12 +35,16 @@ export type UpstreamErrorCode =
  */
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
+  readonly retryable: boolean;
+  readonly upstreamFault: boolean;
   constructor(
     readonly code: UpstreamErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options: UpstreamErrorOptions = {},
   ) {
-    super(message, options);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.retryable = options.retryable ?? false;
+    this.upstreamFault = options.upstreamFault ?? this.retryable;
   }
 }
 

@@ -6,8 +6,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
+import { createLogger } from './logger.js';
 import { DEMO_CREDENTIALS, startSimulator, type RunningSimulator } from './simulator/index.js';
 import { createUpstreamClient, createUpstreamPool } from './upstream/client.js';
+import { withResilience } from './upstream/resilience.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -21,22 +23,26 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  const logger = createLogger(config.logLevel);
   let simulator: RunningSimulator | null = null;
-  let upstreamUrl = config.upstreamUrl;
+  let upstreamUrl = config.upstream.url;
   if (upstreamUrl === null) {
     simulator = await startSimulator({ latencyMs: config.simulatorLatencyMs });
     upstreamUrl = new URL(simulator.url);
   }
 
+  const { timeoutMs } = config.upstream;
   const pool = createUpstreamPool(upstreamUrl, {
-    connections: config.upstreamConnections,
-    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstream.connections,
+    timeoutMs,
   });
-  const client = createUpstreamClient({
-    dispatcher: pool,
-    baseUrl: upstreamUrl,
-    timeoutMs: config.upstreamTimeoutMs,
-  });
+  const client = withResilience(
+    createUpstreamClient({ dispatcher: pool, baseUrl: upstreamUrl, timeoutMs }),
+    {
+      ...config.upstream,
+      logger,
+    },
+  );
   const demoAuthorization = simulator
     ? basicAuthorization(DEMO_CREDENTIALS.sysId, DEMO_CREDENTIALS.authToken)
     : null;
@@ -44,8 +50,8 @@ async function main(): Promise<void> {
   let draining = false;
   const gateway = createGateway({
     client,
-    limits: { maxHistoryRange: config.maxHistoryRange },
-    upstreamConcurrency: config.upstreamConcurrency,
+    limits: config.limits,
+    logger,
     graphiqlHeaders: demoAuthorization ? { Authorization: demoAuthorization } : {},
     isReady: () => !draining,
   });

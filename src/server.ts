@@ -4,29 +4,24 @@
  * `gateway.fetch` directly.
  */
 import { GraphQLError } from 'graphql';
-import {
-  createYoga,
-  maskError,
-  useReadinessCheck,
-  type YogaLogger,
-  type YogaServerInstance,
-} from 'graphql-yoga';
-import { createContext, type GatewayContext, type RequestLimits } from './context.js';
-import { upstreamErrorToGraphQL } from './errors.js';
+import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import type { GatewayLimits } from './config.js';
+import { createContext, type GatewayContext } from './context.js';
+import { UpstreamError, upstreamErrorToGraphQL } from './errors.js';
+import { queryLimitPlugins } from './limits.js';
+import { yogaLogger, type Logger } from './logger.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 
 export interface GatewayOptions {
   readonly client: UpstreamClient;
-  readonly limits: RequestLimits;
-  /** Upstream calls one request may have in flight at once. */
-  readonly upstreamConcurrency: number;
+  readonly limits: GatewayLimits;
   /** Headers GraphiQL pre-fills, e.g. the simulator's demo credentials. Never real ones. */
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
   /** Readiness: false while draining before shutdown. @default always ready */
   readonly isReady?: () => boolean;
-  /** @default yoga's console logger */
-  readonly logging?: boolean | YogaLogger;
+  /** Where failures are logged; false for none. */
+  readonly logger: Logger | false;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -60,23 +55,37 @@ query NumbersWithLatestMessages {
 
 export function createGateway(options: GatewayOptions): Gateway {
   const isReady = options.isReady ?? (() => true);
+  const { logger } = options;
   return createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/health',
     landingPage: false,
-    logging: options.logging ?? true,
+    // One operation per HTTP request: a JSON array body is refused, so limits hold per request.
+    batching: false,
+    logging: logger ? yogaLogger(logger) : false,
     context: ({ request }) =>
-      createContext(request.headers, {
-        client: options.client,
-        limits: options.limits,
-        upstreamConcurrency: options.upstreamConcurrency,
-      }),
+      createContext(request.headers, { client: options.client, limits: options.limits }),
     maskedErrors: {
       // Upstream failures keep their safe message and stable code; anything else is masked.
       maskError(error, message, isDev) {
         const converted = error instanceof GraphQLError ? upstreamErrorToGraphQL(error) : null;
-        return converted ?? maskError(error, message, isDev);
+        if (converted) {
+          const upstream = (error as GraphQLError).originalError as UpstreamError;
+          const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
+          if (logger)
+            logger.warn({ code: upstream.code, cause, path: converted.path }, upstream.message);
+          return converted;
+        }
+        if (
+          logger &&
+          error instanceof GraphQLError &&
+          error.originalError &&
+          !(error.originalError instanceof GraphQLError)
+        ) {
+          logger.error({ err: error.originalError, path: error.path }, 'unexpected error');
+        }
+        return maskError(error, message, isDev);
       },
     },
     graphiql: {
@@ -85,6 +94,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
       shouldPersistHeaders: false,
     },
-    plugins: [useReadinessCheck({ endpoint: '/readiness', check: isReady })],
+    plugins: [
+      ...queryLimitPlugins(options.limits),
+      useReadinessCheck({ endpoint: '/readiness', check: isReady }),
+    ],
   });
 }

@@ -14,7 +14,10 @@ const LATENCY_MS = 40;
 const CONCURRENCY = 3;
 let stack: Awaited<ReturnType<typeof startStack>>;
 beforeAll(async () => {
-  stack = await startStack({ latencyMs: LATENCY_MS }, { upstreamConcurrency: CONCURRENCY });
+  stack = await startStack(
+    { latencyMs: LATENCY_MS },
+    { limits: { upstreamConcurrency: CONCURRENCY } },
+  );
 });
 afterAll(() => stack.close());
 beforeEach(() => stack.simulator.resetCalls());

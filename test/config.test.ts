@@ -6,10 +6,14 @@ describe('loadConfig', () => {
     expect(loadConfig({})).toMatchObject({
       port: 4000,
       host: '0.0.0.0',
-      upstreamUrl: null,
-      upstreamTimeoutMs: 10_000,
-      upstreamConcurrency: 16,
-      maxHistoryRange: 1000,
+      logLevel: 'info',
+      upstream: { url: null, timeoutMs: 10_000, connections: 128, retries: 2, breakerThreshold: 5 },
+      limits: {
+        upstreamConcurrency: 16,
+        maxHistoryRange: 1000,
+        maxUpstreamCalls: 250,
+        maxCost: 50,
+      },
     });
   });
 
@@ -17,24 +21,54 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '8080',
       HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
       UPSTREAM_URL: 'https://sms.example.com/v2/',
       UPSTREAM_TIMEOUT_MS: '2500',
       UPSTREAM_CONNECTIONS: '10',
+      UPSTREAM_RETRIES: '0',
+      UPSTREAM_RETRY_BASE_MS: '20',
+      UPSTREAM_BREAKER_THRESHOLD: '3',
+      UPSTREAM_BREAKER_COOLDOWN_MS: '1000',
       UPSTREAM_CONCURRENCY: '4',
       MAX_HISTORY_RANGE: '200',
+      MAX_UPSTREAM_CALLS: '40',
+      MAX_BODY_BYTES: '5000',
+      MAX_TOKENS: '300',
+      MAX_ALIASES: '5',
+      MAX_DEPTH: '7',
+      MAX_DIRECTIVES: '3',
+      MAX_QUERY_COST: '9',
       SIMULATOR_LATENCY_MS: '20',
     });
-    expect(config).toMatchObject({
+    expect(config).toEqual({
       port: 8080,
       host: '127.0.0.1',
-      upstreamTimeoutMs: 2500,
-      upstreamConnections: 10,
-      upstreamConcurrency: 4,
-      maxHistoryRange: 200,
+      logLevel: 'warn',
+      upstream: {
+        url: new URL('https://sms.example.com/v2/'),
+        timeoutMs: 2500,
+        connections: 10,
+        retries: 0,
+        retryBaseDelayMs: 20,
+        breakerThreshold: 3,
+        breakerCooldownMs: 1000,
+      },
+      limits: {
+        upstreamConcurrency: 4,
+        maxHistoryRange: 200,
+        maxUpstreamCalls: 40,
+        maxBodyBytes: 5000,
+        maxTokens: 300,
+        maxAliases: 5,
+        maxDepth: 7,
+        maxDirectives: 3,
+        maxCost: 9,
+      },
       simulatorLatencyMs: 20,
     });
-    expect(config.upstreamUrl?.href).toBe('https://sms.example.com/v2/');
-    expect(Object.isFrozen(config)).toBe(true);
+    expect(
+      Object.isFrozen(config) && Object.isFrozen(config.limits) && Object.isFrozen(config.upstream),
+    ).toBe(true);
   });
 
   it('reports every bad value at once, each by name', () => {
@@ -45,15 +79,16 @@ describe('loadConfig', () => {
         UPSTREAM_TIMEOUT_MS: '0',
         UPSTREAM_URL: 'ftp://x',
         UPSTREAM_CONCURRENCY: '-1',
+        LOG_LEVEL: 'loud',
       });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
-    expect(problems).toHaveLength(4);
+    expect(problems).toHaveLength(5);
     expect(problems.join('\n')).toMatch(
-      /PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONCURRENCY/,
+      /LOG_LEVEL[\s\S]*PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONCURRENCY/,
     );
   });
 

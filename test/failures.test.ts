@@ -1,5 +1,6 @@
 /** Upstream failures reach the client as coded field errors, with everything else intact. */
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../src/config.js';
 import { createGateway } from '../src/server.js';
 import { createTestGateway, execute, executeText, type TestGateway } from './helpers/harness.js';
 import { EveryHistoryQuery, HistoryRangeQuery, OwnedNumbersQuery } from './helpers/operations.js';
@@ -159,9 +160,8 @@ describe('unexpected errors', () => {
     const failing = () => Promise.reject(new Error('internal detail tok-S3CR3T'));
     const gateway = createGateway({
       client: { history: failing, ownedNumbers: failing, allOwnedNumbers: failing },
-      limits: { maxHistoryRange: 10 },
-      upstreamConcurrency: 1,
-      logging: false,
+      limits: DEFAULT_LIMITS,
+      logger: false,
     });
     const { body } = await executeText(gateway, '{ ownedNumbers { tid } }', undefined, auth);
     expect(body.errors?.[0]).toMatchObject({

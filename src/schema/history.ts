@@ -1,6 +1,7 @@
 /** Message history: History, Message and MessageStatus, and the Number.history field. */
 import type { History, Message, MessageDirection, MessageStatus } from '../domain.js';
 import { badUserInput } from '../errors.js';
+import { UPSTREAM_CALL_COST } from '../limits.js';
 import { builder } from './builder.js';
 import { NumberRef } from './numbers.js';
 
@@ -106,6 +107,7 @@ builder.objectField(NumberRef, 'history', (t) =>
   t.field({
     type: HistoryRef,
     nullable: true,
+    extensions: UPSTREAM_CALL_COST,
     description:
       "A range of this number's message history. `start` and `end` go to the service unchanged as " +
       '`history_start` and `history_end`. Null (with an error at this path) when the service fails, ' +

@@ -84,12 +84,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     } catch (error) {
       throw transportError(operation, error, options.timeoutMs);
     }
-    if (statusCode < 200 || statusCode >= 300) {
-      throw new UpstreamError(
-        ErrorCode.UpstreamError,
-        `The SMS service answered ${operation} with HTTP ${statusCode}`,
-      );
-    }
+    if (statusCode < 200 || statusCode >= 300) throw httpError(operation, statusCode);
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
@@ -131,6 +126,26 @@ const TIMEOUT_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ]);
 
+/** 502/503/504 say a proxy or the service is momentarily unwell: the read is safe to try again. */
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+
+function httpError(operation: UpstreamOperation, statusCode: number): UpstreamError {
+  if (statusCode === 429) {
+    return new UpstreamError(
+      ErrorCode.UpstreamError,
+      `The SMS service is rate limiting ${operation} (HTTP 429)`,
+    );
+  }
+  return new UpstreamError(
+    ErrorCode.UpstreamError,
+    `The SMS service answered ${operation} with HTTP ${statusCode}`,
+    {
+      retryable: RETRYABLE_STATUS.has(statusCode),
+      upstreamFault: statusCode >= 500,
+    },
+  );
+}
+
 function transportError(
   operation: UpstreamOperation,
   error: unknown,
@@ -144,6 +159,7 @@ function transportError(
       `The SMS service did not answer ${operation} within ${timeoutMs} ms`,
       {
         cause: error,
+        retryable: true,
       },
     );
   }
@@ -156,9 +172,13 @@ function transportError(
       },
     );
   }
+  // Refused, reset or closed connections: the request never got a complete answer.
   return new UpstreamError(
     ErrorCode.UpstreamError,
     `The SMS service could not be reached for ${operation}`,
-    { cause: error },
+    {
+      cause: error,
+      retryable: true,
+    },
   );
 }

@@ -6,12 +6,14 @@
  * - every owned-number need (`ownedNumbers(LOCAL|TOLLFREE|none)`, `number(tid)`, `_entities`)
  *   is served by one call where one can: the typed call when only one type is asked for,
  *   otherwise one `allownednumbers`, filtered locally;
- * - upstream calls run concurrently up to `concurrency`.
+ * - upstream calls run concurrently up to `concurrency`, and at most `maxCalls` are made in all
+ *   (a list's length is only known at run time, so this backs up the static cost limit).
  */
 import DataLoader from 'dataloader';
 import pLimit from 'p-limit';
 import type { Credentials } from '../credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
+import { ErrorCode, UpstreamError } from '../errors.js';
 import type { UpstreamClient } from './client.js';
 
 export interface RequestLoaders {
@@ -25,6 +27,8 @@ export interface RequestLoaders {
 export interface RequestLoaderOptions {
   /** Upstream calls this request may have in flight at once. */
   readonly concurrency: number;
+  /** Upstream calls this request may make in all. */
+  readonly maxCalls: number;
 }
 
 type NumbersScope = 'LOCAL' | 'TOLLFREE' | 'ALL';
@@ -34,7 +38,20 @@ export function createRequestLoaders(
   credentials: Credentials,
   options: RequestLoaderOptions,
 ): RequestLoaders {
-  const limit = pLimit(options.concurrency);
+  const inFlight = pLimit(options.concurrency);
+  let calls = 0;
+  function limit<T>(call: () => Promise<T>): Promise<T> {
+    calls += 1;
+    if (calls > options.maxCalls) {
+      return Promise.reject(
+        new UpstreamError(
+          ErrorCode.UpstreamCallLimit,
+          `This request needs more than ${options.maxCalls} calls to the SMS service; ask for fewer histories at once`,
+        ),
+      );
+    }
+    return inFlight(call);
+  }
 
   const numberLists = new DataLoader<NumbersScope, readonly OwnedNumber[]>(async (scopes) => {
     const [only] = scopes;

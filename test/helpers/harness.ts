@@ -12,16 +12,30 @@ import {
   type SimulatorCredentials,
   type SimulatorOptions,
 } from '../../src/simulator/index.js';
+import { DEFAULT_LIMITS, type GatewayLimits } from '../../src/config.js';
+import type { Logger } from '../../src/logger.js';
 import { createUpstreamClient, createUpstreamPool } from '../../src/upstream/client.js';
+import {
+  withResilience,
+  type ResilienceOptions,
+  type ResilientUpstreamClient,
+} from '../../src/upstream/resilience.js';
 
 export interface TestGateway {
   readonly gateway: Gateway;
+  readonly client: ResilientUpstreamClient;
   readonly pool: Pool;
   close(): Promise<void>;
 }
 
-export interface TestGatewayOptions extends Partial<Omit<GatewayOptions, 'client'>> {
+export interface TestGatewayOptions extends Partial<
+  Omit<GatewayOptions, 'client' | 'limits' | 'logger'>
+> {
   readonly timeoutMs?: number;
+  readonly limits?: Partial<GatewayLimits>;
+  /** Tests opt into retries and the breaker; by default one attempt per call, breaker effectively off. */
+  readonly resilience?: Partial<ResilienceOptions>;
+  readonly logger?: Logger | false;
 }
 
 /** A gateway whose upstream is the service at `upstreamUrl` (usually a loopback simulator). */
@@ -32,15 +46,21 @@ export function createTestGateway(
   const baseUrl = new URL(upstreamUrl);
   const timeoutMs = options.timeoutMs ?? 2_000;
   const pool = createUpstreamPool(baseUrl, { connections: 32, timeoutMs });
+  const client = withResilience(createUpstreamClient({ dispatcher: pool, baseUrl, timeoutMs }), {
+    retries: 0,
+    retryBaseDelayMs: 10,
+    breakerThreshold: 1_000_000,
+    breakerCooldownMs: 1_000,
+    ...options.resilience,
+  });
   const gateway = createGateway({
-    client: createUpstreamClient({ dispatcher: pool, baseUrl, timeoutMs }),
-    limits: options.limits ?? { maxHistoryRange: 1000 },
-    upstreamConcurrency: options.upstreamConcurrency ?? 16,
-    logging: options.logging ?? false,
+    client,
+    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    logger: options.logger ?? false,
     ...(options.isReady ? { isReady: options.isReady } : {}),
     ...(options.graphiqlHeaders ? { graphiqlHeaders: options.graphiqlHeaders } : {}),
   });
-  return { gateway, pool, close: () => pool.close() };
+  return { gateway, client, pool, close: () => pool.close() };
 }
 
 /** A simulator and a gateway in front of it, started together. */
@@ -91,14 +111,16 @@ export async function executeText<TData = Record<string, unknown>>(
   variables?: unknown,
   headers: Record<string, string> = {},
 ): Promise<GraphQLResponse<TData>> {
+  const body = JSON.stringify({ query, variables });
   const response = await gateway.fetch('http://gateway.test/graphql', {
     method: 'POST',
     headers: {
+      'content-length': String(Buffer.byteLength(body)),
       'content-type': 'application/json',
       accept: 'application/graphql-response+json',
       ...headers,
     },
-    body: JSON.stringify({ query, variables }),
+    body,
   });
   return {
     status: response.status,

@@ -1,0 +1,101 @@
+/**
+ * What an untrusted client may ask of one request, enforced before any upstream call:
+ * request body size (HTTP), tokens (parse), aliases, depth and directives (graphql-armor,
+ * validation) and an upstream-call cost (graphql-query-complexity, before execution, with the
+ * request's variables so @skip/@include count correctly).
+ */
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+
+export interface QueryLimits {
+  /** Largest request body, in bytes. */
+  readonly maxBodyBytes: number;
+  /** Most lexical tokens in one document. */
+  readonly maxTokens: number;
+  readonly maxAliases: number;
+  readonly maxDepth: number;
+  readonly maxDirectives: number;
+  /** Most upstream calls a document may ask for, counted statically (see UPSTREAM_CALL_COST). */
+  readonly maxCost: number;
+}
+
+/**
+ * Field extension giving the upstream calls one occurrence of a field costs. Set on every field
+ * that calls the service; everything else costs nothing. A list's length is unknown before
+ * execution, so the per-request call budget (src/upstream/loaders.ts) backs this up at run time.
+ */
+export const UPSTREAM_CALL_COST = { complexity: 1 } as const;
+
+const COST_ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 0 })];
+
+export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
+  return [
+    bodySizeLimit(limits.maxBodyBytes),
+    maxTokensPlugin({ n: limits.maxTokens }),
+    maxAliasesPlugin({ n: limits.maxAliases }),
+    maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
+    maxDirectivesPlugin({ n: limits.maxDirectives }),
+    upstreamCostLimit(limits.maxCost),
+  ];
+}
+
+/** Refuses a POST body over the limit from its Content-Length, before yoga reads it. */
+function bodySizeLimit(maxBytes: number): Plugin {
+  return {
+    onRequest({ request, endResponse, fetchAPI }) {
+      if (request.method !== 'POST') return;
+      const header = request.headers.get('content-length');
+      // Node's HTTP parser holds a body to its Content-Length, so the header is a hard bound.
+      // Without one (chunked upload) the size is unknown up front: refuse rather than buffer.
+      const refusal =
+        header === null
+          ? { status: 411, message: 'A POST request must send Content-Length' }
+          : !/^\d+$/.test(header) || Number(header) > maxBytes
+            ? { status: 413, message: `Request body is larger than the ${maxBytes} bytes allowed` }
+            : null;
+      if (!refusal) return;
+      endResponse(
+        new fetchAPI.Response(
+          JSON.stringify({
+            errors: [{ message: refusal.message, extensions: { code: 'BAD_REQUEST' } }],
+          }),
+          { status: refusal.status, headers: { 'content-type': 'application/json' } },
+        ),
+      );
+    },
+  };
+}
+
+function upstreamCostLimit(maxCost: number): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      let cost: number;
+      try {
+        cost = getComplexity({
+          schema: args.schema,
+          query: args.document,
+          variables: (args.variableValues ?? {}) as Record<string, unknown>,
+          ...(args.operationName ? { operationName: args.operationName } : {}),
+          estimators: COST_ESTIMATORS,
+        });
+      } catch {
+        // Bad variables: execution reports them with graphql-js's own clear message.
+        return;
+      }
+      if (cost <= maxCost) return;
+      setResultAndStopExecution({
+        errors: [
+          new GraphQLError(
+            `Query cost limit of ${maxCost} exceeded, found ${cost}: each history field, and each top-level field, counts as one call to the SMS service`,
+            { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } },
+          ),
+        ],
+      });
+    },
+  };
+}
