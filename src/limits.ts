@@ -1,14 +1,14 @@
 /**
- * What an untrusted client may ask of one request, enforced before any upstream call:
- * request body size (HTTP), tokens (parse), aliases, depth and directives (graphql-armor,
- * validation) and an upstream-call cost (graphql-query-complexity, before execution, with the
- * request's variables so @skip/@include count correctly).
+ * What an untrusted client may ask of one request, enforced before any upstream call: tokens
+ * (parse), aliases, depth and directives (graphql-armor, validation) and an upstream-call cost
+ * (graphql-query-complexity, before execution, with the request's variables so @skip/@include
+ * count correctly). The body size limit is yoga's own `maxRequestBodySize` (src/server.ts).
  */
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 
@@ -33,42 +33,28 @@ export const UPSTREAM_CALL_COST = { complexity: 1 } as const;
 
 const COST_ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 0 })];
 
+// Report rather than throw: a thrown rule error escapes validation and loses yoga's 400 status
+// and GRAPHQL_VALIDATION_FAILED code; a reported one is an ordinary validation error.
+const REPORT = {
+  propagateOnRejection: false,
+  onReject: [
+    (context: ValidationContext | null, error: GraphQLError) => context?.reportError(error),
+  ],
+};
+
 export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
   return [
-    bodySizeLimit(limits.maxBodyBytes),
     maxTokensPlugin({ n: limits.maxTokens }),
-    maxAliasesPlugin({ n: limits.maxAliases }),
-    maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true }),
-    maxDirectivesPlugin({ n: limits.maxDirectives }),
+    maxAliasesPlugin({ n: limits.maxAliases, ...REPORT }),
+    maxDepthPlugin({
+      n: limits.maxDepth,
+      ignoreIntrospection: true,
+      flattenFragments: true,
+      ...REPORT,
+    }),
+    maxDirectivesPlugin({ n: limits.maxDirectives, ...REPORT }),
     upstreamCostLimit(limits.maxCost),
   ];
-}
-
-/** Refuses a POST body over the limit from its Content-Length, before yoga reads it. */
-function bodySizeLimit(maxBytes: number): Plugin {
-  return {
-    onRequest({ request, endResponse, fetchAPI }) {
-      if (request.method !== 'POST') return;
-      const header = request.headers.get('content-length');
-      // Node's HTTP parser holds a body to its Content-Length, so the header is a hard bound.
-      // Without one (chunked upload) the size is unknown up front: refuse rather than buffer.
-      const refusal =
-        header === null
-          ? { status: 411, message: 'A POST request must send Content-Length' }
-          : !/^\d+$/.test(header) || Number(header) > maxBytes
-            ? { status: 413, message: `Request body is larger than the ${maxBytes} bytes allowed` }
-            : null;
-      if (!refusal) return;
-      endResponse(
-        new fetchAPI.Response(
-          JSON.stringify({
-            errors: [{ message: refusal.message, extensions: { code: 'BAD_REQUEST' } }],
-          }),
-          { status: refusal.status, headers: { 'content-type': 'application/json' } },
-        ),
-      );
-    },
-  };
 }
 
 function upstreamCostLimit(maxCost: number): Plugin {

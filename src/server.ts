@@ -63,6 +63,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     landingPage: false,
     // One operation per HTTP request: a JSON array body is refused, so limits hold per request.
     batching: false,
+    // Counted as the body streams in, so chunked uploads are bounded too; 413 when exceeded.
+    maxRequestBodySize: options.limits.maxBodyBytes,
     logging: logger ? yogaLogger(logger) : false,
     context: ({ request }) =>
       createContext(request.headers, { client: options.client, limits: options.limits }),

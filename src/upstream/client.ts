@@ -82,7 +82,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     try {
       text = await response.body.text();
     } catch (error) {
-      throw transportError(operation, error, options.timeoutMs);
+      throw bodyError(operation, error, options.timeoutMs);
     }
     if (statusCode < 200 || statusCode >= 300) throw httpError(operation, statusCode);
     try {
@@ -142,6 +142,20 @@ function httpError(operation: UpstreamOperation, statusCode: number): UpstreamEr
     {
       retryable: RETRYABLE_STATUS.has(statusCode),
       upstreamFault: statusCode >= 500,
+    },
+  );
+}
+
+/** The answer started but did not finish: a timeout, or the connection dropped mid-body. */
+function bodyError(operation: UpstreamOperation, error: unknown, timeoutMs: number): UpstreamError {
+  const failure = transportError(operation, error, timeoutMs);
+  if (failure.code !== ErrorCode.UpstreamError || !failure.retryable) return failure;
+  return new UpstreamError(
+    ErrorCode.UpstreamError,
+    `The SMS service's ${operation} response was cut off`,
+    {
+      cause: error,
+      retryable: true,
     },
   );
 }

@@ -21,7 +21,9 @@ export type ScriptedReply =
   /** Never answers; the socket stays open until the server closes. */
   | { readonly hang: true }
   /** Destroys the connection without an answer (a reset). */
-  | { readonly reset: true };
+  | { readonly reset: true }
+  /** Promises a 1000-byte JSON body, sends part of it, then drops the connection. */
+  | { readonly cutOff: true };
 
 export type Script = (call: ScriptedCall) => ScriptedReply;
 
@@ -63,6 +65,12 @@ function reply(scripted: ScriptedReply, req: IncomingMessage, res: ServerRespons
   if ('hang' in scripted) return;
   if ('reset' in scripted) {
     req.socket.destroy();
+    return;
+  }
+  if ('cutOff' in scripted) {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+    res.write('{"success":"1","data":[{"number":"1');
+    setTimeout(() => req.socket.destroy(), 20);
     return;
   }
   const send = () => {
