@@ -23,7 +23,7 @@ export interface UpstreamClientOptions {
   readonly dispatcher: Dispatcher;
   /** The service's base URL; its path (if any) prefixes every operation's path. */
   readonly baseUrl: URL;
-  /** Deadline for one call, connect to last body byte. */
+  /** Deadline for the answer's headers, and for each pause within its body, of one attempt. */
   readonly timeoutMs: number;
 }
 
@@ -68,7 +68,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
           accept: 'application/json',
         },
         body: body.toString(),
-        signal: AbortSignal.timeout(options.timeoutMs),
+        // Timed from when the request is written, not while it waits for a free connection:
+        // under load, queueing in the pool is not the service being slow.
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
       });
     } catch (error) {
       throw transportError(operation, error, options.timeoutMs);
@@ -166,8 +169,7 @@ function transportError(
   timeoutMs: number,
 ): UpstreamError {
   const code = (error as { code?: unknown } | null)?.code;
-  const name = (error as { name?: unknown } | null)?.name;
-  if (name === 'TimeoutError' || (typeof code === 'string' && TIMEOUT_CODES.has(code))) {
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
     return new UpstreamError(
       ErrorCode.UpstreamTimeout,
       `The SMS service did not answer ${operation} within ${timeoutMs} ms`,
