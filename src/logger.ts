@@ -4,7 +4,9 @@
  * change log an object that carries them.
  */
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { GraphQLError } from 'graphql';
 import type { YogaLogger } from 'graphql-yoga';
+import { UpstreamError } from './errors.js';
 
 export type { Logger };
 
@@ -36,16 +38,27 @@ export function createLogger(level: LevelWithSilent, destination?: pino.Destinat
   return destination ? pino(options, destination) : pino(options);
 }
 
-/** yoga's logger interface over pino: yoga passes a message and sometimes an error. */
+/**
+ * yoga's logger interface over pino. yoga logs each error it masks or converts: upstream
+ * failures are expected operational events and become one warn line with their stable code,
+ * the low-level cause (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...) and the field path; anything
+ * else is logged as an error with its stack.
+ */
 export function yogaLogger(logger: Logger): YogaLogger {
   const adapt =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (...args: unknown[]): void => {
-      const [first, ...rest] = args;
-      const error = [first, ...rest].find((a): a is Error => a instanceof Error);
-      const message = typeof first === 'string' ? first : (error?.message ?? 'yoga');
-      if (error) logger[level]({ err: error }, message);
-      else logger[level](message);
+      const error = args.find((a): a is Error => a instanceof Error);
+      const upstream = error instanceof GraphQLError ? error.originalError : error;
+      if (upstream instanceof UpstreamError) {
+        const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
+        const path = error instanceof GraphQLError ? error.path : undefined;
+        logger.warn({ code: upstream.code, cause, path }, upstream.message);
+      } else if (error) {
+        logger[level]({ err: error }, typeof args[0] === 'string' ? args[0] : error.message);
+      } else {
+        logger[level](args.map(String).join(' '));
+      }
     };
   return { debug: adapt('debug'), info: adapt('info'), warn: adapt('warn'), error: adapt('error') };
 }

@@ -7,7 +7,7 @@ import { GraphQLError } from 'graphql';
 import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
-import { UpstreamError, upstreamErrorToGraphQL } from './errors.js';
+import { upstreamErrorToGraphQL } from './errors.js';
 import { queryLimitPlugins } from './limits.js';
 import { yogaLogger, type Logger } from './logger.js';
 import { schema } from './schema/index.js';
@@ -61,6 +61,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/health',
     landingPage: false,
+    // yoga logs every error it masks or converts (once, with its cause): see yogaLogger.
     // One operation per HTTP request: a JSON array body is refused, so limits hold per request.
     batching: false,
     // Counted as the body streams in, so chunked uploads are bounded too; 413 when exceeded.
@@ -72,22 +73,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Upstream failures keep their safe message and stable code; anything else is masked.
       maskError(error, message, isDev) {
         const converted = error instanceof GraphQLError ? upstreamErrorToGraphQL(error) : null;
-        if (converted) {
-          const upstream = (error as GraphQLError).originalError as UpstreamError;
-          const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
-          if (logger)
-            logger.warn({ code: upstream.code, cause, path: converted.path }, upstream.message);
-          return converted;
-        }
-        if (
-          logger &&
-          error instanceof GraphQLError &&
-          error.originalError &&
-          !(error.originalError instanceof GraphQLError)
-        ) {
-          logger.error({ err: error.originalError, path: error.path }, 'unexpected error');
-        }
-        return maskError(error, message, isDev);
+        return converted ?? maskError(error, message, isDev);
       },
     },
     graphiql: {

@@ -65,6 +65,7 @@ describe('document limits', () => {
   it('tokens', async () => {
     const { status, error } = await refused(`{ ${'__typename '.repeat(401)} }`);
     expect(status).toBe(400);
+    expect(error).toMatchObject({ extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
     expect(error?.message).toMatch(/Token limit of 400 exceeded/);
   });
 
