@@ -4,6 +4,7 @@
  * `gateway.fetch` directly.
  */
 import { GraphQLError } from 'graphql';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
@@ -83,6 +84,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       shouldPersistHeaders: false,
     },
     plugins: [
+      // @defer / @stream: a client can render the number list first and each history as it lands.
+      useDeferStream(),
       ...queryLimitPlugins(options.limits),
       useReadinessCheck({ endpoint: '/readiness', check: isReady }),
     ],

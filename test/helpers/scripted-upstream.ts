@@ -23,7 +23,9 @@ export type ScriptedReply =
   /** Destroys the connection without an answer (a reset). */
   | { readonly reset: true }
   /** Promises a 1000-byte JSON body, sends part of it, then drops the connection. */
-  | { readonly cutOff: true };
+  | { readonly cutOff: true }
+  /** Holds the answer until `until` settles: lets a test observe what happens meanwhile. */
+  | { readonly until: Promise<unknown>; readonly reply: ScriptedReply };
 
 export type Script = (call: ScriptedCall) => ScriptedReply;
 
@@ -63,6 +65,10 @@ export async function startScriptedUpstream(script: Script): Promise<ScriptedUps
 
 function reply(scripted: ScriptedReply, req: IncomingMessage, res: ServerResponse): void {
   if ('hang' in scripted) return;
+  if ('until' in scripted) {
+    void scripted.until.then(() => reply(scripted.reply, req, res));
+    return;
+  }
   if ('reset' in scripted) {
     req.socket.destroy();
     return;
