@@ -1,6 +1,6 @@
 /** Environment -> validated, frozen configuration. Every bad value is reported, each in one line. */
 import { LOG_LEVELS } from './logger.js';
-import type { QueryLimits } from './limits.js';
+import type { QueryLimits } from './plugins/limits.js';
 
 /** Limits on what one GraphQL request may cost; see README "Limits and failure behaviour". */
 export interface GatewayLimits extends QueryLimits {
@@ -40,6 +40,12 @@ export interface Config {
   readonly limits: GatewayLimits;
   /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
   readonly simulatorLatencyMs: number;
+  /** Browser origins allowed by CORS; empty sends no CORS headers. @default [] */
+  readonly corsOrigins: readonly string[];
+  /** Allow-list of operations; null runs any operation (and accepts APQ). @default null */
+  readonly persistedOperationsPath: string | null;
+  /** Serve Prometheus metrics at /metrics. @default true */
+  readonly metrics: boolean;
 }
 
 export class ConfigError extends Error {
@@ -92,6 +98,9 @@ export function loadConfig(env: Env): Config {
       maxCost: int('MAX_QUERY_COST', 50, 1, 100_000),
     },
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
+    corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
+    persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
+    metrics: readSwitch('METRICS', env.METRICS, true, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
@@ -105,6 +114,43 @@ function deepFreeze<T extends object>(value: T): T {
     if (inner && typeof inner === 'object' && !(inner instanceof URL)) deepFreeze(inner as object);
   }
   return Object.freeze(value);
+}
+
+function readSwitch(
+  name: string,
+  raw: string | undefined,
+  fallback: boolean,
+  problems: string[],
+): boolean {
+  const text = raw?.trim().toLowerCase();
+  if (!text) return fallback;
+  if (['on', 'true', '1'].includes(text)) return true;
+  if (['off', 'false', '0'].includes(text)) return false;
+  problems.push(`${name} must be on or off (got "${raw}")`);
+  return fallback;
+}
+
+/** Comma-separated origins, each exactly scheme://host[:port], or a single "*". */
+function readCorsOrigins(raw: string | undefined, problems: string[]): string[] {
+  const origins = (raw ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  if (origins.length === 1 && origins[0] === '*') return origins;
+  for (const origin of origins) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (parsed?.origin !== origin) {
+      problems.push(
+        `CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com (or use "*" alone)`,
+      );
+    }
+  }
+  return origins;
 }
 
 function readUpstreamUrl(raw: string | undefined, problems: string[]): URL | null {

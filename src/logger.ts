@@ -7,6 +7,7 @@ import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { GraphQLError } from 'graphql';
 import type { YogaLogger } from 'graphql-yoga';
 import { UpstreamError } from './errors.js';
+import { currentRequestId } from './request-id.js';
 
 export type { Logger };
 
@@ -34,6 +35,10 @@ export function createLogger(level: LevelWithSilent, destination?: pino.Destinat
     base: { service: 'sms-graphql-gateway' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    mixin: () => {
+      const requestId = currentRequestId();
+      return requestId ? { requestId } : {};
+    },
   };
   return destination ? pino(options, destination) : pino(options);
 }

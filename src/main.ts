@@ -7,6 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
 import { createLogger } from './logger.js';
+import { createMetrics } from './metrics.js';
+import {
+  readPersistedOperations,
+  type PersistedOperations,
+} from './plugins/persisted-operations.js';
 import { DEMO_CREDENTIALS, startSimulator, type RunningSimulator } from './simulator/index.js';
 import { createUpstreamClient, createUpstreamPool } from './upstream/client.js';
 import { withResilience } from './upstream/resilience.js';
@@ -24,6 +29,16 @@ async function main(): Promise<void> {
   }
 
   const logger = createLogger(config.logLevel);
+  let persistedOperations: PersistedOperations | null = null;
+  if (config.persistedOperationsPath) {
+    try {
+      persistedOperations = readPersistedOperations(config.persistedOperationsPath);
+    } catch (error) {
+      console.error((error as Error).message);
+      process.exit(1);
+    }
+  }
+  const metrics = config.metrics ? createMetrics() : null;
   let simulator: RunningSimulator | null = null;
   let upstreamUrl = config.upstream.url;
   if (upstreamUrl === null) {
@@ -37,12 +52,18 @@ async function main(): Promise<void> {
     timeoutMs,
   });
   const client = withResilience(
-    createUpstreamClient({ dispatcher: pool, baseUrl: upstreamUrl, timeoutMs }),
+    createUpstreamClient({
+      dispatcher: pool,
+      baseUrl: upstreamUrl,
+      timeoutMs,
+      ...(metrics ? { observer: metrics.upstream } : {}),
+    }),
     {
       ...config.upstream,
       logger,
     },
   );
+  metrics?.watchBreaker(() => client.breakerState());
   const demoAuthorization = simulator
     ? basicAuthorization(DEMO_CREDENTIALS.sysId, DEMO_CREDENTIALS.authToken)
     : null;
@@ -52,6 +73,9 @@ async function main(): Promise<void> {
     client,
     limits: config.limits,
     logger,
+    metrics,
+    persistedOperations,
+    corsOrigins: config.corsOrigins,
     graphiqlHeaders: demoAuthorization ? { Authorization: demoAuthorization } : {},
     isReady: () => !draining,
   });

@@ -9,8 +9,15 @@ import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } fro
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
-import { queryLimitPlugins } from './limits.js';
 import { yogaLogger, type Logger } from './logger.js';
+import type { GatewayMetrics } from './metrics.js';
+import { queryLimitPlugins } from './plugins/limits.js';
+import {
+  persistedOperationsPlugin,
+  type PersistedOperations,
+} from './plugins/persisted-operations.js';
+import { requestLogPlugin } from './plugins/request-log.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 
@@ -21,8 +28,14 @@ export interface GatewayOptions {
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
   /** Readiness: false while draining before shutdown. @default always ready */
   readonly isReady?: () => boolean;
-  /** Where failures are logged; false for none. */
+  /** Where requests and failures are logged; false for none. */
   readonly logger: Logger | false;
+  /** Served at /metrics when given. */
+  readonly metrics?: GatewayMetrics | null;
+  /** Allow-list mode when given; otherwise any operation runs and APQ is accepted. */
+  readonly persistedOperations?: PersistedOperations | null;
+  /** Browser origins allowed by CORS; none sends no CORS headers. */
+  readonly corsOrigins?: readonly string[];
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -83,11 +96,35 @@ export function createGateway(options: GatewayOptions): Gateway {
       headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
       shouldPersistHeaders: false,
     },
+    cors: corsPolicy(options.corsOrigins ?? []),
     plugins: [
+      ...(logger ? [requestLogPlugin(logger)] : []),
+      ...(options.metrics ? [options.metrics.plugin()] : []),
+      persistedOperationsPlugin(options.persistedOperations ?? null),
       // @defer / @stream: a client can render the number list first and each history as it lands.
       useDeferStream(),
       ...queryLimitPlugins(options.limits),
       useReadinessCheck({ endpoint: '/readiness', check: isReady }),
     ],
   });
+}
+
+/** Only configured origins may call from a browser; credentials travel in headers, never cookies. */
+function corsPolicy(origins: readonly string[]) {
+  if (origins.length === 0) return false as const;
+  return {
+    origin: [...origins],
+    methods: ['GET', 'POST'],
+    allowedHeaders: [
+      'authorization',
+      'x-sys-id',
+      'x-auth-token',
+      'content-type',
+      'accept',
+      REQUEST_ID_HEADER,
+    ],
+    exposedHeaders: [REQUEST_ID_HEADER],
+    credentials: false,
+    maxAge: 600,
+  };
 }

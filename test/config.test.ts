@@ -39,6 +39,9 @@ describe('loadConfig', () => {
       MAX_DIRECTIVES: '3',
       MAX_QUERY_COST: '9',
       SIMULATOR_LATENCY_MS: '20',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
+      PERSISTED_OPERATIONS: 'ops.json',
+      METRICS: 'off',
     });
     expect(config).toEqual({
       port: 8080,
@@ -65,6 +68,9 @@ describe('loadConfig', () => {
         maxCost: 9,
       },
       simulatorLatencyMs: 20,
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      persistedOperationsPath: 'ops.json',
+      metrics: false,
     });
     expect(
       Object.isFrozen(config) && Object.isFrozen(config.limits) && Object.isFrozen(config.upstream),
@@ -90,6 +96,20 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toMatch(
       /LOG_LEVEL[\s\S]*PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONCURRENCY/,
     );
+  });
+
+  it.each([['https://app.example.com/'], ['app.example.com'], ['https://a.example.com,*']])(
+    'refuses CORS_ORIGINS=%s',
+    (origins) => {
+      expect(() => loadConfig({ CORS_ORIGINS: origins })).toThrow(
+        /CORS_ORIGINS: .* is not an origin/,
+      );
+    },
+  );
+
+  it('accepts CORS_ORIGINS=* alone, and refuses METRICS values other than on/off', () => {
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    expect(() => loadConfig({ METRICS: 'maybe' })).toThrow(/METRICS must be on or off/);
   });
 
   it.each([

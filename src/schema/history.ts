@@ -1,7 +1,7 @@
 /** Message history: History, Message and MessageStatus, and the Number.history field. */
 import type { History, Message, MessageDirection, MessageStatus } from '../domain.js';
 import { badUserInput } from '../errors.js';
-import { UPSTREAM_CALL_COST } from '../limits.js';
+import { UPSTREAM_CALL_COST } from '../plugins/limits.js';
 import { builder } from './builder.js';
 import { NumberRef } from './numbers.js';
 

@@ -1,6 +1,6 @@
 /** Owned numbers: the Number entity and the root fields that list and find them. */
 import type { NumberType, OwnedNumber } from '../domain.js';
-import { UPSTREAM_CALL_COST } from '../limits.js';
+import { UPSTREAM_CALL_COST } from '../plugins/limits.js';
 import { builder } from './builder.js';
 
 export const NumberTypeEnum = builder.enumType('NumberType', {

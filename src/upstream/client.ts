@@ -25,6 +25,13 @@ export interface UpstreamClientOptions {
   readonly baseUrl: URL;
   /** Deadline for the answer's headers, and for each pause within its body, of one attempt. */
   readonly timeoutMs: number;
+  /** Told of every attempt, for metrics. */
+  readonly observer?: UpstreamObserver;
+}
+
+export interface UpstreamObserver {
+  /** One finished attempt: `outcome` is "ok" or the error code it failed with. */
+  attempt(operation: UpstreamOperation, seconds: number, outcome: string): void;
 }
 
 export interface UpstreamPoolOptions {
@@ -32,10 +39,10 @@ export interface UpstreamPoolOptions {
   readonly timeoutMs: number;
 }
 
-/** A keep-alive pool to the upstream origin with every timeout bounded (undici's defaults are 300 s). */
 /** Larger upstream bodies are refused rather than buffered (the 450-message demo page is ~130 KB). */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
+/** A keep-alive pool to the upstream origin with every timeout bounded (undici's defaults are 300 s). */
 export function createUpstreamPool(baseUrl: URL, options: UpstreamPoolOptions): Pool {
   return new Pool(baseUrl.origin, {
     connections: options.connections,
@@ -101,24 +108,45 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
   }
 
+  /** One attempt: the call and the parsing of its answer, timed and reported to the observer. */
+  async function attempt<T>(
+    operation: UpstreamOperation,
+    credentials: Credentials,
+    params: Record<string, string>,
+    parse: (json: unknown) => T,
+  ): Promise<T> {
+    const started = performance.now();
+    let outcome = 'ok';
+    try {
+      return parse(await call(operation, credentials, params));
+    } catch (error) {
+      outcome = error instanceof UpstreamError ? error.code : 'UNEXPECTED';
+      throw error;
+    } finally {
+      options.observer?.attempt(operation, (performance.now() - started) / 1000, outcome);
+    }
+  }
+
   return {
-    async history(credentials, request) {
-      const json = await call('smshistory', credentials, {
+    history(credentials, request) {
+      const params = {
         number: request.number,
         tid: request.tid,
         history_start: String(request.start),
         history_end: String(request.end),
-      });
-      return parseHistory(json, request);
+      };
+      return attempt('smshistory', credentials, params, (json) => parseHistory(json, request));
     },
-    async ownedNumbers(credentials, type) {
-      const json = await call('ownednumbers', credentials, {
-        number_type: type === 'LOCAL' ? 'local' : 'tollfree',
-      });
-      return parseOwnedNumbers('ownednumbers', json);
+    ownedNumbers(credentials, type) {
+      const params = { number_type: type === 'LOCAL' ? 'local' : 'tollfree' };
+      return attempt('ownednumbers', credentials, params, (json) =>
+        parseOwnedNumbers('ownednumbers', json),
+      );
     },
-    async allOwnedNumbers(credentials) {
-      return parseOwnedNumbers('allownednumbers', await call('allownednumbers', credentials, {}));
+    allOwnedNumbers(credentials) {
+      return attempt('allownednumbers', credentials, {}, (json) =>
+        parseOwnedNumbers('allownednumbers', json),
+      );
     },
   };
 }

@@ -46,19 +46,25 @@ export function createTestGateway(
   const baseUrl = new URL(upstreamUrl);
   const timeoutMs = options.timeoutMs ?? 2_000;
   const pool = createUpstreamPool(baseUrl, { connections: 32, timeoutMs });
-  const client = withResilience(createUpstreamClient({ dispatcher: pool, baseUrl, timeoutMs }), {
-    retries: 0,
-    retryBaseDelayMs: 10,
-    breakerThreshold: 1_000_000,
-    breakerCooldownMs: 1_000,
-    ...options.resilience,
-  });
+  const { timeoutMs: _timeout, limits, resilience, logger, metrics, ...gatewayOptions } = options;
+  const observer = metrics ? { observer: metrics.upstream } : {};
+  const client = withResilience(
+    createUpstreamClient({ dispatcher: pool, baseUrl, timeoutMs, ...observer }),
+    {
+      retries: 0,
+      retryBaseDelayMs: 10,
+      breakerThreshold: 1_000_000,
+      breakerCooldownMs: 1_000,
+      ...resilience,
+    },
+  );
+  if (metrics) metrics.watchBreaker(() => client.breakerState());
   const gateway = createGateway({
     client,
-    limits: { ...DEFAULT_LIMITS, ...options.limits },
-    logger: options.logger ?? false,
-    ...(options.isReady ? { isReady: options.isReady } : {}),
-    ...(options.graphiqlHeaders ? { graphiqlHeaders: options.graphiqlHeaders } : {}),
+    ...gatewayOptions,
+    limits: { ...DEFAULT_LIMITS, ...limits },
+    logger: logger ?? false,
+    metrics: metrics ?? null,
   });
   return { gateway, client, pool, close: () => pool.close() };
 }

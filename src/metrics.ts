@@ -1,0 +1,160 @@
+/**
+ * Prometheus metrics, served at /metrics: GraphQL requests and their durations per operation,
+ * HTTP durations, upstream attempts (count, duration, outcome) per upstream operation, the
+ * circuit breaker's state, and response-cache hits. One registry per gateway, so several
+ * gateways in one process (tests) never share series.
+ */
+import {
+  createCounter,
+  createHistogram,
+  usePrometheus,
+  type FillLabelsFnParams,
+} from '@graphql-yoga/plugin-prometheus';
+import type { Plugin } from 'graphql-yoga';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { UpstreamObserver } from './upstream/client.js';
+import type { BreakerState } from './upstream/resilience.js';
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  /** Feed to the upstream client: one observation per attempt. */
+  readonly upstream: UpstreamObserver;
+  cacheLookup(result: 'hit' | 'miss'): void;
+  /** Reports the breaker's state at each scrape. */
+  watchBreaker(state: () => BreakerState): void;
+  plugin(): Plugin;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/**
+ * Operation names come from clients: past this many distinct names, new ones are counted as
+ * "other", so a client cannot grow the metrics without bound. (Written here because the
+ * prometheus plugin labels with whatever name a client sends.)
+ */
+const MAX_OPERATION_NAMES = 200;
+
+export function createMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const upstreamCalls = new Counter({
+    name: 'sms_upstream_requests_total',
+    help: 'Attempts at upstream operations, by operation and outcome (ok or the error code).',
+    labelNames: ['operation', 'outcome'],
+    registers: [registry],
+  });
+  const upstreamDuration = new Histogram({
+    name: 'sms_upstream_request_duration_seconds',
+    help: 'Duration of upstream attempts, by operation.',
+    labelNames: ['operation'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const cache = new Counter({
+    name: 'sms_response_cache_lookups_total',
+    help: 'Response cache lookups, by result (hit or miss).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  let breakerState: (() => BreakerState) | undefined;
+  new Gauge({
+    name: 'sms_upstream_circuit_open',
+    help: '1 while the upstream circuit breaker is open or half-open, else 0.',
+    registers: [registry],
+    collect() {
+      this.set(breakerState && breakerState() !== 'closed' ? 1 : 0);
+    },
+  });
+
+  const seenNames = new Set<string>();
+  const operationName = (name: string | undefined): string => {
+    if (!name) return 'anonymous';
+    if (seenNames.has(name)) return name;
+    if (seenNames.size >= MAX_OPERATION_NAMES) return 'other';
+    seenNames.add(name);
+    return name;
+  };
+  const operationLabels = (params: FillLabelsFnParams) => ({
+    operationType: params.operationType ?? 'unknown',
+    operationName: operationName(params.operationName),
+  });
+
+  return {
+    registry,
+    upstream: {
+      attempt(operation, seconds, outcome) {
+        upstreamCalls.inc({ operation, outcome });
+        upstreamDuration.observe({ operation }, seconds);
+      },
+    },
+    cacheLookup(result) {
+      cache.inc({ result });
+    },
+    watchBreaker(state) {
+      breakerState = state;
+    },
+    plugin() {
+      return usePrometheus({
+        registry,
+        endpoint: '/metrics',
+        metrics: {
+          graphql_envelop_request: createCounter({
+            registry,
+            counter: {
+              name: 'graphql_envelop_request',
+              help: 'GraphQL operations executed, by operation.',
+              labelNames: ['operationType', 'operationName'],
+            },
+            fillLabelsFn: operationLabels,
+          }),
+          graphql_envelop_request_duration: createHistogram({
+            registry,
+            histogram: {
+              name: 'graphql_envelop_request_duration',
+              help: 'Duration of GraphQL operations (parse to result), in seconds, by operation.',
+              labelNames: ['operationType', 'operationName'],
+              buckets: LATENCY_BUCKETS,
+            },
+            fillLabelsFn: operationLabels,
+          }),
+          graphql_envelop_error_result: createCounter({
+            registry,
+            counter: {
+              name: 'graphql_envelop_error_result',
+              help: 'GraphQL results with errors, by phase and operation.',
+              labelNames: ['phase', 'operationName'],
+            },
+            fillLabelsFn: (params) => ({
+              phase: params.errorPhase ?? 'unknown',
+              operationName: operationName(params.operationName),
+            }),
+          }),
+          graphql_yoga_http_duration: createHistogram({
+            registry,
+            histogram: {
+              name: 'graphql_yoga_http_duration',
+              help: 'Duration of HTTP requests to the GraphQL endpoint, in seconds, by status.',
+              labelNames: ['method', 'statusCode'],
+              buckets: LATENCY_BUCKETS,
+            },
+            fillLabelsFn: (
+              params: FillLabelsFnParams & { request: Request; response: Response },
+            ) => ({
+              method: params.request.method,
+              statusCode: params.response.status,
+            }),
+          }),
+          graphql_envelop_phase_parse: false,
+          graphql_envelop_phase_validate: false,
+          graphql_envelop_phase_context: false,
+          graphql_envelop_phase_execute: false,
+          graphql_envelop_phase_subscribe: false,
+          graphql_envelop_request_time_summary: false,
+          graphql_envelop_deprecated_field: false,
+          graphql_envelop_schema_change: false,
+          graphql_envelop_execute_resolver: false,
+        },
+      });
+    },
+  };
+}

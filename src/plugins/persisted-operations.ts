@@ -1,0 +1,80 @@
+/**
+ * Persisted operations, two modes:
+ * - default: automatic persisted queries (APQ) as Apollo Client's persisted-query link sends
+ *   them: a hash first, the full query once when the gateway does not know the hash yet;
+ * - allow-list (`PERSISTED_OPERATIONS=path`): only the operations in the file run, by hash;
+ *   anything else is refused (introspection included), and nothing can be registered.
+ */
+import { readFileSync } from 'node:fs';
+import { useAPQ } from '@graphql-yoga/plugin-apq';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { parse } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+export type PersistedOperations = ReadonlyMap<string, string>;
+
+export class PersistedOperationsError extends Error {
+  override readonly name = 'PersistedOperationsError';
+}
+
+/**
+ * Reads an allow-list: either a JSON object of id -> document (GraphQL Code Generator's
+ * persisted-documents.json), or an Apollo persisted query manifest
+ * (`{ "format": "apollo-persisted-query-manifest", "operations": [{ "id", "body" }] }`).
+ * Every document must parse; problems are reported with the file and the entry.
+ */
+export function readPersistedOperations(path: string): PersistedOperations {
+  const fail = (problem: string): never => {
+    throw new PersistedOperationsError(`PERSISTED_OPERATIONS (${path}): ${problem}`);
+  };
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    return fail(error instanceof SyntaxError ? 'not valid JSON' : 'cannot be read');
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    return fail('must be a JSON object');
+  const entries: [string, unknown][] =
+    (json as { format?: unknown }).format === 'apollo-persisted-query-manifest'
+      ? manifestEntries(json as { operations?: unknown }, fail)
+      : Object.entries(json);
+  const operations = new Map<string, string>();
+  for (const [id, document] of entries) {
+    if (typeof document !== 'string')
+      return fail(`entry "${id}" must be a GraphQL document string`);
+    try {
+      parse(document);
+    } catch (error) {
+      return fail(`entry "${id}" does not parse: ${(error as Error).message}`);
+    }
+    operations.set(id, document);
+  }
+  if (operations.size === 0) fail('lists no operations');
+  return operations;
+}
+
+function manifestEntries(
+  manifest: { operations?: unknown },
+  fail: (problem: string) => never,
+): [string, unknown][] {
+  if (!Array.isArray(manifest.operations)) return fail('the manifest has no "operations" array');
+  return manifest.operations.map((operation: unknown, index) => {
+    const { id, body } = (operation ?? {}) as { id?: unknown; body?: unknown };
+    if (typeof id !== 'string') return fail(`operations[${index}] has no string "id"`);
+    return [id, body];
+  });
+}
+
+export function persistedOperationsPlugin(allowList: PersistedOperations | null): Plugin {
+  if (allowList === null) return useAPQ();
+  return usePersistedOperations({
+    allowArbitraryOperations: false,
+    getPersistedOperation: (id) => allowList.get(id) ?? null,
+    customErrors: {
+      persistedQueryOnly:
+        'This gateway only runs persisted operations: send a known operation hash',
+      notFound: 'PersistedQueryNotFound: this operation is not in the allow-list',
+    },
+  });
+}
