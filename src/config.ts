@@ -46,6 +46,8 @@ export interface Config {
   readonly persistedOperationsPath: string | null;
   /** Serve Prometheus metrics at /metrics. @default true */
   readonly metrics: boolean;
+  /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
+  readonly tracingEndpoint: URL | null;
 }
 
 export class ConfigError extends Error {
@@ -101,6 +103,11 @@ export function loadConfig(env: Env): Config {
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
     persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
     metrics: readSwitch('METRICS', env.METRICS, true, problems),
+    tracingEndpoint: readHttpUrl(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      problems,
+    ),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
@@ -114,6 +121,19 @@ function deepFreeze<T extends object>(value: T): T {
     if (inner && typeof inner === 'object' && !(inner instanceof URL)) deepFreeze(inner as object);
   }
   return Object.freeze(value);
+}
+
+function readHttpUrl(name: string, raw: string | undefined, problems: string[]): URL | null {
+  const text = raw?.trim();
+  if (!text) return null;
+  try {
+    const url = new URL(text);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  } catch {
+    // reported below
+  }
+  problems.push(`${name} must be an absolute http(s) URL, e.g. http://otel-collector:4318`);
+  return null;
 }
 
 function readSwitch(

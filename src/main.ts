@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { startTracing } from './tracing.js';
 import {
   readPersistedOperations,
   type PersistedOperations,
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     }
   }
   const metrics = config.metrics ? createMetrics() : null;
+  const tracing = config.tracingEndpoint ? startTracing(config.tracingEndpoint) : null;
   let simulator: RunningSimulator | null = null;
   let upstreamUrl = config.upstream.url;
   if (upstreamUrl === null) {
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
     metrics,
     persistedOperations,
     corsOrigins: config.corsOrigins,
+    tracing,
     graphiqlHeaders: demoAuthorization ? { Authorization: demoAuthorization } : {},
     isReady: () => !draining,
   });
@@ -114,7 +117,7 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(() => {
-      void Promise.allSettled([pool.close(), simulator?.close()]).then(() => {
+      void Promise.allSettled([pool.close(), simulator?.close(), tracing?.shutdown()]).then(() => {
         clearTimeout(force);
         process.exit(0);
       });

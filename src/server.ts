@@ -18,6 +18,7 @@ import {
 } from './plugins/persisted-operations.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
+import type { Tracing } from './tracing.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   readonly persistedOperations?: PersistedOperations | null;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
+  /** OpenTelemetry spans per operation when given. */
+  readonly tracing?: Tracing | null;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -100,6 +103,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     plugins: [
       ...(logger ? [requestLogPlugin(logger)] : []),
       ...(options.metrics ? [options.metrics.plugin()] : []),
+      ...(options.tracing ? [options.tracing.plugin] : []),
       persistedOperationsPlugin(options.persistedOperations ?? null),
       // @defer / @stream: a client can render the number list first and each history as it lands.
       useDeferStream(),

@@ -32,7 +32,8 @@ export function requestLogPlugin(logger: Logger): Plugin {
     },
     onExecute({ args }) {
       const record = records.get((args.contextValue as { request: Request }).request);
-      if (record) record.operation = getOperationAST(args.document, args.operationName)?.name?.value;
+      if (record)
+        record.operation = getOperationAST(args.document, args.operationName)?.name?.value;
     },
     onResponse({ request, response }) {
       const record = records.get(request);

@@ -3,6 +3,7 @@
  * production, pointed at a loopback server in tests): form-encoded POST, a deadline per call,
  * every body consumed, failures turned into UpstreamError with a stable code.
  */
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
 import type { Credentials } from '../credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
@@ -53,6 +54,8 @@ export function createUpstreamPool(baseUrl: URL, options: UpstreamPoolOptions): 
     maxResponseSize: MAX_RESPONSE_BYTES,
   });
 }
+
+const tracer = trace.getTracer('sms-graphql-gateway');
 
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const prefix = options.baseUrl.pathname.replace(/\/+$/, '');
@@ -108,23 +111,38 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
   }
 
-  /** One attempt: the call and the parsing of its answer, timed and reported to the observer. */
-  async function attempt<T>(
+  /**
+   * One attempt: the call and the parsing of its answer, timed for the observer and traced as a
+   * client span (a no-op unless tracing is on). Neither sees the parameters, so no credential.
+   */
+  function attempt<T>(
     operation: UpstreamOperation,
     credentials: Credentials,
     params: Record<string, string>,
     parse: (json: unknown) => T,
   ): Promise<T> {
-    const started = performance.now();
-    let outcome = 'ok';
-    try {
-      return parse(await call(operation, credentials, params));
-    } catch (error) {
-      outcome = error instanceof UpstreamError ? error.code : 'UNEXPECTED';
-      throw error;
-    } finally {
-      options.observer?.attempt(operation, (performance.now() - started) / 1000, outcome);
-    }
+    return tracer.startActiveSpan(
+      `sms.upstream ${operation}`,
+      { kind: SpanKind.CLIENT, attributes: { 'sms.operation': operation } },
+      async (span) => {
+        const started = performance.now();
+        let outcome = 'ok';
+        try {
+          return parse(await call(operation, credentials, params));
+        } catch (error) {
+          outcome = error instanceof UpstreamError ? error.code : 'UNEXPECTED';
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: error instanceof UpstreamError ? error.message : 'unexpected',
+          });
+          throw error;
+        } finally {
+          span.setAttribute('sms.outcome', outcome);
+          span.end();
+          options.observer?.attempt(operation, (performance.now() - started) / 1000, outcome);
+        }
+      },
+    );
   }
 
   return {
