@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
       PERSISTED_OPERATIONS: 'ops.json',
       METRICS: 'off',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
     });
     expect(config).toEqual({
       port: 8080,
@@ -71,6 +72,7 @@ describe('loadConfig', () => {
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       persistedOperationsPath: 'ops.json',
       metrics: false,
+      tracingEndpoint: new URL('http://otel-collector:4318'),
     });
     expect(
       Object.isFrozen(config) && Object.isFrozen(config.limits) && Object.isFrozen(config.upstream),
@@ -110,6 +112,7 @@ describe('loadConfig', () => {
   it('accepts CORS_ORIGINS=* alone, and refuses METRICS values other than on/off', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
     expect(() => loadConfig({ METRICS: 'maybe' })).toThrow(/METRICS must be on or off/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute/);
   });
 
   it.each([
