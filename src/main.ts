@@ -4,41 +4,27 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { startTracing } from './tracing.js';
 import {
+  PersistedOperationsError,
   readPersistedOperations,
-  type PersistedOperations,
 } from './plugins/persisted-operations.js';
-import { DEMO_CREDENTIALS, startSimulator, type RunningSimulator } from './simulator/index.js';
-import { createUpstreamClient, createUpstreamPool } from './upstream/client.js';
-import { withResilience } from './upstream/resilience.js';
+import { banner, DEMO_AUTHORIZATION } from './banner.js';
+import { startSimulator, type RunningSimulator } from './simulator/index.js';
+import { createUpstream } from './upstream/index.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    console.error(error.message);
-    process.exit(1);
-  }
-
+  const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
-  let persistedOperations: PersistedOperations | null = null;
-  if (config.persistedOperationsPath) {
-    try {
-      persistedOperations = readPersistedOperations(config.persistedOperationsPath);
-    } catch (error) {
-      console.error((error as Error).message);
-      process.exit(1);
-    }
-  }
+  const persistedOperations = config.persistedOperationsPath
+    ? readPersistedOperations(config.persistedOperationsPath)
+    : null;
   const metrics = config.metrics ? createMetrics() : null;
   const tracing = config.tracingEndpoint ? startTracing(config.tracingEndpoint) : null;
   let simulator: RunningSimulator | null = null;
@@ -48,27 +34,11 @@ async function main(): Promise<void> {
     upstreamUrl = new URL(simulator.url);
   }
 
-  const { timeoutMs } = config.upstream;
-  const pool = createUpstreamPool(upstreamUrl, {
-    connections: config.upstream.connections,
-    timeoutMs,
+  const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
+    logger,
+    ...(metrics ? { observer: metrics.upstream } : {}),
   });
-  const client = withResilience(
-    createUpstreamClient({
-      dispatcher: pool,
-      baseUrl: upstreamUrl,
-      timeoutMs,
-      ...(metrics ? { observer: metrics.upstream } : {}),
-    }),
-    {
-      ...config.upstream,
-      logger,
-    },
-  );
   metrics?.watchBreaker(() => client.breakerState());
-  const demoAuthorization = simulator
-    ? basicAuthorization(DEMO_CREDENTIALS.sysId, DEMO_CREDENTIALS.authToken)
-    : null;
 
   let draining = false;
   const gateway = createGateway({
@@ -79,7 +49,8 @@ async function main(): Promise<void> {
     persistedOperations,
     corsOrigins: config.corsOrigins,
     tracing,
-    graphiqlHeaders: demoAuthorization ? { Authorization: demoAuthorization } : {},
+    // GraphiQL pre-fills the demo credentials only when they are the simulator's, never real ones.
+    graphiqlHeaders: simulator ? { Authorization: DEMO_AUTHORIZATION } : {},
     isReady: () => !draining,
   });
   const server = createServer(gateway);
@@ -91,26 +62,17 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const endpoint = `http://${shownHost}:${port}${GRAPHQL_PATH}`;
-  console.log(`SMS GraphQL gateway on ${endpoint} (GraphiQL: open it in a browser)`);
-  if (simulator && demoAuthorization) {
-    console.log(
-      `Upstream: built-in simulator at ${simulator.url} (set UPSTREAM_URL to use the real service)`,
-    );
-    console.log(
-      `Demo credentials: sys_id=${DEMO_CREDENTIALS.sysId} auth_token=${DEMO_CREDENTIALS.authToken}`,
-    );
-    console.log('Try:');
-    console.log(`  ${demoCurl(endpoint, demoAuthorization)}`);
-  } else {
-    console.log(`Upstream: ${upstreamUrl.origin}`);
-  }
+  console.log(
+    banner(endpoint, simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin }),
+  );
+  logger.info({ endpoint, upstream: upstreamUrl.origin }, 'listening');
 
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     draining = true;
-    console.log(`${signal}: draining and shutting down`);
+    logger.info({ signal }, 'draining and shutting down');
     const force = setTimeout(() => {
       console.error(`Shutdown took longer than ${SHUTDOWN_GRACE_MS} ms; exiting`);
       process.exit(1);
@@ -128,17 +90,13 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
-function basicAuthorization(sysId: string, authToken: string): string {
-  return `Basic ${Buffer.from(`${sysId}:${authToken}`).toString('base64')}`;
-}
-
-function demoCurl(endpoint: string, authorization: string): string {
-  const query =
-    '{ ownedNumbers { tid number type history(start: 0, end: 3) { totalCount messages { sentAt direction body status { code text } } } } }';
-  return `curl -s ${endpoint} -H 'Authorization: ${authorization}' -H 'Content-Type: application/json' -d '${JSON.stringify({ query })}'`;
-}
-
 main().catch((error: unknown) => {
-  console.error('The gateway failed to start:', error instanceof Error ? error.message : error);
+  // Configuration problems already say what to fix; anything else gets a short preface.
+  const known = error instanceof ConfigError || error instanceof PersistedOperationsError;
+  console.error(
+    known
+      ? error.message
+      : `The gateway failed to start: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exit(1);
 });

@@ -112,7 +112,9 @@ describe('loadConfig', () => {
   it('accepts CORS_ORIGINS=* alone, and refuses METRICS values other than on/off', () => {
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
     expect(() => loadConfig({ METRICS: 'maybe' })).toThrow(/METRICS must be on or off/);
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute/,
+    );
   });
 
   it.each([

@@ -14,12 +14,8 @@ import {
 } from '../../src/simulator/index.js';
 import { DEFAULT_LIMITS, type GatewayLimits } from '../../src/config.js';
 import type { Logger } from '../../src/logger.js';
-import { createUpstreamClient, createUpstreamPool } from '../../src/upstream/client.js';
-import {
-  withResilience,
-  type ResilienceOptions,
-  type ResilientUpstreamClient,
-} from '../../src/upstream/resilience.js';
+import { createUpstream } from '../../src/upstream/index.js';
+import type { ResilienceOptions, ResilientUpstreamClient } from '../../src/upstream/resilience.js';
 
 export interface TestGateway {
   readonly gateway: Gateway;
@@ -43,20 +39,19 @@ export function createTestGateway(
   upstreamUrl: string,
   options: TestGatewayOptions = {},
 ): TestGateway {
-  const baseUrl = new URL(upstreamUrl);
-  const timeoutMs = options.timeoutMs ?? 2_000;
-  const pool = createUpstreamPool(baseUrl, { connections: 32, timeoutMs });
-  const { timeoutMs: _timeout, limits, resilience, logger, metrics, ...gatewayOptions } = options;
-  const observer = metrics ? { observer: metrics.upstream } : {};
-  const client = withResilience(
-    createUpstreamClient({ dispatcher: pool, baseUrl, timeoutMs, ...observer }),
+  const { timeoutMs, limits, resilience, logger, metrics, ...gatewayOptions } = options;
+  const { client, pool } = createUpstream(
+    new URL(upstreamUrl),
     {
+      timeoutMs: timeoutMs ?? 2_000,
+      connections: 32,
       retries: 0,
       retryBaseDelayMs: 10,
       breakerThreshold: 1_000_000,
       breakerCooldownMs: 1_000,
       ...resilience,
     },
+    metrics ? { observer: metrics.upstream } : {},
   );
   if (metrics) metrics.watchBreaker(() => client.breakerState());
   const gateway = createGateway({
