@@ -5,6 +5,7 @@
  */
 import { GraphQLError } from 'graphql';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
@@ -45,8 +46,8 @@ export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
 
 export const GRAPHQL_PATH = '/graphql';
 
-export const DEFAULT_GRAPHIQL_QUERY = `# Every number the account owns, with its five latest messages.
-# Credentials go in the Headers tab below.
+export const DEFAULT_GRAPHIQL_QUERY = `# Your numbers and their five latest messages.
+# Credentials: the Headers tab below.
 query NumbersWithLatestMessages {
   ownedNumbers {
     tid
@@ -93,6 +94,9 @@ export function createGateway(options: GatewayOptions): Gateway {
         return converted ?? maskError(error, message, isDev);
       },
     },
+    // The self-contained GraphiQL page: its scripts and styles are inlined, so it works where the
+    // browser has no internet access (yoga's default page loads them from unpkg.com).
+    renderGraphiQL,
     graphiql: {
       title: 'SMS GraphQL gateway',
       defaultQuery: DEFAULT_GRAPHIQL_QUERY,
