@@ -5,6 +5,8 @@
  */
 import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
+import { createPersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS, type DemoNumber } from '../src/simulator/index.js';
 import { startGatewayProcess, type GatewayProcess } from './helpers/gateway-process.js';
@@ -326,6 +328,53 @@ describe('plain fetch against the running gateway', () => {
           }),
         ],
       },
+    ]);
+  });
+});
+
+describe("Apollo Client's persisted-query link against the running gateway", () => {
+  it('registers the query once, then sends only its hash (over GET)', async () => {
+    const seen: { method: string; hasQuery: boolean }[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const url = new URL(
+        typeof input === 'string' ? input : input instanceof URL ? input.href : input.url,
+      );
+      const body =
+        typeof init?.body === 'string' ? (JSON.parse(init.body) as { query?: string }) : null;
+      seen.push({
+        method: init?.method ?? 'GET',
+        hasQuery: Boolean(body?.query ?? url.searchParams.get('query')),
+      });
+      return fetch(input, init);
+    };
+    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    const link = createPersistedQueryLink({ sha256, useGETForHashedQueries: true }).concat(
+      new HttpLink({
+        uri: gateway.endpoint,
+        fetch: recordingFetch,
+        headers: {
+          Authorization: `Basic ${btoa(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`)}`,
+        },
+      }),
+    );
+    const query = gql`
+      query PersistedTids {
+        ownedNumbers {
+          tid
+        }
+      }
+    `;
+    const expected = DEMO_ACCOUNT.numbers.map((n) => ({ __typename: 'Number', tid: n.tid }));
+    for (let round = 0; round < 2; round += 1) {
+      const client = new ApolloClient({ link, cache: createCache() });
+      const { data } = await client.query({ query, fetchPolicy: 'no-cache' });
+      expect(data).toEqual({ ownedNumbers: expected });
+    }
+    // Hash only (unknown) -> hash with the query -> hash only, served from the gateway's store.
+    expect(seen).toEqual([
+      { method: 'GET', hasQuery: false },
+      { method: 'POST', hasQuery: true },
+      { method: 'GET', hasQuery: false },
     ]);
   });
 });
