@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createResponseCache } from './cache.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
 import { createLogger } from './logger.js';
@@ -47,11 +48,17 @@ async function main(): Promise<void> {
     ? basicAuthorization(DEMO_CREDENTIALS.sysId, DEMO_CREDENTIALS.authToken)
     : null;
 
+  const responseCache = createResponseCache(config.responseCache, { logger });
+  // Redis being down costs cache misses, not the gateway: say so, and start anyway.
+  if (responseCache && !(await responseCache.ready(5_000)))
+    logger.warn('Response cache: Redis not reachable yet; answering without the cache meanwhile');
+
   let draining = false;
   const gateway = createGateway({
     client,
     limits: config.limits,
     logger,
+    responseCache,
     graphiqlHeaders: demoAuthorization ? { Authorization: demoAuthorization } : {},
     isReady: () => !draining,
   });
@@ -77,6 +84,11 @@ async function main(): Promise<void> {
   } else {
     console.log(`Upstream: ${upstreamUrl.origin}`);
   }
+  if (responseCache) {
+    const { ttlMs, redisUrl } = config.responseCache;
+    const where = redisUrl ? `Redis at ${redisUrl.host}` : 'memory';
+    console.log(`Response cache: on, in ${where}, answers kept ${ttlMs} ms`);
+  }
 
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -90,10 +102,12 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(() => {
-      void Promise.allSettled([pool.close(), simulator?.close()]).then(() => {
-        clearTimeout(force);
-        process.exit(0);
-      });
+      void Promise.allSettled([pool.close(), simulator?.close(), responseCache?.close()]).then(
+        () => {
+          clearTimeout(force);
+          process.exit(0);
+        },
+      );
     });
     server.closeIdleConnections();
   };

@@ -6,6 +6,7 @@
 import { GraphQLError } from 'graphql';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import type { ResponseCache } from './cache.js';
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
@@ -23,6 +24,8 @@ export interface GatewayOptions {
   readonly isReady?: () => boolean;
   /** Where failures are logged; false for none. */
   readonly logger: Logger | false;
+  /** The opt-in response cache (createResponseCache); none by default. */
+  readonly responseCache?: ResponseCache | null;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -84,6 +87,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       shouldPersistHeaders: false,
     },
     plugins: [
+      // First: a cached answer skips parsing, the limits and execution (it passed them when stored).
+      ...(options.responseCache ? [options.responseCache.plugin] : []),
       // @defer / @stream: a client can render the number list first and each history as it lands.
       useDeferStream(),
       ...queryLimitPlugins(options.limits),

@@ -59,6 +59,7 @@ export function createTestGateway(
     logger: options.logger ?? false,
     ...(options.isReady ? { isReady: options.isReady } : {}),
     ...(options.graphiqlHeaders ? { graphiqlHeaders: options.graphiqlHeaders } : {}),
+    ...(options.responseCache ? { responseCache: options.responseCache } : {}),
   });
   return { gateway, client, pool, close: () => pool.close() };
 }
