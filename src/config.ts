@@ -29,6 +29,16 @@ export interface UpstreamSettings {
   readonly breakerCooldownMs: number;
 }
 
+/** The opt-in response cache; see README "Response cache". */
+export interface ResponseCacheSettings {
+  /** How long an answer is served from the cache, in milliseconds; 0 turns the cache off. @default 0 */
+  readonly ttlMs: number;
+  /** Redis shared by every gateway copy; null keeps the cache in this process's memory. @default null */
+  readonly redisUrl: URL | null;
+  /** Secret for the credentials' HMAC fingerprint; required with redisUrl. @default null (random per process) */
+  readonly hmacKey: string | null;
+}
+
 export interface Config {
   /** TCP port the gateway listens on. @default 4000 */
   readonly port: number;
@@ -48,6 +58,7 @@ export interface Config {
   readonly metrics: boolean;
   /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
   readonly tracingEndpoint: URL | null;
+  readonly responseCache: ResponseCacheSettings;
 }
 
 export class ConfigError extends Error {
@@ -108,6 +119,7 @@ export function loadConfig(env: Env): Config {
       env.OTEL_EXPORTER_OTLP_ENDPOINT,
       problems,
     ),
+    responseCache: readResponseCache(env, int('CACHE_TTL_MS', 0, 0, 86_400_000), problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
@@ -197,4 +209,37 @@ function readUpstreamUrl(raw: string | undefined, problems: string[]): URL | nul
     return null;
   }
   return url;
+}
+
+/** Shortest CACHE_HMAC_KEY accepted: 32 characters, e.g. `openssl rand -hex 32` gives 64. */
+const MIN_HMAC_KEY_LENGTH = 32;
+
+// Messages here never echo REDIS_URL or CACHE_HMAC_KEY: the first may carry a password, the second is one.
+function readResponseCache(env: Env, ttlMs: number, problems: string[]): ResponseCacheSettings {
+  let redisUrl: URL | null = null;
+  const rawUrl = env.REDIS_URL?.trim();
+  if (rawUrl) {
+    try {
+      redisUrl = new URL(rawUrl);
+    } catch {
+      problems.push('REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://redis:6379');
+    }
+    if (redisUrl && redisUrl.protocol !== 'redis:' && redisUrl.protocol !== 'rediss:') {
+      problems.push('REDIS_URL must use redis:// or rediss://');
+      redisUrl = null;
+    }
+  }
+  const hmacKey = env.CACHE_HMAC_KEY || null;
+  if (hmacKey !== null && hmacKey.length < MIN_HMAC_KEY_LENGTH) {
+    problems.push(
+      `CACHE_HMAC_KEY must be at least ${MIN_HMAC_KEY_LENGTH} characters (got ${hmacKey.length})`,
+    );
+  }
+  // Copies sharing one Redis must fingerprint credentials alike, or none would hit the others' entries.
+  if (ttlMs > 0 && rawUrl && hmacKey === null) {
+    problems.push(
+      `CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least ${MIN_HMAC_KEY_LENGTH} characters on every gateway copy`,
+    );
+  }
+  return { ttlMs, redisUrl, hmacKey };
 }

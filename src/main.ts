@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createResponseCache } from './cache.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
 import { createLogger } from './logger.js';
@@ -40,6 +41,20 @@ async function main(): Promise<void> {
   });
   metrics?.watchBreaker(() => client.breakerState());
 
+  const responseCache = createResponseCache(config.responseCache, {
+    logger,
+    ...(metrics
+      ? {
+          onCacheHit: () => metrics.cacheLookup('hit'),
+          onCacheMiss: () => metrics.cacheLookup('miss'),
+        }
+      : {}),
+  });
+  // Redis being down costs cache misses, not the gateway: say so, and start anyway.
+  if (responseCache && !(await responseCache.ready(5_000))) {
+    logger.warn('Response cache: Redis not reachable yet; answering without the cache meanwhile');
+  }
+
   let draining = false;
   const gateway = createGateway({
     client,
@@ -49,6 +64,7 @@ async function main(): Promise<void> {
     persistedOperations,
     corsOrigins: config.corsOrigins,
     tracing,
+    responseCache,
     // GraphiQL pre-fills the demo credentials only when they are the simulator's, never real ones.
     graphiqlHeaders: simulator ? { Authorization: DEMO_AUTHORIZATION } : {},
     isReady: () => !draining,
@@ -66,6 +82,11 @@ async function main(): Promise<void> {
     banner(endpoint, simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin }),
   );
   logger.info({ endpoint, upstream: upstreamUrl.origin }, 'listening');
+  if (responseCache) {
+    const { ttlMs, redisUrl } = config.responseCache;
+    const where = redisUrl ? `Redis at ${redisUrl.host}` : 'memory';
+    console.log(`Response cache: on, in ${where}, answers kept ${ttlMs} ms`);
+  }
 
   let stopping = false;
   const shutdown = (signal: string): void => {
@@ -79,7 +100,12 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(() => {
-      void Promise.allSettled([pool.close(), simulator?.close(), tracing?.shutdown()]).then(() => {
+      void Promise.allSettled([
+        pool.close(),
+        simulator?.close(),
+        tracing?.shutdown(),
+        responseCache?.close(),
+      ]).then(() => {
         clearTimeout(force);
         process.exit(0);
       });

@@ -7,6 +7,7 @@ import { GraphQLError } from 'graphql';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import type { ResponseCache } from './cache.js';
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
@@ -40,6 +41,8 @@ export interface GatewayOptions {
   readonly corsOrigins?: readonly string[];
   /** OpenTelemetry spans per operation when given. */
   readonly tracing?: Tracing | null;
+  /** The opt-in response cache (createResponseCache); none by default. */
+  readonly responseCache?: ResponseCache | null;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -109,6 +112,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...(options.metrics ? [options.metrics.plugin()] : []),
       ...(options.tracing ? [options.tracing.plugin] : []),
       persistedOperationsPlugin(options.persistedOperations ?? null),
+      // After persisted operations (which turn a hash into its query), before everything else:
+      // a cached answer skips parsing, the limits and execution (it passed them when stored).
+      ...(options.responseCache ? [options.responseCache.plugin] : []),
       // @defer / @stream: a client can render the number list first and each history as it lands.
       useDeferStream(),
       ...queryLimitPlugins(options.limits),

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
+const HMAC_KEY = 'k'.repeat(32);
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
 describe('loadConfig', () => {
   it('has working defaults for an empty environment', () => {
     expect(loadConfig({})).toMatchObject({
@@ -14,6 +26,7 @@ describe('loadConfig', () => {
         maxUpstreamCalls: 250,
         maxCost: 50,
       },
+      responseCache: { ttlMs: 0, redisUrl: null, hmacKey: null },
     });
   });
 
@@ -43,6 +56,9 @@ describe('loadConfig', () => {
       PERSISTED_OPERATIONS: 'ops.json',
       METRICS: 'off',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+      CACHE_TTL_MS: '30000',
+      REDIS_URL: 'redis://redis.internal:6380/2',
+      CACHE_HMAC_KEY: HMAC_KEY,
     });
     expect(config).toEqual({
       port: 8080,
@@ -73,9 +89,17 @@ describe('loadConfig', () => {
       persistedOperationsPath: 'ops.json',
       metrics: false,
       tracingEndpoint: new URL('http://otel-collector:4318'),
+      responseCache: {
+        ttlMs: 30_000,
+        redisUrl: new URL('redis://redis.internal:6380/2'),
+        hmacKey: HMAC_KEY,
+      },
     });
     expect(
-      Object.isFrozen(config) && Object.isFrozen(config.limits) && Object.isFrozen(config.upstream),
+      Object.isFrozen(config) &&
+        Object.isFrozen(config.limits) &&
+        Object.isFrozen(config.upstream) &&
+        Object.isFrozen(config.responseCache),
     ).toBe(true);
   });
 
@@ -128,5 +152,46 @@ describe('loadConfig', () => {
     } catch (error) {
       expect((error as Error).message).not.toContain('secret');
     }
+  });
+
+  describe('response cache', () => {
+    it('is off unless CACHE_TTL_MS is set, and in memory unless REDIS_URL is', () => {
+      expect(loadConfig({ REDIS_URL: 'redis://redis:6379' }).responseCache.ttlMs).toBe(0);
+      expect(loadConfig({ CACHE_TTL_MS: '0' }).responseCache.ttlMs).toBe(0);
+      expect(loadConfig({ CACHE_TTL_MS: '5000' }).responseCache).toEqual({
+        ttlMs: 5000,
+        redisUrl: null,
+        hmacKey: null,
+      });
+      expect(
+        loadConfig({ CACHE_TTL_MS: '5000', REDIS_URL: 'rediss://r:6380', CACHE_HMAC_KEY: HMAC_KEY })
+          .responseCache.redisUrl?.href,
+      ).toBe('rediss://r:6380');
+    });
+
+    it('requires CACHE_HMAC_KEY with REDIS_URL, so copies sharing Redis fingerprint alike', () => {
+      expect(problemsOf({ CACHE_TTL_MS: '5000', REDIS_URL: 'redis://redis:6379' })).toEqual([
+        'CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+      ]);
+    });
+
+    it('reports every bad cache value at once, without echoing the key or the URL', () => {
+      const shortKey = 'short-S3CRET-key';
+      const problems = problemsOf({
+        CACHE_TTL_MS: '-5',
+        REDIS_URL: 'http://:pw-S3CRET@redis:6379',
+        CACHE_HMAC_KEY: shortKey,
+      });
+      expect(problems).toEqual([
+        'CACHE_TTL_MS must be a whole number from 0 to 86400000 (got "-5")',
+        'REDIS_URL must use redis:// or rediss://',
+        `CACHE_HMAC_KEY must be at least 32 characters (got ${shortKey.length})`,
+      ]);
+      expect(problems.join('\n')).not.toContain('S3CRET');
+      expect(
+        problemsOf({ CACHE_TTL_MS: '1', REDIS_URL: 'not a url', CACHE_HMAC_KEY: HMAC_KEY }),
+      ).toEqual(['REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://redis:6379']);
+      expect(problemsOf({ CACHE_TTL_MS: '86400001' })).toHaveLength(1);
+    });
   });
 });
