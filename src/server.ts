@@ -6,13 +6,20 @@
 import { GraphQLError } from 'graphql';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import {
+  createYoga,
+  maskError,
+  useReadinessCheck,
+  type MaskError,
+  type YogaServerInstance,
+} from 'graphql-yoga';
 import type { ResponseCache } from './cache.js';
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
 import { yogaLogger, type Logger } from './logger.js';
 import type { GatewayMetrics } from './metrics.js';
+import { incrementalErrorMasking } from './plugins/incremental-errors.js';
 import { queryLimitPlugins } from './plugins/limits.js';
 import {
   persistedOperationsPlugin,
@@ -77,6 +84,7 @@ query NumbersWithLatestMessages {
 export function createGateway(options: GatewayOptions): Gateway {
   const isReady = options.isReady ?? (() => true);
   const { logger } = options;
+  const yogaLog = logger ? yogaLogger(logger) : false;
   return createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -87,16 +95,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     batching: false,
     // Counted as the body streams in, so chunked uploads are bounded too; 413 when exceeded.
     maxRequestBodySize: options.limits.maxBodyBytes,
-    logging: logger ? yogaLogger(logger) : false,
+    logging: yogaLog,
     context: ({ request }) =>
       createContext(request.headers, { client: options.client, limits: options.limits }),
-    maskedErrors: {
-      // Upstream failures keep their safe message and stable code; anything else is masked.
-      maskError(error, message, isDev) {
-        const converted = error instanceof GraphQLError ? upstreamErrorToGraphQL(error) : null;
-        return converted ?? maskError(error, message, isDev);
-      },
-    },
+    maskedErrors: { maskError: maskGatewayError },
     // The self-contained GraphiQL page: its scripts and styles are inlined, so it works where the
     // browser has no internet access (yoga's default page loads them from unpkg.com).
     renderGraphiQL,
@@ -117,11 +119,22 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...(options.responseCache ? [options.responseCache.plugin] : []),
       // @defer / @stream: a client can render the number list first and each history as it lands.
       useDeferStream(),
+      incrementalErrorMasking((error) => {
+        const masked = maskGatewayError(error, 'Unexpected error.') as GraphQLError;
+        if (masked !== error && yogaLog) yogaLog.error(error);
+        return masked;
+      }),
       ...queryLimitPlugins(options.limits),
       useReadinessCheck({ endpoint: '/readiness', check: isReady }),
     ],
   });
 }
+
+/** Upstream failures keep their safe message and stable code; anything else is masked. */
+const maskGatewayError: MaskError = (error, message, isDev) => {
+  const converted = error instanceof GraphQLError ? upstreamErrorToGraphQL(error) : null;
+  return converted ?? maskError(error, message, isDev);
+};
 
 /** Only configured origins may call from a browser; credentials travel in headers, never cookies. */
 function corsPolicy(origins: readonly string[]) {

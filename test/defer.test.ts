@@ -7,6 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../src/config.js';
+import { createGateway } from '../src/server.js';
 import { createTestGateway, type TestGateway } from './helpers/harness.js';
 import {
   historyReply,
@@ -106,5 +108,75 @@ describe('@defer', () => {
         },
       ]),
     );
+  });
+});
+
+describe('@defer errors', () => {
+  it('a deferred part that fails keeps its stable code; an unexpected one is masked', async () => {
+    const failing = await startScriptedUpstream((call) => {
+      if (call.operation !== 'smshistory') return ownedNumbersReply(['A', 'B']);
+      return call.params.get('tid') === 'B' ? { status: 503, text: 'down' } : historyReply(call);
+    });
+    const gateway = createTestGateway(failing.url);
+    try {
+      const response = await gateway.gateway.fetch('http://gateway.test/graphql', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'multipart/mixed',
+          'x-sys-id': 'AC',
+          'x-auth-token': 'tok',
+        },
+        body: JSON.stringify({
+          query: '{ ownedNumbers { tid ... @defer { history(start: 0, end: 1) { totalCount } } } }',
+        }),
+      });
+      const text = await response.text();
+      const boundary =
+        /boundary="?([^";]+)"?/.exec(response.headers.get('content-type') ?? '')?.[1] ?? '-';
+      async function* chunks() {
+        yield Buffer.from(text);
+      }
+      const errors: unknown[] = [];
+      for await (const part of parts(chunks(), boundary)) {
+        for (const item of (part.incremental as { errors?: unknown[] }[] | undefined) ?? [])
+          errors.push(...(item.errors ?? []));
+      }
+      expect(errors).toEqual([
+        expect.objectContaining({
+          message: 'The SMS service answered smshistory with HTTP 503',
+          path: ['ownedNumbers', 1, 'history'],
+          extensions: { code: 'UPSTREAM_ERROR' },
+        }),
+      ]);
+    } finally {
+      await gateway.close();
+      await failing.close();
+    }
+
+    const broken = createGateway({
+      client: {
+        allOwnedNumbers: async () => [{ tid: 'A', number: '1', type: 'LOCAL', webhook: null }],
+        ownedNumbers: async () => [],
+        history: () => Promise.reject(new Error('internal detail S3CR3T')),
+      },
+      limits: DEFAULT_LIMITS,
+      logger: false,
+    });
+    const masked = await broken.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'multipart/mixed',
+        'x-sys-id': 'AC',
+        'x-auth-token': 'tok',
+      },
+      body: JSON.stringify({
+        query: '{ ownedNumbers { tid ... @defer { history(start: 0, end: 1) { totalCount } } } }',
+      }),
+    });
+    const maskedText = await masked.text();
+    expect(maskedText).toContain('Unexpected error.');
+    expect(maskedText).not.toContain('S3CR3T');
   });
 });
