@@ -13,6 +13,7 @@ import {
 } from 'graphql-yoga';
 import { createContext, type GatewayContext, type RequestLimits } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
+import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 
@@ -65,6 +66,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/health',
     landingPage: false,
+    // Enforced by useRequestBodyLimit (below) instead, at no cost when Content-Length is sent.
+    maxRequestBodySize: false,
     logging: options.logging ?? true,
     context: ({ request }) =>
       createContext(request.headers, {
@@ -85,6 +88,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
       shouldPersistHeaders: false,
     },
-    plugins: [useReadinessCheck({ endpoint: '/readiness', check: isReady })],
+    plugins: [useReadinessCheck({ endpoint: '/readiness', check: isReady }), useRequestBodyLimit()],
   });
 }
