@@ -13,6 +13,7 @@ import {
 } from 'graphql-yoga';
 import { createContext, type GatewayContext, type RequestLimits } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
+import { useJit } from './plugins/jit.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
@@ -88,6 +89,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
       shouldPersistHeaders: false,
     },
-    plugins: [useReadinessCheck({ endpoint: '/readiness', check: isReady }), useRequestBodyLimit()],
+    plugins: [
+      useReadinessCheck({ endpoint: '/readiness', check: isReady }),
+      useRequestBodyLimit(),
+      useJit(),
+    ],
   });
 }
