@@ -14,6 +14,8 @@ export interface LoadOptions {
   readonly duration?: number;
   /** Exact number of requests to complete (then the run ends). */
   readonly amount?: number;
+  /** Stop after this many seconds even if `amount` is not reached yet. */
+  readonly maxSeconds?: number;
   /** The requests virtual user `vu` (0-based, one per connection) sends, in a loop. */
   readonly requestsFor: (vu: number) => Request[];
 }
@@ -46,6 +48,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
         setupClient: (client: Client) => client.setRequests(options.requestsFor(vu++)),
       },
       (error, result) => {
+        clearTimeout(deadline);
         if (error) return reject(error);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         resolve({
@@ -57,6 +60,10 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
         });
       },
     );
+    const deadline =
+      options.maxSeconds === undefined
+        ? undefined
+        : setTimeout(() => instance.stop(), options.maxSeconds * 1000);
     instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => {
       responses++;
       latency.record(Math.max(1, Math.round(ms * 1000)));

@@ -302,9 +302,9 @@ async function main(): Promise<void> {
   console.log('');
   for (const t of targets) console.log(`${t.met ? 'MET   ' : 'MISSED'}  ${t.name}: ${t.value}`);
   if (memory.gatewayRssStartBytes !== undefined && memory.gatewayRssEndBytes !== undefined) {
-    const growth = (memory.gatewayRssEndBytes - memory.gatewayRssStartBytes) / 2 ** 20;
+    const growth = (memory.gatewayRssEndBytes - memory.gatewayRssStartBytes) / 1e6;
     console.log(
-      `gateway RSS ${(memory.gatewayRssStartBytes / 2 ** 20).toFixed(1)} -> ${(memory.gatewayRssEndBytes / 2 ** 20).toFixed(1)} MiB ` +
+      `gateway RSS ${(memory.gatewayRssStartBytes / 1e6).toFixed(1)} -> ${(memory.gatewayRssEndBytes / 1e6).toFixed(1)} MB ` +
         `(${growth >= 0 ? '+' : ''}${growth.toFixed(1)}) over ${gatewayRequests} gateway requests, warm-ups not counted; ` +
         'npm run soak measures this on its own',
     );
@@ -416,11 +416,11 @@ function evaluateTargets(
   }
   const { gatewayRssStartBytes: start, gatewayRssEndBytes: end } = memory;
   if (start !== undefined && end !== undefined && gatewayRequests >= 100_000) {
-    const growth = (end - start) / 2 ** 20;
+    const growth = (end - start) / 1e6;
     out.push({
       name: 'RSS growth < 30 MB over 100k requests',
       met: growth < 30,
-      value: `${growth >= 0 ? '+' : ''}${growth.toFixed(1)} MiB over ${gatewayRequests} requests`,
+      value: `${growth >= 0 ? '+' : ''}${growth.toFixed(1)} MB over ${gatewayRequests} requests`,
     });
   }
   return out;
