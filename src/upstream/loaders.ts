@@ -9,10 +9,10 @@
  * - upstream calls run concurrently up to `concurrency`.
  */
 import DataLoader from 'dataloader';
-import pLimit from 'p-limit';
 import type { Credentials } from '../credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
 import type { UpstreamClient } from './client.js';
+import { createLimit } from './limit.js';
 
 export interface RequestLoaders {
   /** Owned numbers, of one type or (without a type) all of them. */
@@ -34,7 +34,7 @@ export function createRequestLoaders(
   credentials: Credentials,
   options: RequestLoaderOptions,
 ): RequestLoaders {
-  const limit = pLimit(options.concurrency);
+  const limit = createLimit(options.concurrency);
 
   const numberLists = new DataLoader<NumbersScope, readonly OwnedNumber[]>(async (scopes) => {
     const [only] = scopes;
