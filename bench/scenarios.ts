@@ -7,7 +7,11 @@ import type { Request } from 'autocannon';
 import { benchAccountNumbers, benchCredentials } from '../src/simulator/index.js';
 import { basic } from './load.js';
 
-export type TargetKind = 'direct' | 'bare' | 'gateway';
+/**
+ * direct: the simulator itself; bare: bench/bare-proxy.ts; gateway: src/main.ts;
+ * yoga: bench/yoga-floor.ts (a one-field yoga server, no upstream call; scenario a only).
+ */
+export type TargetKind = 'direct' | 'bare' | 'yoga' | 'gateway';
 export type ScenarioId = 'a' | 'b' | 'c' | 'd';
 
 export interface Scenario {
@@ -137,11 +141,13 @@ export function scenarios(options: { fanOutNumbers: number }): Record<ScenarioId
       targets: {
         direct: direct('allownednumbers', {}),
         bare: bare('/owned', {}),
+        yoga: graphql('{ hello }'),
         gateway: graphql(OWNED_QUERY),
       },
       expectedCalls: 1,
       check(kind, body) {
         if (kind === 'direct') return expect(length(get(body, 'data')) === 7, '7 numbers');
+        if (kind === 'yoga') return expect(get(body, 'data', 'hello') === 'hello', 'hello');
         return (
           graphqlErrors(body) ??
           expect(length(get(body, 'data', 'ownedNumbers')) === 7, '7 numbers')
