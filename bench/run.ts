@@ -459,8 +459,8 @@ function table(results: readonly Measurement[]): string {
       'p50 ms',
       'p99 ms',
       'calls/req',
-      'gateway/direct',
-      'gateway/bare',
+      'vs direct',
+      'vs bare',
     ],
   ];
   let group = '';
