@@ -28,6 +28,8 @@ import {
 import { requestLogPlugin } from './plugins/request-log.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import type { Tracing } from './tracing.js';
+import { useJit } from './plugins/jit.js';
+import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 
@@ -93,8 +95,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     // yoga logs every error it masks or converts (once, with its cause): see yogaLogger.
     // One operation per HTTP request: a JSON array body is refused, so limits hold per request.
     batching: false,
-    // Counted as the body streams in, so chunked uploads are bounded too; 413 when exceeded.
-    maxRequestBodySize: options.limits.maxBodyBytes,
+    // Enforced by useRequestBodyLimit (below) instead, at no cost when Content-Length is sent.
+    maxRequestBodySize: false,
     logging: yogaLog,
     context: ({ request }) =>
       createContext(request.headers, { client: options.client, limits: options.limits }),
@@ -110,6 +112,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     cors: corsPolicy(options.corsOrigins ?? []),
     plugins: [
+      useRequestBodyLimit(options.limits.maxBodyBytes),
+      // Before the plugins that wrap execution (tracing), so they wrap the compiled executor.
+      useJit(),
       ...(logger ? [requestLogPlugin(logger)] : []),
       ...(options.metrics ? [options.metrics.plugin()] : []),
       ...(options.tracing ? [options.tracing.plugin] : []),

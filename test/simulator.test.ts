@@ -4,6 +4,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import {
+  BENCH_MESSAGES_PER_NUMBER,
+  benchAccountNumbers,
+  benchCredentials,
   DEMO_ACCOUNT,
   DEMO_CREDENTIALS,
   SECOND_DEMO_ACCOUNT,
@@ -439,5 +442,101 @@ describe('transport', () => {
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe('load-test accounts (benchAccounts)', () => {
+  it('exist only when asked for', async () => {
+    const reply = await call('/api/allownednumbers', creds(benchCredentials(0)));
+    expect(reply.status).toBe(401);
+  });
+
+  it('give each index its own credentials, all owning the same numbers', async () => {
+    const bench = await startSimulator({ benchAccounts: { count: 3, numbers: 200 } });
+    try {
+      const numbers = benchAccountNumbers(200);
+      expect(numbers).toHaveLength(200);
+      expect(numbers.slice(0, DEMO_ACCOUNT.numbers.length).map((n) => n.tid)).toEqual(
+        DEMO_ACCOUNT.numbers.map((n) => n.tid),
+      );
+      expect(new Set(numbers.map((n) => n.tid)).size).toBe(200);
+      const generated = numbers[199];
+      expect(generated?.tid).toBe('TN-B-0200');
+      expect(generated?.messages).toHaveLength(BENCH_MESSAGES_PER_NUMBER);
+
+      for (const index of [0, 2]) {
+        const c = benchCredentials(index);
+        const all = await call('/api/allownednumbers', creds(c), { base: bench.url });
+        expect((all.json.data as unknown[]).length).toBe(200);
+        const page = await call(
+          '/api/smshistory',
+          {
+            ...creds(c),
+            tid: 'TN-B-0200',
+            number: generated?.number ?? '',
+            history_start: '0',
+            history_end: '50',
+          },
+          { base: bench.url },
+        );
+        expect(page.json.success).toBe('1');
+        expect(page.json.messages as unknown[]).toHaveLength(50);
+      }
+      expect(bench.calls.map((c) => c.accountSysId)).toEqual([
+        'AC-bench-00000',
+        'AC-bench-00000',
+        'AC-bench-00002',
+        'AC-bench-00002',
+      ]);
+      // Out of range, a wrong token and the demo account still behave as without the option.
+      const outside = await call('/api/allownednumbers', creds(benchCredentials(3)), {
+        base: bench.url,
+      });
+      expect(outside.status).toBe(401);
+      const wrong = await call(
+        '/api/allownednumbers',
+        { sys_id: benchCredentials(1).sysId, auth_token: benchCredentials(0).authToken },
+        { base: bench.url },
+      );
+      expect(wrong.status).toBe(401);
+      const demo = await call('/api/allownednumbers', creds(), { base: bench.url });
+      expect((demo.json.data as unknown[]).length).toBe(DEMO_ACCOUNT.numbers.length);
+    } finally {
+      await bench.close();
+    }
+  });
+
+  it("default to the demo account's seven numbers", async () => {
+    const bench = await startSimulator({ benchAccounts: { count: 1 } });
+    try {
+      const page = await call(
+        '/api/smshistory',
+        {
+          ...creds(benchCredentials(0)),
+          tid: BIG.tid,
+          number: BIG.number,
+          history_start: '0',
+          history_end: '50',
+        },
+        { base: bench.url },
+      );
+      expect(page.json.total_message_count).toBe(450);
+      expect(page.json.messages as unknown[]).toHaveLength(50);
+      const all = await call('/api/allownednumbers', creds(benchCredentials(0)), {
+        base: bench.url,
+      });
+      expect((all.json.data as { tid: string }[]).map((n) => n.tid)).toEqual(
+        DEMO_ACCOUNT.numbers.map((n) => n.tid),
+      );
+    } finally {
+      await bench.close();
+    }
+  });
+
+  it('refuses a bad count', async () => {
+    await expect(startSimulator({ benchAccounts: { count: 0 } })).rejects.toThrow(RangeError);
+    await expect(startSimulator({ benchAccounts: { count: 1, numbers: 3 } })).rejects.toThrow(
+      RangeError,
+    );
   });
 });

@@ -494,3 +494,57 @@ function accountFor(credentials: SimulatorCredentials): DemoAccount {
 
 export const DEMO_ACCOUNT: DemoAccount = accountFor(DEMO_CREDENTIALS);
 export const SECOND_DEMO_ACCOUNT: DemoAccount = accountFor(SECOND_DEMO_CREDENTIALS);
+
+// ---------------------------------------------------------------------------
+// Load-test accounts (opt-in through SimulatorOptions.benchAccounts; never built otherwise)
+
+/** Messages on each generated load-test number: enough for a 50-message page. */
+export const BENCH_MESSAGES_PER_NUMBER = 60;
+
+/**
+ * Credentials of load-test account `index` (0-based). Load tests give every virtual user its own
+ * account, so nothing one user's requests leave behind can make another's look cheaper.
+ */
+export function benchCredentials(index: number): SimulatorCredentials {
+  if (!Number.isSafeInteger(index) || index < 0) {
+    throw new RangeError('bench account index must be a non-negative integer');
+  }
+  const suffix = String(index).padStart(5, '0');
+  return { sysId: `AC-bench-${suffix}`, authToken: `bench-token-${suffix}` };
+}
+
+/**
+ * The numbers every load-test account owns: the demo account's seven (so `TN-L-0001` and its 450
+ * messages are there), then generated numbers `TN-B-0008`, ... up to `count`, alternating local
+ * and toll-free, each with BENCH_MESSAGES_PER_NUMBER messages. Load-test accounts differ only in
+ * their credentials, so one set of numbers serves them all.
+ */
+export function benchAccountNumbers(count: number): readonly DemoNumber[] {
+  const demo = ACCOUNT_SPECS[0];
+  if (demo === undefined) throw new Error('demo-data: missing demo account spec');
+  if (!Number.isSafeInteger(count) || count < demo.numbers.length || count > 9999) {
+    throw new RangeError(`bench accounts must own from ${demo.numbers.length} to 9999 numbers`);
+  }
+  const generated: NumberSpec[] = [];
+  for (let i = demo.numbers.length + 1; i <= count; i++) {
+    const suffix = String(i).padStart(4, '0');
+    generated.push({
+      number: `1737555${suffix}`,
+      tid: `TN-B-${suffix}`,
+      type: i % 2 === 0 ? 'local' : 'tollfree',
+      webhook: '',
+      optin: 'yes',
+      created: '2026-01-01T00:00:00Z',
+      newest: '2026-12-01T00:00:00Z',
+      messageCount: BENCH_MESSAGES_PER_NUMBER,
+      looselyTyped: false,
+      seed: 0x3000 + i,
+    });
+  }
+  return buildAccount({
+    ...demo,
+    credentials: benchCredentials(0),
+    systemIdBase: 9_000_000,
+    numbers: [...demo.numbers, ...generated],
+  }).numbers;
+}

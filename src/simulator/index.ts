@@ -1,11 +1,15 @@
 export { startSimulator } from './server.js';
 export type {
+  BenchAccountsOptions,
   RecordedCall,
   RunningSimulator,
   SimulatorOperation,
   SimulatorOptions,
 } from './server.js';
 export {
+  BENCH_MESSAGES_PER_NUMBER,
+  benchAccountNumbers,
+  benchCredentials,
   DEMO_ACCOUNT,
   DEMO_ACCOUNTS,
   DEMO_CREDENTIALS,

@@ -29,7 +29,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-import { DEMO_ACCOUNTS } from './demo-data.js';
+import { benchAccountNumbers, benchCredentials, DEMO_ACCOUNTS } from './demo-data.js';
 import type { DemoAccount, DemoNumber, DemoNumberType } from './demo-data.js';
 
 export type SimulatorOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
@@ -50,6 +50,18 @@ export interface SimulatorOptions {
   port?: number;
   /** Default 0; artificial delay before each response. */
   latencyMs?: number;
+  /**
+   * Extra accounts for load tests, beside the demo ones; default none. Account `i` (0-based,
+   * below `count`) answers to `benchCredentials(i)` and owns `benchAccountNumbers(numbers)`.
+   */
+  benchAccounts?: BenchAccountsOptions;
+}
+
+export interface BenchAccountsOptions {
+  /** How many accounts, 1 to 100000. */
+  count: number;
+  /** Numbers each owns, the demo account's seven first. Default 7. */
+  numbers?: number;
 }
 
 export interface RunningSimulator {
@@ -142,6 +154,24 @@ function prepareAccount(account: DemoAccount): PreparedAccount {
 const PREPARED_BY_SYS_ID: ReadonlyMap<string, PreparedAccount> = new Map(
   DEMO_ACCOUNTS.map((a) => [a.credentials.sysId, prepareAccount(a)]),
 );
+
+/** The demo accounts plus the load-test ones, which share one set of prepared numbers. */
+function withBenchAccounts(options: BenchAccountsOptions): ReadonlyMap<string, PreparedAccount> {
+  const { count, numbers = 7 } = options;
+  if (!Number.isSafeInteger(count) || count < 1 || count > 100_000) {
+    throw new RangeError('benchAccounts.count must be a whole number from 1 to 100000');
+  }
+  const shared = prepareAccount({
+    credentials: benchCredentials(0),
+    numbers: benchAccountNumbers(numbers),
+  });
+  const accounts = new Map(PREPARED_BY_SYS_ID);
+  for (let i = 0; i < count; i++) {
+    const credentials = benchCredentials(i);
+    accounts.set(credentials.sysId, { ...shared, account: { ...shared.account, credentials } });
+  }
+  return accounts;
+}
 
 const HISTORY_TAIL = Buffer.from(']}');
 
@@ -274,6 +304,12 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   if (!Number.isFinite(latencyMs) || latencyMs < 0) {
     return Promise.reject(new RangeError('latencyMs must be a non-negative finite number'));
   }
+  let accounts = PREPARED_BY_SYS_ID;
+  try {
+    if (options.benchAccounts) accounts = withBenchAccounts(options.benchAccounts);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 
   const calls: RecordedCall[] = [];
   const pendingTimers = new Set<NodeJS.Timeout>();
@@ -323,7 +359,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   ): { outcome: Outcome; accountSysId: string | null } {
     const sysId = params.get('sys_id');
     const authToken = params.get('auth_token');
-    const account = sysId === undefined ? undefined : PREPARED_BY_SYS_ID.get(sysId);
+    const account = sysId === undefined ? undefined : accounts.get(sysId);
     if (
       account === undefined ||
       authToken === undefined ||

@@ -10,11 +10,11 @@
  *   (a list's length is only known at run time, so this backs up the static cost limit).
  */
 import DataLoader from 'dataloader';
-import pLimit from 'p-limit';
 import type { Credentials } from '../credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
 import { ErrorCode, UpstreamError } from '../errors.js';
 import type { UpstreamClient } from './client.js';
+import { createLimit } from './limit.js';
 
 export interface RequestLoaders {
   /** Owned numbers, of one type or (without a type) all of them. */
@@ -38,7 +38,7 @@ export function createRequestLoaders(
   credentials: Credentials,
   options: RequestLoaderOptions,
 ): RequestLoaders {
-  const inFlight = pLimit(options.concurrency);
+  const inFlight = createLimit(options.concurrency);
   let calls = 0;
   function limit<T>(call: () => Promise<T>): Promise<T> {
     calls += 1;

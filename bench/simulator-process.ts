@@ -1,0 +1,32 @@
+/**
+ * The simulator as its own process, for the bench: `BENCH_SIM_LATENCY_MS` of latency,
+ * `BENCH_SIM_ACCOUNTS` load-test accounts owning `BENCH_SIM_NUMBERS` numbers each.
+ * Over IPC it reports `ready` with its URL and answers `calls` with the number of upstream
+ * calls received so far. The recorded calls are drained every second so a long run does not
+ * grow the simulator's memory.
+ */
+import { startSimulator } from '../src/simulator/index.js';
+
+const simulator = await startSimulator({
+  latencyMs: Number(process.env.BENCH_SIM_LATENCY_MS ?? 0),
+  benchAccounts: {
+    count: Number(process.env.BENCH_SIM_ACCOUNTS ?? 64),
+    numbers: Number(process.env.BENCH_SIM_NUMBERS ?? 7),
+  },
+});
+
+let drained = 0;
+function totalCalls(): number {
+  drained += simulator.calls.length;
+  simulator.resetCalls();
+  return drained;
+}
+setInterval(totalCalls, 1_000).unref();
+
+process.on('message', (message: { type?: string }) => {
+  if (message.type === 'calls') process.send?.({ type: 'calls', total: totalCalls() });
+});
+process.once('SIGTERM', () => {
+  void simulator.close().then(() => process.exit(0));
+});
+process.send?.({ type: 'ready', url: simulator.url });

@@ -1,0 +1,80 @@
+/**
+ * A request body size limit that costs nothing on the common path.
+ *
+ * yoga's built-in limit (`maxRequestBodySize`) pipes every request body through a
+ * TransformStream and rebuilds the Request to count bytes, even when a Content-Length header
+ * already states the size; the bench measured that at about a quarter of the gateway's own time
+ * per small query. Here:
+ * - with a Content-Length header, the header is checked and nothing else is done: Node's HTTP
+ *   parser ends the body at that many bytes (and refuses a request that also sends
+ *   Transfer-Encoding), so no more can arrive;
+ * - without one (a chunked body), the body is read up to the limit and the request refused past
+ *   it, before any parser sees it.
+ * Errors, status codes and the default limit are yoga's own.
+ */
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+
+/** yoga's default `maxRequestBodySize`, in bytes. */
+export const DEFAULT_MAX_REQUEST_BODY_BYTES = 25_000_000;
+
+const CONTENT_LENGTH = /^\d+$/;
+
+function tooLarge(): Error {
+  return createGraphQLError('Request body too large', {
+    extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' },
+  });
+}
+
+export function useRequestBodyLimit(limit = DEFAULT_MAX_REQUEST_BODY_BYTES): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      const contentLength = request.headers.get('content-length');
+      if (contentLength !== null) {
+        // Only one non-negative integer is valid; a comma-joined pair is a smuggling attempt.
+        if (!CONTENT_LENGTH.test(contentLength)) {
+          throw createGraphQLError('Content-Length header is invalid.', {
+            extensions: { http: { status: 400 }, code: 'BAD_REQUEST' },
+          });
+        }
+        if (Number(contentLength) > limit) throw tooLarge();
+        return;
+      }
+      if (requestParser === undefined || request.body === null) return;
+      setRequestParser(async (req) => {
+        const body = await readUpTo(req, limit);
+        return requestParser(
+          new fetchAPI.Request(req.url, {
+            method: req.method,
+            headers: req.headers,
+            body,
+            signal: req.signal,
+          }),
+        );
+      });
+    },
+  };
+}
+
+async function readUpTo(request: Request, limit: number): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body?.getReader();
+  if (!reader) return new Uint8Array(0);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
