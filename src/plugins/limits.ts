@@ -2,7 +2,7 @@
  * What an untrusted client may ask of one request, enforced before any upstream call: tokens
  * (parse), aliases, depth and directives (graphql-armor, validation) and an upstream-call cost
  * (graphql-query-complexity, before execution, with the request's variables so @skip/@include
- * count correctly). The body size limit is yoga's own `maxRequestBodySize` (src/server.ts).
+ * count correctly). The body size limit is src/plugins/request-body-limit.ts.
  */
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
