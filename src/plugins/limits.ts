@@ -8,7 +8,14 @@ import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import { GraphQLError, type ValidationContext } from 'graphql';
+import {
+  BREAK,
+  GraphQLError,
+  Kind,
+  visit,
+  type DocumentNode,
+  type ValidationContext,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
 
@@ -57,21 +64,54 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
   ];
 }
 
+/**
+ * Whether a document's cost can depend on its variables: only through @skip/@include with a
+ * variable (every field's cost is a constant). Checked once per cached document.
+ */
+const variableDirectives = new WeakMap<DocumentNode, boolean>();
+function costDependsOnVariables(document: DocumentNode): boolean {
+  let depends = variableDirectives.get(document);
+  if (depends === undefined) {
+    depends = false;
+    visit(document, {
+      Directive(node) {
+        if (!node.arguments?.some((arg) => arg.value.kind === Kind.VARIABLE)) return undefined;
+        depends = true;
+        return BREAK;
+      },
+    });
+    variableDirectives.set(document, depends);
+  }
+  return depends;
+}
+
 function upstreamCostLimit(maxCost: number): Plugin {
+  // Cost per cached document and operation name, for documents whose cost has no variables in it.
+  const costs = new WeakMap<DocumentNode, Map<string, number>>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      let cost: number;
-      try {
-        cost = getComplexity({
-          schema: args.schema,
-          query: args.document,
-          variables: (args.variableValues ?? {}) as Record<string, unknown>,
-          ...(args.operationName ? { operationName: args.operationName } : {}),
-          estimators: COST_ESTIMATORS,
-        });
-      } catch {
-        // Bad variables: execution reports them with graphql-js's own clear message.
-        return;
+      const cacheable = !costDependsOnVariables(args.document);
+      const byOperation = cacheable
+        ? (costs.get(args.document) ?? new Map<string, number>())
+        : null;
+      let cost = byOperation?.get(args.operationName ?? '');
+      if (cost === undefined) {
+        try {
+          cost = getComplexity({
+            schema: args.schema,
+            query: args.document,
+            variables: (args.variableValues ?? {}) as Record<string, unknown>,
+            ...(args.operationName ? { operationName: args.operationName } : {}),
+            estimators: COST_ESTIMATORS,
+          });
+        } catch {
+          // Bad variables: execution reports them with graphql-js's own clear message.
+          return;
+        }
+        if (byOperation) {
+          byOperation.set(args.operationName ?? '', cost);
+          costs.set(args.document, byOperation);
+        }
       }
       if (cost <= maxCost) return;
       setResultAndStopExecution({
