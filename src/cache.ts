@@ -43,7 +43,7 @@ export interface ResponseCacheOptions {
 
 export interface ResponseCache {
   readonly store: CacheStore;
-  /** The yoga plugin; createGateway puts it first. */
+  /** The yoga plugin; createGateway puts it right after persisted operations. */
   readonly plugin: Plugin;
   /** Resolves true once the store can be used (at once for memory), false after `timeoutMs`. */
   ready(timeoutMs: number): Promise<boolean>;
