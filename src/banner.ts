@@ -1,7 +1,7 @@
 /** What `npm start` prints for a person: where the gateway is and, with the simulator, how to try it. */
 import { DEMO_CREDENTIALS } from './simulator/index.js';
 
-export function basicAuthorization(sysId: string, authToken: string): string {
+function basicAuthorization(sysId: string, authToken: string): string {
   return `Basic ${Buffer.from(`${sysId}:${authToken}`).toString('base64')}`;
 }
 

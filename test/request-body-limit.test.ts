@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../src/config.js';
 import { useRequestBodyLimit } from '../src/plugins/request-body-limit.js';
 import { createTestGateway } from './helpers/harness.js';
 
@@ -125,12 +126,15 @@ describe('over a socket', () => {
   });
 });
 
-it("keeps yoga's 25 MB default in the gateway", async () => {
+it('the gateway enforces MAX_BODY_BYTES from its limits', async () => {
   const test = createTestGateway('http://127.0.0.1:9');
   try {
     const response = await test.gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': '25000001' },
+      headers: {
+        'content-type': 'application/json',
+        'content-length': String(DEFAULT_LIMITS.maxBodyBytes + 1),
+      },
       body: small,
     });
     expect(response.status).toBe(413);

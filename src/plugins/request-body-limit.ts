@@ -10,12 +10,9 @@
  *   Transfer-Encoding), so no more can arrive;
  * - without one (a chunked body), the body is read up to the limit and the request refused past
  *   it, before any parser sees it.
- * Errors, status codes and the default limit are yoga's own.
+ * Errors and status codes are yoga's own.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-
-/** yoga's default `maxRequestBodySize`, in bytes. */
-export const DEFAULT_MAX_REQUEST_BODY_BYTES = 25_000_000;
 
 const CONTENT_LENGTH = /^\d+$/;
 
@@ -25,7 +22,8 @@ function tooLarge(): Error {
   });
 }
 
-export function useRequestBodyLimit(limit = DEFAULT_MAX_REQUEST_BODY_BYTES): Plugin {
+/** `limit` in bytes (MAX_BODY_BYTES). */
+export function useRequestBodyLimit(limit: number): Plugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       const contentLength = request.headers.get('content-length');
