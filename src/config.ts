@@ -8,24 +8,34 @@ export interface GatewayLimits extends QueryLimits {
   readonly maxHistoryRange: number;
   /** Upstream calls one GraphQL request may make in all. @default 250 */
   readonly maxUpstreamCalls: number;
-  /** Upstream calls one GraphQL request may have in flight at once. @default 16 */
+  /**
+   * Upstream calls one GraphQL request may have in flight at once; 0 leaves it to the shared
+   * adaptive limit alone (see UpstreamSettings.connections). @default 0
+   */
   readonly upstreamConcurrency: number;
 }
 
 export interface UpstreamSettings {
   /** The service's base URL; null starts the built-in simulator instead. @default null */
   readonly url: URL | null;
-  /** Deadline for one upstream attempt, in milliseconds. @default 10000 */
+  /** The whole wait for one upstream answer, retries and backoff included, in ms. @default 10000 */
   readonly timeoutMs: number;
-  /** Keep-alive connections to the upstream, shared by all requests. @default 128 */
+  /** One attempt's own limit, so a hung attempt can be retried within timeoutMs. @default timeoutMs */
+  readonly attemptTimeoutMs: number;
+  /**
+   * Keep-alive connections to the upstream, shared by all requests: the hard cap of calls in
+   * flight, under which the adaptive limit moves. @default 128
+   */
   readonly connections: number;
+  /** How long an account's calls pause after a 429 without a usable Retry-After, in ms. @default 5000 */
+  readonly defaultRetryAfterMs: number;
   /** Extra attempts after a transient failure (reset, 502/503/504, timeout). @default 2 */
   readonly retries: number;
   /** First retry delay; later ones grow exponentially with jitter. @default 50 */
   readonly retryBaseDelayMs: number;
-  /** Consecutive upstream faults that open the circuit breaker. @default 5 */
+  /** Faults in a row that open an account's breaker, or the service's on service-wide evidence. @default 5 */
   readonly breakerThreshold: number;
-  /** How long the open breaker fails fast before probing. @default 5000 */
+  /** How long an open breaker fails fast before probing. @default 3000 */
   readonly breakerCooldownMs: number;
 }
 
@@ -86,23 +96,29 @@ export function loadConfig(env: Env): Config {
   if (!LOG_LEVELS.includes(logLevel))
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
 
+  // Read in this order so problems are listed in it; the attempt timeout defaults to the deadline.
+  const port = int('PORT', 4000, 0, 65535);
+  const url = readUpstreamUrl(env.UPSTREAM_URL, problems);
+  const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
   const config: Config = {
-    port: int('PORT', 4000, 0, 65535),
+    port,
     host: env.HOST?.trim() || '0.0.0.0',
     logLevel,
     upstream: {
-      url: readUpstreamUrl(env.UPSTREAM_URL, problems),
-      timeoutMs: int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000),
+      url,
+      timeoutMs,
+      attemptTimeoutMs: int('UPSTREAM_ATTEMPT_TIMEOUT_MS', timeoutMs, 1, 600_000),
       connections: int('UPSTREAM_CONNECTIONS', 128, 1, 10_000),
+      defaultRetryAfterMs: int('UPSTREAM_RETRY_AFTER_DEFAULT_MS', 5_000, 0, 600_000),
       retries: int('UPSTREAM_RETRIES', 2, 0, 10),
       retryBaseDelayMs: int('UPSTREAM_RETRY_BASE_MS', 50, 1, 60_000),
       breakerThreshold: int('UPSTREAM_BREAKER_THRESHOLD', 5, 1, 10_000),
-      breakerCooldownMs: int('UPSTREAM_BREAKER_COOLDOWN_MS', 5_000, 1, 600_000),
+      breakerCooldownMs: int('UPSTREAM_BREAKER_COOLDOWN_MS', 3_000, 1, 600_000),
     },
     limits: {
       maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
       maxUpstreamCalls: int('MAX_UPSTREAM_CALLS', 250, 1, 100_000),
-      upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 16, 1, 1_000),
+      upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 0, 0, 10_000),
       maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
       maxTokens: int('MAX_TOKENS', 2_000, 10, 1_000_000),
       maxAliases: int('MAX_ALIASES', 30, 0, 10_000),

@@ -10,6 +10,8 @@ export const ErrorCode = {
   UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
   /** One GraphQL request needed more upstream calls than allowed. */
   UpstreamCallLimit: 'UPSTREAM_CALL_LIMIT',
+  /** The service answered 429 for this account; `extensions.retryAfter` says when to come back. */
+  RateLimited: 'RATE_LIMITED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -19,14 +21,22 @@ export type UpstreamErrorCode =
   | typeof ErrorCode.UpstreamTimeout
   | typeof ErrorCode.UpstreamError
   | typeof ErrorCode.UpstreamUnavailable
-  | typeof ErrorCode.UpstreamCallLimit;
+  | typeof ErrorCode.UpstreamCallLimit
+  | typeof ErrorCode.RateLimited;
 
 export interface UpstreamErrorOptions {
   readonly cause?: unknown;
   /** Safe to try again: the call is a read and the failure was transient (reset, 502/503/504, timeout). */
   readonly retryable?: boolean;
-  /** Says the service itself is unwell (counts towards opening the circuit breaker). */
+  /** Says the service is unwell for this call (counts towards opening the circuit breakers). */
   readonly upstreamFault?: boolean;
+  /**
+   * The service could not be reached at all (refused, unresolvable, connect timeout): evidence
+   * about the service as a whole, whichever account made the call.
+   */
+  readonly connectionFault?: boolean;
+  /** RATE_LIMITED only: how long the service asked this account to stay away, in milliseconds. */
+  readonly retryAfterMs?: number;
 }
 
 /**
@@ -37,6 +47,8 @@ export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
   readonly retryable: boolean;
   readonly upstreamFault: boolean;
+  readonly connectionFault: boolean;
+  readonly retryAfterMs: number | undefined;
   constructor(
     readonly code: UpstreamErrorCode,
     message: string,
@@ -45,6 +57,8 @@ export class UpstreamError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.retryable = options.retryable ?? false;
     this.upstreamFault = options.upstreamFault ?? this.retryable;
+    this.connectionFault = options.connectionFault ?? false;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 
@@ -71,6 +85,14 @@ export function upstreamErrorToGraphQL(error: GraphQLError): GraphQLError | null
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { code: original.code },
+    extensions:
+      original.retryAfterMs === undefined
+        ? { code: original.code }
+        : { code: original.code, retryAfter: retryAfterSeconds(original.retryAfterMs) },
   });
+}
+
+/** Whole seconds a client should wait: never 0, so "retry after 0 s" is never advised. */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }

@@ -40,6 +40,7 @@ async function main(): Promise<void> {
     ...(metrics ? { observer: metrics.upstream } : {}),
   });
   metrics?.watchBreaker(() => client.breakerState());
+  metrics?.watchConcurrency(() => client.concurrency());
 
   const responseCache = createResponseCache(config.responseCache, {
     logger,

@@ -13,7 +13,8 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { UpstreamObserver } from './upstream/client.js';
-import type { BreakerState } from './upstream/resilience.js';
+import type { BreakerState } from './upstream/breaker.js';
+import type { ConcurrencySnapshot } from './upstream/traffic.js';
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -22,6 +23,8 @@ export interface GatewayMetrics {
   cacheLookup(result: 'hit' | 'miss'): void;
   /** Reports the breaker's state at each scrape. */
   watchBreaker(state: () => BreakerState): void;
+  /** Reports the adaptive limit, calls in flight and calls waiting at each scrape. */
+  watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
   plugin(): Plugin;
 }
 
@@ -66,6 +69,27 @@ export function createMetrics(): GatewayMetrics {
     },
   });
 
+  let concurrency: (() => ConcurrencySnapshot) | undefined;
+  new Gauge({
+    name: 'sms_upstream_concurrency',
+    help: 'Calls to the service: the adaptive limit, those in flight and those waiting for a slot.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const now = concurrency?.();
+      if (!now) return;
+      this.set({ kind: 'limit' }, now.limit);
+      this.set({ kind: 'in_flight' }, now.inFlight);
+      this.set({ kind: 'waiting' }, now.waiting);
+    },
+  });
+  const refused = new Counter({
+    name: 'sms_upstream_refused_total',
+    help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+
   const seenNames = new Set<string>();
   const operationName = (name: string | undefined): string => {
     if (!name) return 'anonymous';
@@ -86,12 +110,18 @@ export function createMetrics(): GatewayMetrics {
         upstreamCalls.inc({ operation, outcome });
         upstreamDuration.observe({ operation }, seconds);
       },
+      refused(reason) {
+        refused.inc({ reason });
+      },
     },
     cacheLookup(result) {
       cache.inc({ result });
     },
     watchBreaker(state) {
       breakerState = state;
+    },
+    watchConcurrency(snapshot) {
+      concurrency = snapshot;
     },
     plugin() {
       return usePrometheus({

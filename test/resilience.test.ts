@@ -143,7 +143,11 @@ describe('retries', () => {
     ['a reset', { reset: true }],
     ['a timeout', { hang: true }],
   ] as const)('retries after %s and succeeds', async (_name, failure) => {
-    const stack = await switchable({ resilience: { retries: 2, retryBaseDelayMs: 5 } });
+    // A hung attempt is cut off after 150 ms, leaving the 1 s deadline room for the retries.
+    const stack = await switchable({
+      timeoutMs: 1_000,
+      resilience: { retries: 2, retryBaseDelayMs: 5, attemptTimeoutMs: 150 },
+    });
     stack.setReply(flaky([failure, failure]));
     const { body } = await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
     expect(body.errors).toBeUndefined();
@@ -175,17 +179,44 @@ describe('retries', () => {
   });
 });
 
-describe('circuit breaker', () => {
-  it('opens after consecutive faults, fails fast without calling, then probes back', async () => {
+describe('circuit breakers', () => {
+  const other = { 'x-sys-id': 'AC-2', 'x-auth-token': 'tok2' };
+
+  it("an account's faults open its own breaker only: it fails fast, others carry on", async () => {
+    const stack = await switchable({
+      resilience: { retries: 0, breakerThreshold: 3, breakerCooldownMs: 10_000 },
+    });
+    stack.setReply((call) =>
+      call.params.get('sys_id') === 'AC-1' ? { status: 503, text: '' } : healthy(call),
+    );
+    for (let i = 0; i < 3; i += 1) await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    expect(stack.calls()).toBe(3);
+    const fast = await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    expect(fast.body.errors?.[0]).toMatchObject({
+      message: "The SMS service keeps failing this account's calls; they are paused for up to 10 s",
+      extensions: { code: 'UPSTREAM_UNAVAILABLE' },
+    });
+    expect(stack.calls()).toBe(3);
+    expect(stack.client.breakerState()).toBe('closed');
+    const served = await execute(stack.gateway, OwnedNumbersQuery, {}, other);
+    expect(served.body.errors).toBeUndefined();
+    expect(stack.calls()).toBe(4);
+  });
+
+  it('the service breaker opens on faults from two accounts, fails fast for all, then probes back', async () => {
     const stack = await switchable({
       resilience: { retries: 0, breakerThreshold: 3, breakerCooldownMs: 300 },
     });
     stack.setReply(() => ({ status: 503, text: '' }));
-    for (let i = 0; i < 3; i += 1) await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
-    expect(stack.calls()).toBe(3);
+    // The first fault is one account's; from the second account's on, they count for the service.
+    for (const headers of [auth, other, auth, other]) {
+      await execute(stack.gateway, OwnedNumbersQuery, {}, headers);
+    }
+    expect(stack.calls()).toBe(4);
     expect(stack.client.breakerState()).toBe('open');
 
-    const fast = await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    const third = { 'x-sys-id': 'AC-3', 'x-auth-token': 'tok3' };
+    const fast = await execute(stack.gateway, OwnedNumbersQuery, {}, third);
     expect(fast.body).toMatchObject({
       data: { ownedNumbers: null },
       errors: [
@@ -195,14 +226,14 @@ describe('circuit breaker', () => {
         },
       ],
     });
-    expect(stack.calls()).toBe(3);
+    expect(stack.calls()).toBe(4);
 
     stack.setReply(healthy);
     await new Promise((resolve) => setTimeout(resolve, 350));
-    const probe = await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    const probe = await execute(stack.gateway, OwnedNumbersQuery, {}, third);
     expect(probe.body.errors).toBeUndefined();
     expect(stack.client.breakerState()).toBe('closed');
-    expect(stack.calls()).toBe(4);
+    expect(stack.calls()).toBe(5);
   });
 
   it('is not opened by refused credentials or bad answers for one account', async () => {

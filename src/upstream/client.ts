@@ -1,7 +1,8 @@
 /**
  * The service's three operations over an injected undici dispatcher (a keep-alive Pool in
- * production, pointed at a loopback server in tests): form-encoded POST, a deadline per call,
- * every body consumed, failures turned into UpstreamError with a stable code.
+ * production, pointed at a loopback server in tests): form-encoded POST, one attempt per call,
+ * every body consumed, failures turned into UpstreamError with a stable code. Deadlines, retries
+ * and fair share live a layer up (traffic.ts), which hands each attempt an AbortSignal.
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
@@ -10,13 +11,23 @@ import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain
 import { ErrorCode, UpstreamError } from '../errors.js';
 import { parseHistory, parseOwnedNumbers, type UpstreamOperation } from './wire.js';
 
+export interface CallOptions {
+  /** Aborts the call; its `reason`, when an UpstreamError, is what the call fails with. */
+  readonly signal?: AbortSignal;
+}
+
 export interface UpstreamClient {
-  history(credentials: Credentials, request: HistoryRequest): Promise<History>;
+  history(
+    credentials: Credentials,
+    request: HistoryRequest,
+    options?: CallOptions,
+  ): Promise<History>;
   ownedNumbers(
     credentials: Credentials,
     type: Exclude<NumberType, 'UNKNOWN'>,
+    options?: CallOptions,
   ): Promise<OwnedNumber[]>;
-  allOwnedNumbers(credentials: Credentials): Promise<OwnedNumber[]>;
+  allOwnedNumbers(credentials: Credentials, options?: CallOptions): Promise<OwnedNumber[]>;
 }
 
 export interface UpstreamClientOptions {
@@ -24,7 +35,7 @@ export interface UpstreamClientOptions {
   readonly dispatcher: Dispatcher;
   /** The service's base URL; its path (if any) prefixes every operation's path. */
   readonly baseUrl: URL;
-  /** Deadline for the answer's headers, and for each pause within its body, of one attempt. */
+  /** Backstop for one attempt's headers and each pause in its body; the real deadline is the signal. */
   readonly timeoutMs: number;
   /** Told of every attempt, for metrics. */
   readonly observer?: UpstreamObserver;
@@ -33,6 +44,8 @@ export interface UpstreamClientOptions {
 export interface UpstreamObserver {
   /** One finished attempt: `outcome` is "ok" or the error code it failed with. */
   attempt(operation: UpstreamOperation, seconds: number, outcome: string): void;
+  /** One call refused before reaching the service (429 window, an open breaker). */
+  refused?(reason: 'rate_limited' | 'account_breaker' | 'service_breaker'): void;
 }
 
 export interface UpstreamPoolOptions {
@@ -64,6 +77,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     operation: UpstreamOperation,
     credentials: Credentials,
     params: Record<string, string>,
+    signal: AbortSignal | undefined,
   ): Promise<unknown> {
     const body = new URLSearchParams(params);
     body.set('sys_id', credentials.sysId);
@@ -82,20 +96,25 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         // under load, queueing in the pool is not the service being slow.
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
+        ...(signal ? { signal } : {}),
       });
     } catch (error) {
-      throw transportError(operation, error, options.timeoutMs);
+      throw abortReason(signal) ?? transportError(operation, error, options.timeoutMs);
     }
     const { statusCode } = response;
     if (statusCode === 401 || statusCode === 403) {
       await response.body.dump();
       throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
     }
+    if (statusCode === 429) {
+      await response.body.dump();
+      throw rateLimited(operation, response.headers['retry-after']);
+    }
     let text: string;
     try {
       text = await response.body.text();
     } catch (error) {
-      throw bodyError(operation, error, options.timeoutMs);
+      throw abortReason(signal) ?? bodyError(operation, error, options.timeoutMs);
     }
     if (statusCode < 200 || statusCode >= 300) throw httpError(operation, statusCode);
     try {
@@ -120,6 +139,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     credentials: Credentials,
     params: Record<string, string>,
     parse: (json: unknown) => T,
+    signal: AbortSignal | undefined,
   ): Promise<T> {
     return tracer.startActiveSpan(
       `sms.upstream ${operation}`,
@@ -128,7 +148,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         const started = performance.now();
         let outcome = 'ok';
         try {
-          return parse(await call(operation, credentials, params));
+          return parse(await call(operation, credentials, params, signal));
         } catch (error) {
           outcome = error instanceof UpstreamError ? error.code : 'UNEXPECTED';
           span.setStatus({
@@ -146,24 +166,38 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   }
 
   return {
-    history(credentials, request) {
+    history(credentials, request, callOptions) {
       const params = {
         number: request.number,
         tid: request.tid,
         history_start: String(request.start),
         history_end: String(request.end),
       };
-      return attempt('smshistory', credentials, params, (json) => parseHistory(json, request));
-    },
-    ownedNumbers(credentials, type) {
-      const params = { number_type: type === 'LOCAL' ? 'local' : 'tollfree' };
-      return attempt('ownednumbers', credentials, params, (json) =>
-        parseOwnedNumbers('ownednumbers', json),
+      return attempt(
+        'smshistory',
+        credentials,
+        params,
+        (json) => parseHistory(json, request),
+        callOptions?.signal,
       );
     },
-    allOwnedNumbers(credentials) {
-      return attempt('allownednumbers', credentials, {}, (json) =>
-        parseOwnedNumbers('allownednumbers', json),
+    ownedNumbers(credentials, type, callOptions) {
+      const params = { number_type: type === 'LOCAL' ? 'local' : 'tollfree' };
+      return attempt(
+        'ownednumbers',
+        credentials,
+        params,
+        (json) => parseOwnedNumbers('ownednumbers', json),
+        callOptions?.signal,
+      );
+    },
+    allOwnedNumbers(credentials, callOptions) {
+      return attempt(
+        'allownednumbers',
+        credentials,
+        {},
+        (json) => parseOwnedNumbers('allownednumbers', json),
+        callOptions?.signal,
       );
     },
   };
@@ -178,13 +212,47 @@ const TIMEOUT_CODES = new Set([
 /** 502/503/504 say a proxy or the service is momentarily unwell: the read is safe to try again. */
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
+/** Refused, unresolvable or unconnectable: the service as a whole is out of reach. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** The error an abort carries when whoever aborted said why (the deadline does). */
+function abortReason(signal: AbortSignal | undefined): UpstreamError | null {
+  return signal?.aborted && signal.reason instanceof UpstreamError ? signal.reason : null;
+}
+
+function rateLimited(
+  operation: UpstreamOperation,
+  header: string | string[] | undefined,
+): UpstreamError {
+  const retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now());
+  return new UpstreamError(
+    ErrorCode.RateLimited,
+    `The SMS service is rate limiting this account (HTTP 429 on ${operation})`,
+    retryAfterMs === null ? {} : { retryAfterMs },
+  );
+}
+
+/**
+ * Retry-After as milliseconds from `now`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
+ * Null when absent or unreadable, so the caller applies its default.
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | null {
+  const text = value?.trim();
+  if (!text) return null;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // An HTTP date names its weekday and month; Date.parse alone would also take "-5" as a year.
+  const date = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN;
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
 function httpError(operation: UpstreamOperation, statusCode: number): UpstreamError {
-  if (statusCode === 429) {
-    return new UpstreamError(
-      ErrorCode.UpstreamError,
-      `The SMS service is rate limiting ${operation} (HTTP 429)`,
-    );
-  }
   return new UpstreamError(
     ErrorCode.UpstreamError,
     `The SMS service answered ${operation} with HTTP ${statusCode}`,
@@ -222,6 +290,7 @@ function transportError(
       {
         cause: error,
         retryable: true,
+        connectionFault: CONNECTION_CODES.has(code),
       },
     );
   }
@@ -241,6 +310,7 @@ function transportError(
     {
       cause: error,
       retryable: true,
+      connectionFault: typeof code === 'string' && CONNECTION_CODES.has(code),
     },
   );
 }

@@ -1,30 +1,43 @@
-/** The upstream stack one gateway uses: a keep-alive pool, the client over it, retries and breaker. */
+/** The upstream stack one gateway uses: a keep-alive pool, the client over it, traffic control. */
 import type { Pool } from 'undici';
 import type { UpstreamSettings } from '../config.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, createUpstreamPool, type UpstreamObserver } from './client.js';
-import { withResilience, type ResilientUpstreamClient } from './resilience.js';
+import { withTrafficControl, type ManagedUpstreamClient, type TrafficOptions } from './traffic.js';
 
 export interface Upstream {
-  readonly client: ResilientUpstreamClient;
+  readonly client: ManagedUpstreamClient;
   readonly pool: Pool;
+}
+
+export interface UpstreamExtras {
+  readonly logger?: Logger;
+  readonly observer?: UpstreamObserver;
+  /** Fine-tuning of the adaptive limit (tests, bench); defaults otherwise. */
+  readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
 }
 
 export function createUpstream(
   baseUrl: URL,
   settings: Omit<UpstreamSettings, 'url'>,
-  extras: { readonly logger?: Logger; readonly observer?: UpstreamObserver } = {},
+  extras: UpstreamExtras = {},
 ): Upstream {
-  const { timeoutMs } = settings;
-  const pool = createUpstreamPool(baseUrl, { connections: settings.connections, timeoutMs });
-  const client = withResilience(
+  const { timeoutMs, connections } = settings;
+  const pool = createUpstreamPool(baseUrl, { connections, timeoutMs });
+  const client = withTrafficControl(
     createUpstreamClient({
       dispatcher: pool,
       baseUrl,
       timeoutMs,
       ...(extras.observer ? { observer: extras.observer } : {}),
     }),
-    { ...settings, ...(extras.logger ? { logger: extras.logger } : {}) },
+    {
+      ...settings,
+      maxInFlight: connections,
+      ...extras.traffic,
+      ...(extras.logger ? { logger: extras.logger } : {}),
+      ...(extras.observer?.refused ? { onRefused: extras.observer.refused } : {}),
+    },
   );
   return { client, pool };
 }

@@ -6,8 +6,10 @@
  * - every owned-number need (`ownedNumbers(LOCAL|TOLLFREE|none)`, `number(tid)`, `_entities`)
  *   is served by one call where one can: the typed call when only one type is asked for,
  *   otherwise one `allownednumbers`, filtered locally;
- * - upstream calls run concurrently up to `concurrency`, and at most `maxCalls` are made in all
- *   (a list's length is only known at run time, so this backs up the static cost limit).
+ * - at most `maxCalls` upstream calls are made in all (a list's length is only known at run
+ *   time, so this backs up the static cost limit); how many run at once is the shared traffic
+ *   layer's call (traffic.ts: adaptive limit, fair between accounts), under an optional
+ *   per-request ceiling `concurrency`.
  */
 import DataLoader from 'dataloader';
 import type { Credentials } from '../credentials.js';
@@ -25,7 +27,7 @@ export interface RequestLoaders {
 }
 
 export interface RequestLoaderOptions {
-  /** Upstream calls this request may have in flight at once. */
+  /** Upstream calls this request may have in flight at once; 0 for no ceiling of its own. */
   readonly concurrency: number;
   /** Upstream calls this request may make in all. */
   readonly maxCalls: number;
@@ -38,7 +40,7 @@ export function createRequestLoaders(
   credentials: Credentials,
   options: RequestLoaderOptions,
 ): RequestLoaders {
-  const inFlight = createLimit(options.concurrency);
+  const inFlight = options.concurrency > 0 ? createLimit(options.concurrency) : null;
   let calls = 0;
   function limit<T>(call: () => Promise<T>): Promise<T> {
     calls += 1;
@@ -50,7 +52,7 @@ export function createRequestLoaders(
         ),
       );
     }
-    return inFlight(call);
+    return inFlight ? inFlight(call) : call();
   }
 
   const numberLists = new DataLoader<NumbersScope, readonly OwnedNumber[]>(async (scopes) => {

@@ -15,11 +15,12 @@ import {
 import { DEFAULT_LIMITS, type GatewayLimits } from '../../src/config.js';
 import type { Logger } from '../../src/logger.js';
 import { createUpstream } from '../../src/upstream/index.js';
-import type { ResilienceOptions, ResilientUpstreamClient } from '../../src/upstream/resilience.js';
+import type { UpstreamSettings } from '../../src/config.js';
+import type { ManagedUpstreamClient, TrafficOptions } from '../../src/upstream/traffic.js';
 
 export interface TestGateway {
   readonly gateway: Gateway;
-  readonly client: ResilientUpstreamClient;
+  readonly client: ManagedUpstreamClient;
   readonly pool: Pool;
   close(): Promise<void>;
 }
@@ -29,8 +30,10 @@ export interface TestGatewayOptions extends Partial<
 > {
   readonly timeoutMs?: number;
   readonly limits?: Partial<GatewayLimits>;
-  /** Tests opt into retries and the breaker; by default one attempt per call, breaker effectively off. */
-  readonly resilience?: Partial<ResilienceOptions>;
+  /** Tests opt into retries and the breakers; by default one attempt per call, breakers effectively off. */
+  readonly resilience?: Partial<Omit<UpstreamSettings, 'url' | 'timeoutMs'>>;
+  /** Fine-tuning of the adaptive limit. */
+  readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
   readonly logger?: Logger | false;
 }
 
@@ -39,21 +42,30 @@ export function createTestGateway(
   upstreamUrl: string,
   options: TestGatewayOptions = {},
 ): TestGateway {
-  const { timeoutMs, limits, resilience, logger, metrics, ...gatewayOptions } = options;
+  const { timeoutMs, limits, resilience, traffic, logger, metrics, ...gatewayOptions } = options;
+  const deadline = timeoutMs ?? 2_000;
   const { client, pool } = createUpstream(
     new URL(upstreamUrl),
     {
-      timeoutMs: timeoutMs ?? 2_000,
+      timeoutMs: deadline,
+      attemptTimeoutMs: deadline,
       connections: 32,
+      defaultRetryAfterMs: 5_000,
       retries: 0,
       retryBaseDelayMs: 10,
       breakerThreshold: 1_000_000,
       breakerCooldownMs: 1_000,
       ...resilience,
     },
-    metrics ? { observer: metrics.upstream } : {},
+    {
+      ...(metrics ? { observer: metrics.upstream } : {}),
+      ...(traffic ? { traffic } : {}),
+    },
   );
-  if (metrics) metrics.watchBreaker(() => client.breakerState());
+  if (metrics) {
+    metrics.watchBreaker(() => client.breakerState());
+    metrics.watchConcurrency(() => client.concurrency());
+  }
   const gateway = createGateway({
     client,
     ...gatewayOptions,

@@ -11,12 +11,18 @@ export interface ScriptedCall {
 }
 
 export type ScriptedReply =
-  | { readonly status?: number; readonly json: unknown; readonly delayMs?: number }
+  | {
+      readonly status?: number;
+      readonly json: unknown;
+      readonly delayMs?: number;
+      readonly headers?: Readonly<Record<string, string>>;
+    }
   | {
       readonly status?: number;
       readonly text: string;
       readonly contentType?: string;
       readonly delayMs?: number;
+      readonly headers?: Readonly<Record<string, string>>;
     }
   /** Never answers; the socket stays open until the server closes. */
   | { readonly hang: true }
@@ -83,6 +89,7 @@ function reply(scripted: ScriptedReply, req: IncomingMessage, res: ServerRespons
     const isJson = 'json' in scripted;
     res.writeHead(scripted.status ?? 200, {
       'content-type': isJson ? 'application/json' : (scripted.contentType ?? 'text/html'),
+      ...scripted.headers,
     });
     res.end(isJson ? JSON.stringify(scripted.json) : scripted.text);
   };

@@ -1,0 +1,79 @@
+/**
+ * A circuit breaker's state machine: closed until `threshold` faults in a row, then open (fail
+ * fast) for `cooldownMs`, then half-open: one probe goes through; its success closes the breaker,
+ * its fault opens it again. Any answer that is not a fault counts as a success.
+ *
+ * Written by hand rather than with cockatiel's breakers: what counts as a fault here depends on
+ * who failed (an account's own trouble, or evidence about the whole service; see traffic.ts),
+ * which cockatiel's policies, counting every failure they see, cannot express.
+ */
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+export class Breaker {
+  private stateName: BreakerState = 'closed';
+  private faultsInARow = 0;
+  private openedAt = 0;
+  private probing = false;
+
+  constructor(
+    private readonly threshold: number,
+    private readonly cooldownMs: number,
+    private readonly onChange?: (state: BreakerState) => void,
+  ) {}
+
+  get state(): BreakerState {
+    return this.stateName;
+  }
+
+  /** True when it is closed and has no faults pending: nothing worth remembering. */
+  get idle(): boolean {
+    return this.stateName === 'closed' && this.faultsInARow === 0;
+  }
+
+  /** Milliseconds until an open breaker lets a probe through (0 when not open). */
+  retryInMs(now: number): number {
+    return this.stateName === 'open' ? Math.max(0, this.openedAt + this.cooldownMs - now) : 0;
+  }
+
+  /** May a call go now? Turns an open breaker half-open after its cooldown, for one probe. */
+  admit(now: number): boolean {
+    if (this.stateName === 'open' && now - this.openedAt >= this.cooldownMs) {
+      this.set('half-open');
+      this.probing = false;
+    }
+    if (this.stateName === 'closed') return true;
+    if (this.stateName === 'half-open' && !this.probing) {
+      this.probing = true;
+      return true;
+    }
+    return false;
+  }
+
+  success(): void {
+    this.faultsInARow = 0;
+    this.probing = false;
+    if (this.stateName !== 'closed') this.set('closed');
+  }
+
+  fault(now: number): void {
+    this.faultsInARow += 1;
+    if (
+      this.stateName === 'half-open' ||
+      (this.stateName === 'closed' && this.faultsInARow >= this.threshold)
+    ) {
+      this.openedAt = now;
+      this.probing = false;
+      this.set('open');
+    }
+  }
+
+  /** A call that was admitted ended without telling anything (aborted): free the probe slot. */
+  abandon(): void {
+    this.probing = false;
+  }
+
+  private set(state: BreakerState): void {
+    this.stateName = state;
+    this.onChange?.(state);
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * The service treated as a shared, finite resource. Every call from any request goes through
+ * here, on its way to the client (one attempt each):
+ *
+ * 1. Gates, before anything is sent: the account's 429 window (RATE_LIMITED), the account's own
+ *    breaker and the whole-service breaker (UPSTREAM_UNAVAILABLE). A refused call costs nothing.
+ * 2. A deadline: `timeoutMs` bounds the whole wait for the answer (waiting for a slot, every
+ *    attempt and every backoff). A retry starts only if the time left can hold its backoff plus
+ *    a typical answer (the service's lightly loaded latency; before any answer is seen, as long
+ *    as the failed attempt took); a hung service answers UPSTREAM_TIMEOUT at the deadline.
+ * 3. Fair share: a slot from the FairScheduler, whose adaptive limit follows the service's latency.
+ * 4. Retries of transient faults (reset, 502/503/504, timeouts of one attempt), exponential
+ *    backoff with decorrelated jitter (cockatiel's generator). A 429 is never retried.
+ * 5. Bookkeeping of what happened: faults feed the account's breaker and, when they are evidence
+ *    about the service as a whole, the service's (service-health.ts); a 429 opens the account's
+ *    window for Retry-After (or `defaultRetryAfterMs`) and halves the adaptive limit.
+ */
+import { ExponentialBackoff, type IBackoff } from 'cockatiel';
+import type { Credentials } from '../credentials.js';
+import { ErrorCode, UpstreamError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { AccountTraffic, type AccountRefusal } from './accounts.js';
+import { AdaptiveLimit } from './adaptive-limit.js';
+import type { BreakerState } from './breaker.js';
+import type { CallOptions, UpstreamClient } from './client.js';
+import { FairScheduler, type Release } from './fair-scheduler.js';
+import { ServiceHealth } from './service-health.js';
+
+export interface TrafficOptions {
+  /** The whole wait for one answer, retries and backoff included. */
+  readonly timeoutMs: number;
+  /** One attempt's own limit, so a hung attempt can still be retried in time. @default timeoutMs */
+  readonly attemptTimeoutMs?: number;
+  /** Extra attempts after a transient failure. */
+  readonly retries: number;
+  /** First backoff delay; later ones grow exponentially (with jitter) up to 2 s. */
+  readonly retryBaseDelayMs: number;
+  /** Faults in a row that open a breaker (an account's, or the service's on service-wide evidence). */
+  readonly breakerThreshold: number;
+  /** How long an open breaker fails fast before letting a probe through. */
+  readonly breakerCooldownMs: number;
+  /** Hard cap of calls in flight from this copy (the pool's connections). */
+  readonly maxInFlight: number;
+  /** Where the adaptive limit starts. @default min(32, maxInFlight) */
+  readonly initialConcurrency?: number;
+  /** The adaptive limit's floor. @default min(4, maxInFlight) */
+  readonly minConcurrency?: number;
+  /** The 429 window when the service sends no usable Retry-After. @default 5000 */
+  readonly defaultRetryAfterMs?: number;
+  readonly logger?: Logger;
+  /** Told of each call refused without reaching the service. */
+  readonly onRefused?: (reason: RefusalReason) => void;
+}
+
+export type RefusalReason = 'rate_limited' | 'account_breaker' | 'service_breaker';
+
+export interface ConcurrencySnapshot {
+  readonly limit: number;
+  readonly inFlight: number;
+  readonly waiting: number;
+}
+
+export interface ManagedUpstreamClient extends UpstreamClient {
+  /** The whole-service breaker (accounts' own breakers are not shown). */
+  breakerState(): BreakerState;
+  concurrency(): ConcurrencySnapshot;
+}
+
+/** A Retry-After longer than this is read as this: the gateway never pauses an account for hours. */
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+export function withTrafficControl(
+  client: UpstreamClient,
+  options: TrafficOptions,
+): ManagedUpstreamClient {
+  const log = options.logger;
+  const attemptTimeoutMs = Math.min(
+    options.attemptTimeoutMs ?? options.timeoutMs,
+    options.timeoutMs,
+  );
+  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 5_000;
+  const limit = new AdaptiveLimit({
+    initial: options.initialConcurrency ?? Math.min(32, options.maxInFlight),
+    min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
+    max: options.maxInFlight,
+  });
+  const scheduler = new FairScheduler(limit);
+  const accounts = new AccountTraffic({
+    breakerThreshold: options.breakerThreshold,
+    breakerCooldownMs: options.breakerCooldownMs,
+    onBreakerChange: (account, state) => {
+      if (state === 'open') log?.warn({ account }, "an account's calls keep failing: pausing them");
+      else if (state === 'closed') log?.info({ account }, "an account's calls succeed again");
+    },
+  });
+  const service = new ServiceHealth({
+    threshold: options.breakerThreshold,
+    cooldownMs: options.breakerCooldownMs,
+    onChange: (state) => {
+      if (state === 'open') {
+        log?.error(
+          { cooldownMs: options.breakerCooldownMs },
+          'upstream circuit breaker opened: failing fast',
+        );
+      } else if (state === 'half-open') {
+        log?.warn('upstream circuit breaker half-open: probing');
+      } else {
+        log?.info('upstream circuit breaker closed: upstream healthy again');
+      }
+    },
+  });
+  const backoffFactory = new ExponentialBackoff({
+    initialDelay: options.retryBaseDelayMs,
+    maxDelay: 2_000,
+  });
+
+  /** Throws when the call may not go now; admits a breaker's half-open probe. */
+  function gate(account: string, now: number): void {
+    const refusal = accounts.refusal(account, now);
+    if (refusal) {
+      options.onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
+      throw refusalError(refusal);
+    }
+    if (!service.admit(now)) {
+      options.onRefused?.('service_breaker');
+      throw new UpstreamError(
+        ErrorCode.UpstreamUnavailable,
+        `The SMS service is failing; calls to it are paused for up to ${Math.ceil(options.breakerCooldownMs / 1000)} s`,
+        { retryAfterMs: Math.max(1, service.retryInMs(now)) },
+      );
+    }
+  }
+
+  /** Records what one attempt's failure says, and returns the error the caller should see. */
+  function settle(error: unknown, account: string, release: Release, rttMs: number): unknown {
+    if (!(error instanceof UpstreamError)) {
+      release();
+      accounts.abandoned(account);
+      service.abandoned();
+      return error;
+    }
+    const now = Date.now();
+    if (error.code === ErrorCode.RateLimited) {
+      const windowMs = Math.min(error.retryAfterMs ?? defaultRetryAfterMs, MAX_RETRY_AFTER_MS);
+      release({ overloaded: true });
+      accounts.rateLimited(account, now, windowMs);
+      service.answered();
+      return new UpstreamError(error.code, error.message, { retryAfterMs: windowMs });
+    }
+    if (error.upstreamFault) {
+      release(error.code === ErrorCode.UpstreamTimeout ? { overloaded: true } : undefined);
+      accounts.fault(account, now);
+      service.fault(account, now, error.connectionFault);
+      return error;
+    }
+    // Refused credentials, success other than "1", unreadable bodies: the service did answer.
+    release({ rttMs });
+    accounts.answered(account);
+    service.answered();
+    return error;
+  }
+
+  async function run<T>(
+    operation: string,
+    credentials: Credentials,
+    call: (options: CallOptions) => Promise<T>,
+  ): Promise<T> {
+    const account = accounts.fingerprint(credentials);
+    const startedAt = Date.now();
+    gate(account, startedAt);
+    const deadlineAt = startedAt + options.timeoutMs;
+    const deadline = abortAfter(options.timeoutMs, () =>
+      timeoutError(operation, options.timeoutMs),
+    );
+    let backoff: IBackoff<unknown> | undefined;
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        let release: Release;
+        try {
+          release = await scheduler.acquire(account, deadline.signal);
+        } catch (error) {
+          // The deadline passed while waiting for a slot: no answer either way, so a probe the
+          // gate admitted must not keep its breaker half-open.
+          accounts.abandoned(account);
+          service.abandoned();
+          throw error;
+        }
+        const attemptLimit =
+          attemptTimeoutMs < deadlineAt - Date.now()
+            ? abortAfter(
+                attemptTimeoutMs,
+                () => timeoutError(operation, attemptTimeoutMs),
+                deadline.signal,
+              )
+            : null;
+        const sent = performance.now();
+        try {
+          const result = await call({ signal: (attemptLimit ?? deadline).signal });
+          release({ rttMs: performance.now() - sent });
+          accounts.answered(account);
+          service.answered();
+          return result;
+        } catch (error) {
+          const failure = settle(error, account, release, performance.now() - sent);
+          if (
+            !(failure instanceof UpstreamError) ||
+            !failure.retryable ||
+            attempt > options.retries
+          ) {
+            throw failure;
+          }
+          backoff = backoff ? backoff.next(undefined) : backoffFactory.next();
+          const delayMs = backoff.duration;
+          // A retry must fit: its backoff plus a typical answer, within what is left of the deadline.
+          // Typical: the service's lightly loaded latency, or before any answer, this attempt's.
+          const typicalMs = limit.baseline ?? performance.now() - sent;
+          if (deadlineAt - Date.now() < delayMs + typicalMs) throw failure;
+          log?.warn(
+            { attempt, delayMs: Math.round(delayMs), code: failure.code },
+            `retrying: ${failure.message}`,
+          );
+          await sleep(delayMs, deadline.signal);
+          gate(account, Date.now());
+        } finally {
+          attemptLimit?.clear();
+        }
+      }
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  return {
+    history: (credentials, request) =>
+      run('smshistory', credentials, (o) => client.history(credentials, request, o)),
+    ownedNumbers: (credentials, type) =>
+      run('ownednumbers', credentials, (o) => client.ownedNumbers(credentials, type, o)),
+    allOwnedNumbers: (credentials) =>
+      run('allownednumbers', credentials, (o) => client.allOwnedNumbers(credentials, o)),
+    breakerState: () => service.state,
+    concurrency: () => ({
+      limit: limit.current,
+      inFlight: scheduler.inFlight,
+      waiting: scheduler.waiting,
+    }),
+  };
+}
+
+function refusalError(refusal: AccountRefusal): UpstreamError {
+  const seconds = Math.max(1, Math.ceil(refusal.retryInMs / 1000));
+  if (refusal.kind === 'rate-limited') {
+    return new UpstreamError(
+      ErrorCode.RateLimited,
+      `The SMS service is rate limiting this account; try again in ${seconds} s`,
+      { retryAfterMs: refusal.retryInMs },
+    );
+  }
+  return new UpstreamError(
+    ErrorCode.UpstreamUnavailable,
+    `The SMS service keeps failing this account's calls; they are paused for up to ${seconds} s`,
+    { retryAfterMs: Math.max(1, refusal.retryInMs) },
+  );
+}
+
+function timeoutError(operation: string, ms: number): UpstreamError {
+  return new UpstreamError(
+    ErrorCode.UpstreamTimeout,
+    `The SMS service did not answer ${operation} within ${ms} ms`,
+    { retryable: true },
+  );
+}
+
+interface Timed {
+  readonly signal: AbortSignal;
+  clear(): void;
+}
+
+/** A signal that aborts after `ms` (with the reason `reason()` makes), or when `parent` does. */
+function abortAfter(ms: number, reason: () => UpstreamError, parent?: AbortSignal): Timed {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(reason()), ms);
+  const onParentAbort = (): void => controller.abort(parent?.reason);
+  parent?.addEventListener('abort', onParentAbort, { once: true });
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      parent?.removeEventListener('abort', onParentAbort);
+    },
+  };
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

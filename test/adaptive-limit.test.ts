@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { AdaptiveLimit } from '../src/upstream/adaptive-limit.js';
+import { FairScheduler, type Release } from '../src/upstream/fair-scheduler.js';
+import { parseRetryAfter } from '../src/upstream/client.js';
+
+/** Feeds `count` samples of `rttMs`, each with the limit fully used. */
+function feed(limit: AdaptiveLimit, count: number, rttMs: number | ((inFlight: number) => number)) {
+  for (let i = 0; i < count; i += 1) {
+    const inFlight = limit.current;
+    limit.sample(typeof rttMs === 'number' ? rttMs : rttMs(inFlight), inFlight);
+  }
+}
+
+describe('AdaptiveLimit', () => {
+  it('grows while latency holds, up to its cap', () => {
+    const limit = new AdaptiveLimit({ initial: 16, min: 4, max: 128 });
+    feed(limit, 100, 20);
+    const grown = limit.current;
+    expect(grown).toBeGreaterThan(16);
+    feed(limit, 5_000, 20);
+    expect(limit.current).toBe(128);
+  });
+
+  it('does not grow when the limit is not used', () => {
+    const limit = new AdaptiveLimit({ initial: 16, min: 4, max: 128 });
+    for (let i = 0; i < 500; i += 1) limit.sample(20, 1);
+    expect(limit.current).toBe(16);
+  });
+
+  it('settles where latency has doubled when the service slows with calls in flight', () => {
+    // 10 ms when idle, +1 ms per call in flight: 2x the baseline is reached at 10 in flight.
+    const limit = new AdaptiveLimit({ initial: 64, min: 2, max: 256 });
+    feed(limit, 200, 10); // the baseline is learnt at light load
+    feed(limit, 3_000, (inFlight) => 10 + inFlight);
+    expect(limit.current).toBeLessThan(40);
+    expect(limit.current).toBeGreaterThanOrEqual(4);
+  });
+
+  it('halves at once when the service pushes back, never below its floor', () => {
+    const limit = new AdaptiveLimit({ initial: 40, min: 8, max: 128 });
+    limit.overloaded();
+    expect(limit.current).toBe(20);
+    limit.overloaded();
+    limit.overloaded();
+    expect(limit.current).toBe(8);
+  });
+});
+
+describe('FairScheduler', () => {
+  const never = new AbortController().signal;
+
+  it('hands freed slots to accounts in turn, not in arrival order', async () => {
+    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }));
+    const first = await scheduler.acquire('a', never);
+    const order: string[] = [];
+    const queued = ['a', 'a', 'a', 'b', 'c'].map((account) =>
+      scheduler.acquire(account, never).then((release) => {
+        order.push(account);
+        release();
+      }),
+    );
+    first();
+    await Promise.all(queued);
+    expect(order).toEqual(['a', 'b', 'c', 'a', 'a']);
+    expect(scheduler.inFlight).toBe(0);
+  });
+
+  it('drops a waiting call whose deadline passes, with its reason', async () => {
+    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }));
+    const held: Release = await scheduler.acquire('a', never);
+    const deadline = new AbortController();
+    const waiting = scheduler.acquire('b', deadline.signal);
+    expect(scheduler.waiting).toBe(1);
+    deadline.abort(new Error('too late'));
+    await expect(waiting).rejects.toThrow('too late');
+    expect(scheduler.waiting).toBe(0);
+    held();
+    expect(scheduler.inFlight).toBe(0);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2026-11-23T10:00:00Z');
+  it.each([
+    ['120', 120_000],
+    ['0', 0],
+    ['Mon, 23 Nov 2026 10:00:30 GMT', 30_000],
+    ['Mon, 23 Nov 2026 09:00:00 GMT', 0],
+    ['soon', null],
+    ['-5', null],
+    ['', null],
+    [undefined, null],
+  ])('%s -> %s ms', (value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+});
