@@ -1,14 +1,16 @@
 /**
- * The simulator as its own process, for the bench: `BENCH_SIM_LATENCY_MS` of latency,
- * `BENCH_SIM_ACCOUNTS` load-test accounts owning `BENCH_SIM_NUMBERS` numbers each.
- * Over IPC it reports `ready` with its URL and answers `calls` with the number of upstream
- * calls received so far. The recorded calls are drained every second so a long run does not
+ * The simulator as its own process, for the bench: `BENCH_SIM_LATENCY_MS` of latency (plus
+ * `BENCH_SIM_LATENCY_PER_IN_FLIGHT_MS` per call in flight), `BENCH_SIM_ACCOUNTS` load-test
+ * accounts owning `BENCH_SIM_NUMBERS` numbers each. Over IPC it reports `ready` with its URL,
+ * answers `calls` with the number of upstream calls received so far, `load` with its calls in
+ * flight (now and at peak), and `reset-load` by restarting the peak. The recorded calls are drained every second so a long run does not
  * grow the simulator's memory.
  */
 import { startSimulator } from '../src/simulator/index.js';
 
 const simulator = await startSimulator({
   latencyMs: Number(process.env.BENCH_SIM_LATENCY_MS ?? 0),
+  latencyPerInFlightMs: Number(process.env.BENCH_SIM_LATENCY_PER_IN_FLIGHT_MS ?? 0),
   benchAccounts: {
     count: Number(process.env.BENCH_SIM_ACCOUNTS ?? 64),
     numbers: Number(process.env.BENCH_SIM_NUMBERS ?? 7),
@@ -25,6 +27,11 @@ setInterval(totalCalls, 1_000).unref();
 
 process.on('message', (message: { type?: string }) => {
   if (message.type === 'calls') process.send?.({ type: 'calls', total: totalCalls() });
+  if (message.type === 'load') process.send?.({ type: 'load', ...simulator.load() });
+  if (message.type === 'reset-load') {
+    simulator.resetLoad();
+    process.send?.({ type: 'reset-load' });
+  }
 });
 process.once('SIGTERM', () => {
   void simulator.close().then(() => process.exit(0));

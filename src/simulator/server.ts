@@ -51,6 +51,11 @@ export interface SimulatorOptions {
   /** Default 0; artificial delay before each response. */
   latencyMs?: number;
   /**
+   * Default 0; extra delay per call already in flight when a call arrives, so the simulator
+   * slows down as callers pile on (the bench's back-off scenario).
+   */
+  latencyPerInFlightMs?: number;
+  /**
    * Extra accounts for load tests, beside the demo ones; default none. Account `i` (0-based,
    * below `count`) answers to `benchCredentials(i)` and owns `benchAccountNumbers(numbers)`.
    */
@@ -70,6 +75,9 @@ export interface RunningSimulator {
   /** Every request received on an operation path, in order. */
   calls: RecordedCall[];
   resetCalls(): void;
+  /** Calls being answered now, and the most at once since the last `resetLoad()`. */
+  load(): { readonly inFlight: number; readonly peakInFlight: number };
+  resetLoad(): void;
   /** Closes the server and all keep-alive sockets. */
   close(): Promise<void>;
 }
@@ -301,9 +309,19 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
   const latencyMs = options.latencyMs ?? 0;
-  if (!Number.isFinite(latencyMs) || latencyMs < 0) {
-    return Promise.reject(new RangeError('latencyMs must be a non-negative finite number'));
+  const latencyPerInFlightMs = options.latencyPerInFlightMs ?? 0;
+  if (
+    !Number.isFinite(latencyMs) ||
+    latencyMs < 0 ||
+    !Number.isFinite(latencyPerInFlightMs) ||
+    latencyPerInFlightMs < 0
+  ) {
+    return Promise.reject(
+      new RangeError('latencyMs and latencyPerInFlightMs must be non-negative finite numbers'),
+    );
   }
+  let inFlight = 0;
+  let peakInFlight = 0;
   let accounts = PREPARED_BY_SYS_ID;
   try {
     if (options.benchAccounts) accounts = withBenchAccounts(options.benchAccounts);
@@ -316,7 +334,11 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   let closing = false;
 
   function send(res: ServerResponse, outcome: Outcome): void {
+    const delayMs = latencyMs + latencyPerInFlightMs * inFlight;
+    inFlight += 1;
+    if (inFlight > peakInFlight) peakInFlight = inFlight;
     const write = (): void => {
+      inFlight -= 1;
       if (res.destroyed || res.writableEnded) return;
       const { body } = outcome;
       const chunks: readonly Buffer[] = Buffer.isBuffer(body) ? [body] : body;
@@ -331,13 +353,13 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
       for (const chunk of chunks) res.write(chunk);
       res.end(); // end() fully uncorks, flushing head and chunks together
     };
-    if (latencyMs <= 0) {
+    if (delayMs <= 0) {
       write();
       return;
     }
     // Re-arm until the full delay has elapsed by the high-resolution clock, so the
     // delay is never shorter than latencyMs (libuv timers work on a coarser clock).
-    const due = performance.now() + latencyMs;
+    const due = performance.now() + delayMs;
     const fire = (): void => {
       const remaining = due - performance.now();
       if (remaining > 0 && !closing) {
@@ -475,6 +497,10 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
         calls,
         resetCalls(): void {
           calls.length = 0;
+        },
+        load: () => ({ inFlight, peakInFlight }),
+        resetLoad(): void {
+          peakInFlight = inFlight;
         },
         close(): Promise<void> {
           if (closed !== null) return closed;

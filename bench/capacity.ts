@@ -1,0 +1,332 @@
+/**
+ * The service's capacity, for `npm run bench` (scenarios e and f):
+ *
+ * e. Fan-out against an uncapped direct client: one connection asks for `numbers` histories at
+ *    once through the gateway, against a client that calls the simulator directly with one
+ *    connection per call (no cap at all). The target: the gateway's p50 within 2.0x the direct
+ *    client's.
+ * f. Back-off: the simulator gets slower with every call it has in flight (latency = base +
+ *    k x in-flight). `users` clients fan out at once, first calling the simulator directly, with
+ *    nothing holding them back (piling on), then through the gateway; meanwhile one more account
+ *    (the bystander) asks for its number list once per round. Reported: the service's peak calls
+ *    in flight, the gateway's adaptive limit after the run, each side's fan-out time and the
+ *    bystander's wait.
+ */
+import { Pool, request } from 'undici';
+import { benchCredentials } from '../src/simulator/index.js';
+import { startEntry, startGateway, type Child } from './children.js';
+import { basic } from './load.js';
+import { FANOUT_QUERY } from './scenarios.js';
+
+export interface FanOutTimes {
+  readonly p50Ms: number;
+  readonly samplesMs: readonly number[];
+}
+
+export interface BackOffSide extends FanOutTimes {
+  readonly peakInFlight: number;
+  /** p50 of the bystander account's single call, made while the fan-outs run. */
+  readonly bystanderP50Ms: number;
+}
+
+export interface CapacityResult {
+  readonly fanOut?: {
+    readonly numbers: number;
+    readonly latencyMs: number;
+    readonly direct: FanOutTimes;
+    readonly gateway: FanOutTimes;
+    readonly ratio: number;
+  };
+  readonly backOff?: {
+    readonly users: number;
+    readonly numbers: number;
+    readonly baseLatencyMs: number;
+    readonly perInFlightMs: number;
+    readonly direct: BackOffSide;
+    readonly gateway: BackOffSide & { readonly limit: number };
+  };
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+async function startSimulator(
+  latencyMs: number,
+  perInFlightMs: number,
+  accounts: number,
+  numbers: number,
+): Promise<Child> {
+  return startEntry('simulator', 'bench/simulator-process.ts', {
+    BENCH_SIM_LATENCY_MS: String(latencyMs),
+    BENCH_SIM_LATENCY_PER_IN_FLIGHT_MS: String(perInFlightMs),
+    BENCH_SIM_ACCOUNTS: String(accounts),
+    BENCH_SIM_NUMBERS: String(numbers),
+  });
+}
+
+/** What a client calling the service itself does: list the numbers, then every history at once. */
+async function directFanOut(pool: Pool, vu: number): Promise<number> {
+  const { sysId, authToken } = benchCredentials(vu);
+  const post = async (operation: string, params: Record<string, string>) => {
+    const response = await pool.request({
+      method: 'POST',
+      path: `/api/${operation}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ sys_id: sysId, auth_token: authToken, ...params }).toString(),
+    });
+    const body = (await response.body.json()) as { data?: { tid: string; number: string }[] };
+    if (response.statusCode !== 200) throw new Error(`direct ${operation}: ${response.statusCode}`);
+    return body;
+  };
+  const started = performance.now();
+  const { data = [] } = await post('allownednumbers', {});
+  await Promise.all(
+    data.map((n) =>
+      post('smshistory', { tid: n.tid, number: n.number, history_start: '0', history_end: '5' }),
+    ),
+  );
+  return performance.now() - started;
+}
+
+async function gatewayFanOut(gatewayUrl: string, vu: number, numbers: number): Promise<number> {
+  const { sysId, authToken } = benchCredentials(vu);
+  const started = performance.now();
+  const response = await request(`${gatewayUrl}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      authorization: basic(sysId, authToken),
+    },
+    body: JSON.stringify({ query: FANOUT_QUERY, variables: { start: 0, end: 5 } }),
+  });
+  const body = (await response.body.json()) as {
+    errors?: unknown[];
+    data?: { ownedNumbers?: unknown[] };
+  };
+  const ms = performance.now() - started;
+  if (body.errors || body.data?.ownedNumbers?.length !== numbers) {
+    throw new Error(`gateway fan-out: ${JSON.stringify(body.errors ?? body).slice(0, 300)}`);
+  }
+  return ms;
+}
+
+/** `rounds` rounds of `users` simultaneous fan-outs; every fan-out's time. */
+async function rounds(
+  users: number,
+  count: number,
+  fanOut: (vu: number) => Promise<number>,
+): Promise<number[]> {
+  return (await roundsWithBystander(users, count, fanOut, null)).fanOuts;
+}
+
+/** Like rounds(), and 20 ms into each round one call of account `users` (the bystander). */
+async function roundsWithBystander(
+  users: number,
+  count: number,
+  fanOut: (vu: number) => Promise<number>,
+  bystander: ((vu: number) => Promise<number>) | null,
+): Promise<{ fanOuts: number[]; bystander: number[] }> {
+  const fanOuts: number[] = [];
+  const waits: number[] = [];
+  for (let round = 0; round < count; round += 1) {
+    const late = bystander
+      ? new Promise((resolve) => setTimeout(resolve, 20)).then(() => bystander(users))
+      : null;
+    fanOuts.push(...(await Promise.all(Array.from({ length: users }, (_, vu) => fanOut(vu)))));
+    if (late) waits.push(await late);
+  }
+  return { fanOuts, bystander: waits };
+}
+
+async function directList(pool: Pool, vu: number): Promise<number> {
+  const { sysId, authToken } = benchCredentials(vu);
+  const started = performance.now();
+  const response = await pool.request({
+    method: 'POST',
+    path: '/api/allownednumbers',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ sys_id: sysId, auth_token: authToken }).toString(),
+  });
+  await response.body.dump();
+  return performance.now() - started;
+}
+
+async function gatewayList(gatewayUrl: string, vu: number): Promise<number> {
+  const { sysId, authToken } = benchCredentials(vu);
+  const started = performance.now();
+  const response = await request(`${gatewayUrl}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      authorization: basic(sysId, authToken),
+    },
+    body: JSON.stringify({ query: '{ ownedNumbers { tid } }' }),
+  });
+  const text = await response.body.text();
+  if (text.includes('"errors"')) throw new Error(`gateway bystander: ${text.slice(0, 300)}`);
+  return performance.now() - started;
+}
+
+async function gatewayLimit(gatewayUrl: string): Promise<number> {
+  const text = await (await request(`${gatewayUrl}/metrics`)).body.text();
+  const match = /^sms_upstream_concurrency\{kind="limit"\} (\d+)/m.exec(text);
+  return match?.[1] ? Number(match[1]) : Number.NaN;
+}
+
+export interface CapacitySettings {
+  readonly numbers: number;
+  readonly latencyMs: number;
+  readonly requests: number;
+  readonly backOffUsers: number;
+  readonly backOffLatencyMs: number;
+  readonly backOffPerInFlightMs: number;
+  readonly gatewayEnv: Record<string, string>;
+  readonly gatewayNodeArgs: readonly string[];
+  readonly gatewayDir: string;
+}
+
+export async function measureFanOut(settings: CapacitySettings): Promise<CapacityResult['fanOut']> {
+  const simulator = await startSimulator(settings.latencyMs, 0, 1, settings.numbers);
+  const gateway = await startGateway(
+    { UPSTREAM_URL: simulator.url, ...settings.gatewayEnv },
+    settings.gatewayNodeArgs,
+    settings.gatewayDir,
+  );
+  const pool = new Pool(simulator.url, { connections: settings.numbers + 1 });
+  try {
+    // Warm both: connections opened, the gateway's limit adapted to this service.
+    await rounds(1, 3, (vu) => directFanOut(pool, vu));
+    await rounds(1, 10, (vu) => gatewayFanOut(gateway.url, vu, settings.numbers));
+    const direct: number[] = [];
+    const viaGateway: number[] = [];
+    // Alternate, so neither side always runs on a quieter machine.
+    for (let i = 0; i < settings.requests; i += 1) {
+      direct.push(await directFanOut(pool, 0));
+      viaGateway.push(await gatewayFanOut(gateway.url, 0, settings.numbers));
+    }
+    const d = median(direct);
+    const g = median(viaGateway);
+    return {
+      numbers: settings.numbers,
+      latencyMs: settings.latencyMs,
+      direct: { p50Ms: d, samplesMs: direct },
+      gateway: { p50Ms: g, samplesMs: viaGateway },
+      ratio: g / d,
+    };
+  } finally {
+    await pool.close();
+    await gateway.stop();
+    await simulator.stop();
+  }
+}
+
+export async function measureBackOff(
+  settings: CapacitySettings,
+): Promise<CapacityResult['backOff']> {
+  const users = settings.backOffUsers;
+  const simulator = await startSimulator(
+    settings.backOffLatencyMs,
+    settings.backOffPerInFlightMs,
+    users + 1,
+    settings.numbers,
+  );
+  const gateway = await startGateway(
+    { UPSTREAM_URL: simulator.url, ...settings.gatewayEnv },
+    settings.gatewayNodeArgs,
+    settings.gatewayDir,
+  );
+  const pool = new Pool(simulator.url, { connections: (users + 1) * (settings.numbers + 1) });
+  const peak = async () => {
+    const { peakInFlight } = await simulator.ask<{ peakInFlight: number }>({ type: 'load' });
+    return peakInFlight;
+  };
+  try {
+    await rounds(users, 1, (vu) => directFanOut(pool, vu));
+    await simulator.ask({ type: 'reset-load' });
+    const direct = await roundsWithBystander(
+      users,
+      settings.requests,
+      (vu) => directFanOut(pool, vu),
+      (vu) => directList(pool, vu),
+    );
+    const directPeak = await peak();
+
+    await rounds(users, 5, (vu) => gatewayFanOut(gateway.url, vu, settings.numbers));
+    await simulator.ask({ type: 'reset-load' });
+    const viaGateway = await roundsWithBystander(
+      users,
+      settings.requests,
+      (vu) => gatewayFanOut(gateway.url, vu, settings.numbers),
+      (vu) => gatewayList(gateway.url, vu),
+    );
+    return {
+      users,
+      numbers: settings.numbers,
+      baseLatencyMs: settings.backOffLatencyMs,
+      perInFlightMs: settings.backOffPerInFlightMs,
+      direct: {
+        p50Ms: median(direct.fanOuts),
+        samplesMs: direct.fanOuts,
+        peakInFlight: directPeak,
+        bystanderP50Ms: median(direct.bystander),
+      },
+      gateway: {
+        p50Ms: median(viaGateway.fanOuts),
+        samplesMs: viaGateway.fanOuts,
+        peakInFlight: await peak(),
+        bystanderP50Ms: median(viaGateway.bystander),
+        limit: await gatewayLimit(gateway.url),
+      },
+    };
+  } finally {
+    await pool.close();
+    await gateway.stop();
+    await simulator.stop();
+  }
+}
+
+export interface CapacityTarget {
+  readonly name: string;
+  readonly met: boolean;
+  readonly value: string;
+}
+
+export function capacityTargets(result: CapacityResult): CapacityTarget[] {
+  const out: CapacityTarget[] = [];
+  const { fanOut, backOff } = result;
+  if (fanOut) {
+    out.push({
+      name: `(e) ${fanOut.numbers}-number fan-out at ${fanOut.latencyMs} ms, one connection: gateway p50 <= 2.0 x an uncapped direct client`,
+      met: fanOut.ratio <= 2,
+      value: `${fanOut.ratio.toFixed(2)} x (${fanOut.gateway.p50Ms.toFixed(1)} vs ${fanOut.direct.p50Ms.toFixed(1)} ms)`,
+    });
+  }
+  if (backOff) {
+    const { direct, gateway } = backOff;
+    out.push({
+      name: '(f) a service that slows with load: the gateway holds its calls in flight to at most half of what piling on reaches',
+      met: gateway.peakInFlight * 2 <= direct.peakInFlight,
+      value: `peak in flight ${gateway.peakInFlight} vs ${direct.peakInFlight}; adaptive limit after the run ${gateway.limit}`,
+    });
+  }
+  return out;
+}
+
+export function capacityLines(result: CapacityResult): string[] {
+  const { backOff } = result;
+  if (!backOff) return [];
+  const { direct, gateway } = backOff;
+  return [
+    `(f) back-off: ${backOff.users} accounts x ${backOff.numbers}-number fan-outs at once; service latency ` +
+      `${backOff.baseLatencyMs} ms + ${backOff.perInFlightMs} ms per call in flight`,
+    `    piling on (direct, uncapped): peak ${direct.peakInFlight} in flight, fan-out p50 ${direct.p50Ms.toFixed(0)} ms, ` +
+      `a bystander's single call p50 ${direct.bystanderP50Ms.toFixed(1)} ms`,
+    `    through the gateway:          peak ${gateway.peakInFlight} in flight, fan-out p50 ${gateway.p50Ms.toFixed(0)} ms, ` +
+      `a bystander's single call p50 ${gateway.bystanderP50Ms.toFixed(1)} ms (limit ${gateway.limit})`,
+    '',
+  ];
+}
