@@ -34,7 +34,7 @@ export interface CapacityResult {
     readonly numbers: number;
     readonly latencyMs: number;
     readonly direct: FanOutTimes;
-    readonly gateway: FanOutTimes;
+    readonly gateway: FanOutTimes & { readonly limit: number };
     readonly ratio: number;
   };
   readonly backOff?: {
@@ -214,7 +214,7 @@ export async function measureFanOut(settings: CapacitySettings): Promise<Capacit
       numbers: settings.numbers,
       latencyMs: settings.latencyMs,
       direct: { p50Ms: d, samplesMs: direct },
-      gateway: { p50Ms: g, samplesMs: viaGateway },
+      gateway: { p50Ms: g, samplesMs: viaGateway, limit: await gatewayLimit(gateway.url) },
       ratio: g / d,
     };
   } finally {
@@ -302,7 +302,7 @@ export function capacityTargets(result: CapacityResult): CapacityTarget[] {
     out.push({
       name: `(e) ${fanOut.numbers}-number fan-out at ${fanOut.latencyMs} ms, one connection: gateway p50 <= 2.0 x an uncapped direct client`,
       met: fanOut.ratio <= 2,
-      value: `${fanOut.ratio.toFixed(2)} x (${fanOut.gateway.p50Ms.toFixed(1)} vs ${fanOut.direct.p50Ms.toFixed(1)} ms)`,
+      value: `${fanOut.ratio.toFixed(2)} x (${fanOut.gateway.p50Ms.toFixed(1)} vs ${fanOut.direct.p50Ms.toFixed(1)} ms; adaptive limit ${fanOut.gateway.limit})`,
     });
   }
   if (backOff) {

@@ -36,6 +36,35 @@ describe('AdaptiveLimit', () => {
     expect(limit.current).toBeGreaterThanOrEqual(4);
   });
 
+  it('measures its baseline at the floor now and then, so load never becomes the baseline', () => {
+    let now = 0;
+    const limit = new AdaptiveLimit({
+      initial: 64,
+      min: 4,
+      max: 256,
+      probeIntervalMs: 30_000,
+      now: () => now,
+    });
+    // The first calls come in under load: 50 ms looks like the service's normal latency.
+    feed(limit, 64, 50);
+    expect(limit.baseline).toBe(50);
+    now = 5_000;
+    feed(limit, 1, 50);
+    expect(limit.probing).toBe(true);
+    expect(limit.current).toBe(4);
+    const before = limit.current;
+    // Calls finishing with more than the floor in flight do not count; light ones do.
+    limit.sample(50, 30);
+    for (let i = 0; i < 8; i += 1) limit.sample(10, 4);
+    expect(limit.probing).toBe(false);
+    expect(limit.baseline).toBe(10);
+    expect(limit.current).toBeGreaterThan(before);
+    // Now 50 ms is five times the baseline: the limit shrinks.
+    const after = limit.current;
+    feed(limit, 200, 50);
+    expect(limit.current).toBeLessThan(after);
+  });
+
   it('halves at once when the service pushes back, never below its floor', () => {
     const limit = new AdaptiveLimit({ initial: 40, min: 8, max: 128 });
     limit.overloaded();

@@ -13,10 +13,11 @@
  * most by half per window. A 429 or a timeout halves it at once. The limit only grows when the
  * window actually used more than half of it, so an idle copy does not inflate it.
  *
- * The baseline follows lower latencies at once, and higher ones slowly (2% per window) and only
- * from lightly loaded windows (at most a quarter of the limit, or the floor, in flight): a service
- * that got slower for good is eventually accepted as the new normal (the limit sinks to its floor,
- * where the windows are light), while latency that grows with load never becomes the baseline.
+ * The baseline is measured as Envoy does: now and then (5 s after the first call, then every
+ * `probeIntervalMs`) the limit drops to its floor until a window of calls has finished with no
+ * more than the floor in flight; their mean latency becomes the baseline, and the limit returns
+ * to where it was. In between, a faster window lowers the baseline at once. So latency that grows
+ * with load never becomes the baseline, and a service that got slower for good is re-measured.
  */
 export interface AdaptiveLimitOptions {
   /** Where the limit starts. */
@@ -27,10 +28,14 @@ export interface AdaptiveLimitOptions {
   readonly max: number;
   /** How much slower than its baseline the service may get before the limit shrinks. @default 2 */
   readonly tolerance?: number;
+  /** Time between two measurements of the baseline at the floor. @default 30000 */
+  readonly probeIntervalMs?: number;
+  /** The clock, in ms (tests pass their own). @default performance.now */
+  readonly now?: () => number;
 }
 
-const BASELINE_DRIFT = 0.02;
 const MIN_WINDOW = 8;
+const FIRST_PROBE_AFTER_MS = 5_000;
 
 export class AdaptiveLimit {
   private value: number;
@@ -39,6 +44,11 @@ export class AdaptiveLimit {
   private windowCount = 0;
   private windowPeakInFlight = 0;
   private readonly tolerance: number;
+  private readonly now: () => number;
+  /** When the next baseline measurement starts (null until the first call). */
+  private nextProbeAt: number | null = null;
+  /** While measuring the baseline: the limit to return to afterwards. */
+  private probingFrom: number | null = null;
 
   constructor(private readonly options: AdaptiveLimitOptions) {
     if (!(options.min >= 1 && options.min <= options.max)) {
@@ -46,11 +56,17 @@ export class AdaptiveLimit {
     }
     this.value = clamp(options.initial, options.min, options.max);
     this.tolerance = options.tolerance ?? 2;
+    this.now = options.now ?? (() => performance.now());
   }
 
-  /** The number of calls that may be in flight now. */
+  /** The number of calls that may be in flight now (the floor while the baseline is measured). */
   get current(): number {
-    return Math.floor(this.value);
+    return this.probingFrom === null ? Math.floor(this.value) : this.options.min;
+  }
+
+  /** True while the limit sits at its floor to measure the baseline. */
+  get probing(): boolean {
+    return this.probingFrom !== null;
   }
 
   /** The service's lightly loaded latency as last estimated, in ms (null before any sample). */
@@ -60,24 +76,51 @@ export class AdaptiveLimit {
 
   /** One call the service answered (or let time out) after `rttMs`, with `inFlight` calls out. */
   sample(rttMs: number, inFlight: number): void {
-    this.windowSumMs += rttMs;
-    this.windowCount += 1;
-    if (inFlight > this.windowPeakInFlight) this.windowPeakInFlight = inFlight;
+    const now = this.now();
+    this.nextProbeAt ??= now + FIRST_PROBE_AFTER_MS;
+    if (this.probingFrom !== null) {
+      // Only calls made with no more than the floor in flight measure the unloaded service.
+      if (inFlight > this.options.min) return;
+      this.addToWindow(rttMs, inFlight);
+      if (this.windowCount >= MIN_WINDOW) this.endProbe(now);
+      return;
+    }
+    this.addToWindow(rttMs, inFlight);
     if (this.windowCount >= Math.max(MIN_WINDOW, this.value / 4)) this.update();
+    if (now >= this.nextProbeAt) {
+      this.probingFrom = this.value;
+      this.resetWindow();
+    }
   }
 
   /** The service pushed back (429) or timed out: halve the limit now. */
   overloaded(): void {
-    this.value = clamp(this.value / 2, this.options.min, this.options.max);
+    const { min, max } = this.options;
+    if (this.probingFrom !== null) {
+      this.probingFrom = clamp(this.probingFrom / 2, min, max);
+      return;
+    }
+    this.value = clamp(this.value / 2, min, max);
+    this.resetWindow();
+  }
+
+  private addToWindow(rttMs: number, inFlight: number): void {
+    this.windowSumMs += rttMs;
+    this.windowCount += 1;
+    if (inFlight > this.windowPeakInFlight) this.windowPeakInFlight = inFlight;
+  }
+
+  private endProbe(now: number): void {
+    this.baselineMs = this.windowSumMs / this.windowCount;
+    this.value = this.probingFrom ?? this.value;
+    this.probingFrom = null;
+    this.nextProbeAt = now + (this.options.probeIntervalMs ?? 30_000);
     this.resetWindow();
   }
 
   private update(): void {
     const recent = this.windowSumMs / this.windowCount;
-    const light = this.windowPeakInFlight <= Math.max(this.options.min, this.value / 4);
-    let baseline = this.baselineMs ?? recent;
-    if (recent < baseline) baseline = recent;
-    else if (light) baseline += (recent - baseline) * BASELINE_DRIFT;
+    const baseline = Math.min(this.baselineMs ?? recent, recent);
     this.baselineMs = baseline;
     const gradient = clamp((this.tolerance * baseline) / Math.max(recent, 1e-3), 0.5, 1);
     const used = this.windowPeakInFlight > this.value / 2;
