@@ -69,6 +69,17 @@ export interface Config {
   /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
   readonly tracingEndpoint: URL | null;
   readonly responseCache: ResponseCacheSettings;
+  readonly live: LiveSettings;
+}
+
+/** Subscription.messageAdded; see docs/live-updates.md. */
+export interface LiveSettings {
+  /** How often each watched number is polled, in ms; 0 turns live updates off. @default 3000 */
+  readonly pollMs: number;
+  /** Live subscriptions one account may hold on one gateway copy. @default 50 */
+  readonly maxPerAccount: number;
+  /** Operations one WebSocket connection may run at once. @default 20 */
+  readonly maxPerConnection: number;
 }
 
 export class ConfigError extends Error {
@@ -136,6 +147,11 @@ export function loadConfig(env: Env): Config {
       problems,
     ),
     responseCache: readResponseCache(env, int('CACHE_TTL_MS', 0, 0, 86_400_000), problems),
+    live: {
+      pollMs: readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems),
+      maxPerAccount: int('LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT', 50, 1, 100_000),
+      maxPerConnection: int('LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
@@ -143,6 +159,14 @@ export function loadConfig(env: Env): Config {
 
 /** The limits an empty environment gives: what tests and embedders start from. */
 export const DEFAULT_LIMITS: GatewayLimits = loadConfig({}).limits;
+
+/** Polling faster than every 100 ms would be hammering the service, not watching it. */
+function readPollMs(value: number, problems: string[]): number {
+  if (value !== 0 && value < 100) {
+    problems.push(`LIVE_POLL_MS must be 0 (off) or at least 100 (got "${value}")`);
+  }
+  return value;
+}
 
 function deepFreeze<T extends object>(value: T): T {
   for (const inner of Object.values(value)) {

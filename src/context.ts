@@ -3,38 +3,47 @@
  * a fresh set of loaders bound to them. Nothing here outlives the request.
  */
 import type { GatewayLimits } from './config.js';
-import { readCredentials, type CredentialsResult } from './credentials.js';
+import { readCredentials, type Credentials, type CredentialsResult } from './credentials.js';
 import { unauthenticated } from './errors.js';
+import type { LiveHub } from './live/hub.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { createRequestLoaders, type RequestLoaders } from './upstream/loaders.js';
 
 export interface GatewayContext {
   readonly limits: GatewayLimits;
+  /** Live subscriptions of this copy; null when live updates are off. */
+  readonly live: LiveHub | null;
   /**
    * The loaders for this request's account. Throws UNAUTHENTICATED when the request carries no
    * usable credentials, before any upstream call.
    */
   upstream(): RequestLoaders;
+  /** The credentials too, for a live subscription that outlives this request's loaders. */
+  account(): { readonly credentials: Credentials; readonly loaders: RequestLoaders };
 }
 
 export interface ContextDependencies {
   readonly client: UpstreamClient;
   readonly limits: GatewayLimits;
+  readonly live?: LiveHub | null;
 }
 
 export function createContext(headers: Headers, deps: ContextDependencies): GatewayContext {
   const credentials = readCredentials(headers);
   let loaders: RequestLoaders | undefined;
+  const account = () => {
+    if (credentials.kind !== 'present') throw unauthenticated(refusal(credentials));
+    loaders ??= createRequestLoaders(deps.client, credentials.credentials, {
+      concurrency: deps.limits.upstreamConcurrency,
+      maxCalls: deps.limits.maxUpstreamCalls,
+    });
+    return { credentials: credentials.credentials, loaders };
+  };
   return {
     limits: deps.limits,
-    upstream() {
-      if (credentials.kind !== 'present') throw unauthenticated(refusal(credentials));
-      loaders ??= createRequestLoaders(deps.client, credentials.credentials, {
-        concurrency: deps.limits.upstreamConcurrency,
-        maxCalls: deps.limits.maxUpstreamCalls,
-      });
-      return loaders;
-    },
+    live: deps.live ?? null,
+    upstream: () => account().loaders,
+    account,
   };
 }
 

@@ -17,6 +17,9 @@ import {
 import { banner, DEMO_AUTHORIZATION } from './banner.js';
 import { startSimulator, type RunningSimulator } from './simulator/index.js';
 import { createUpstream } from './upstream/index.js';
+import { LocalBus } from './live/bus.js';
+import { LiveHub } from './live/hub.js';
+import { attachWebSocket } from './live/websocket.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -56,6 +59,18 @@ async function main(): Promise<void> {
     logger.warn('Response cache: Redis not reachable yet; answering without the cache meanwhile');
   }
 
+  const live =
+    config.live.pollMs > 0
+      ? new LiveHub({
+          client,
+          bus: new LocalBus(),
+          pollMs: config.live.pollMs,
+          maxPerAccount: config.live.maxPerAccount,
+          hmacKey: config.responseCache.hmacKey,
+          logger,
+        })
+      : null;
+
   let draining = false;
   const gateway = createGateway({
     client,
@@ -69,8 +84,15 @@ async function main(): Promise<void> {
     // GraphiQL pre-fills the demo credentials only when they are the simulator's, never real ones.
     graphiqlHeaders: simulator ? { Authorization: DEMO_AUTHORIZATION } : {},
     isReady: () => !draining,
+    live,
   });
   const server = createServer(gateway);
+  const webSocket = live
+    ? attachWebSocket(server, gateway, {
+        path: GRAPHQL_PATH,
+        maxPerConnection: config.live.maxPerConnection,
+      })
+    : null;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -100,6 +122,9 @@ async function main(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
+    // Live streams never end by themselves: end them, so the server can close.
+    void live?.close();
+    void webSocket?.close();
     server.close(() => {
       void Promise.allSettled([
         pool.close(),

@@ -17,6 +17,7 @@ import type { ResponseCache } from './cache.js';
 import type { GatewayLimits } from './config.js';
 import { createContext, type GatewayContext } from './context.js';
 import { upstreamErrorToGraphQL } from './errors.js';
+import type { LiveHub } from './live/hub.js';
 import { yogaLogger, type Logger } from './logger.js';
 import type { GatewayMetrics } from './metrics.js';
 import { incrementalErrorMasking } from './plugins/incremental-errors.js';
@@ -52,6 +53,8 @@ export interface GatewayOptions {
   readonly tracing?: Tracing | null;
   /** The opt-in response cache (createResponseCache); none by default. */
   readonly responseCache?: ResponseCache | null;
+  /** Live subscriptions (Subscription.messageAdded); none turns them off. */
+  readonly live?: LiveHub | null;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -99,7 +102,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxRequestBodySize: false,
     logging: yogaLog,
     context: ({ request }) =>
-      createContext(request.headers, { client: options.client, limits: options.limits }),
+      createContext(request.headers, {
+        client: options.client,
+        limits: options.limits,
+        live: options.live ?? null,
+      }),
     maskedErrors: { maskError: maskGatewayError },
     // The self-contained GraphiQL page: its scripts and styles are inlined, so it works where the
     // browser has no internet access (yoga's default page loads them from unpkg.com).

@@ -6,7 +6,7 @@
  * left to graphql-js (checked once per cached document).
  */
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { BREAK, visit, type DocumentNode } from 'graphql';
+import { BREAK, Kind, visit, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 
 const INCREMENTAL = new Set(['defer', 'stream']);
 const usesIncrementalDelivery = new WeakMap<DocumentNode, boolean>();
@@ -27,6 +27,23 @@ function isIncremental(document: DocumentNode): boolean {
   return found;
 }
 
+/** Only queries: subscriptions, and operations the schema has no root for, are graphql-js's. */
+function isQuery(document: DocumentNode, operationName: string | null | undefined): boolean {
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  const chosen = operationName
+    ? operations.find((o) => o.name?.value === operationName)
+    : operations[0];
+  return chosen?.operation === 'query';
+}
+
 export function useJit(): ReturnType<typeof useGraphQlJit> {
-  return useGraphQlJit({}, { enableIf: ({ document }) => !isIncremental(document) });
+  return useGraphQlJit(
+    {},
+    {
+      enableIf: ({ document, operationName }) =>
+        isQuery(document, operationName) && !isIncremental(document),
+    },
+  );
 }

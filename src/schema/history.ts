@@ -32,7 +32,7 @@ const MessageStatusRef = builder.objectRef<MessageStatus>('MessageStatus').imple
   }),
 });
 
-const MessageRef = builder.objectRef<Message>('Message').implement({
+export const MessageRef = builder.objectRef<Message>('Message').implement({
   description: 'One SMS or MMS message.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The message identifier (32 hexadecimal characters).' }),

@@ -15,23 +15,29 @@ import {
 import { DEFAULT_LIMITS, type GatewayLimits } from '../../src/config.js';
 import type { Logger } from '../../src/logger.js';
 import { createUpstream } from '../../src/upstream/index.js';
+import { LocalBus } from '../../src/live/bus.js';
+import { LiveHub, type LiveHubOptions } from '../../src/live/hub.js';
 import type { UpstreamSettings } from '../../src/config.js';
 import type { ManagedUpstreamClient, TrafficOptions } from '../../src/upstream/traffic.js';
 
 export interface TestGateway {
   readonly gateway: Gateway;
+  /** The live hub, when `live` options were given. */
+  readonly live: LiveHub | null;
   readonly client: ManagedUpstreamClient;
   readonly pool: Pool;
   close(): Promise<void>;
 }
 
 export interface TestGatewayOptions extends Partial<
-  Omit<GatewayOptions, 'client' | 'limits' | 'logger'>
+  Omit<GatewayOptions, 'client' | 'limits' | 'logger' | 'live'>
 > {
   readonly timeoutMs?: number;
   readonly limits?: Partial<GatewayLimits>;
   /** Tests opt into retries and the breakers; by default one attempt per call, breakers effectively off. */
   readonly resilience?: Partial<Omit<UpstreamSettings, 'url' | 'timeoutMs'>>;
+  /** Turns live subscriptions on (a LocalBus unless a bus is given). */
+  readonly live?: Partial<Omit<LiveHubOptions, 'client'>> & { readonly pollMs: number };
   /** Fine-tuning of the adaptive limit. */
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
   readonly logger?: Logger | false;
@@ -42,7 +48,8 @@ export function createTestGateway(
   upstreamUrl: string,
   options: TestGatewayOptions = {},
 ): TestGateway {
-  const { timeoutMs, limits, resilience, traffic, logger, metrics, ...gatewayOptions } = options;
+  const { timeoutMs, limits, resilience, traffic, logger, metrics, live, ...gatewayOptions } =
+    options;
   const deadline = timeoutMs ?? 2_000;
   const { client, pool } = createUpstream(
     new URL(upstreamUrl),
@@ -66,14 +73,27 @@ export function createTestGateway(
     metrics.watchBreaker(() => client.breakerState());
     metrics.watchConcurrency(() => client.concurrency());
   }
+  const hub = live
+    ? new LiveHub({ client, bus: live.bus ?? new LocalBus(), maxPerAccount: 50, ...live })
+    : null;
   const gateway = createGateway({
     client,
+    live: hub,
     ...gatewayOptions,
     limits: { ...DEFAULT_LIMITS, ...limits },
     logger: logger ?? false,
     metrics: metrics ?? null,
   });
-  return { gateway, client, pool, close: () => pool.close() };
+  return {
+    gateway,
+    live: hub,
+    client,
+    pool,
+    close: async () => {
+      await hub?.close();
+      await pool.close();
+    },
+  };
 }
 
 /** A simulator and a gateway in front of it, started together. */

@@ -1,0 +1,72 @@
+/**
+ * Where live events travel between the poll loop of a topic (one account's number) and its
+ * subscribers, and who polls. In one process (LocalBus) the copy always polls and events go
+ * straight to its listeners. With Redis (redis-bus.ts) copies share the work: one holds the
+ * topic's lock and polls, every copy with subscribers listens on the topic's channel.
+ */
+import type { Message } from '../domain.js';
+import type { SeenState } from './detect.js';
+
+export type LiveEvent =
+  | { readonly kind: 'message'; readonly message: Message }
+  /** The topic's polls keep failing; `code` and `message` are safe to show a client. */
+  | { readonly kind: 'error'; readonly code: string; readonly message: string };
+
+export interface LiveBus {
+  /** Starts delivering the topic's events to `listener`; the returned function stops it. */
+  listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>>;
+  publish(topic: string, events: readonly LiveEvent[]): Promise<void>;
+  /** Should this copy poll the topic now? Renews the claim of a copy that already polls it. */
+  claim(topic: string): Promise<boolean>;
+  /** This copy stops polling the topic (its last subscriber left). */
+  release(topic: string): Promise<void>;
+  /** What the last poll of the topic saw, by whichever copy made it (null if unknown). */
+  loadSeen(topic: string): Promise<SeenState | null>;
+  saveSeen(topic: string, seen: SeenState): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One process: this copy polls every topic it has subscribers for. */
+export class LocalBus implements LiveBus {
+  private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+
+  listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>> {
+    let set = this.listeners.get(topic);
+    if (!set) this.listeners.set(topic, (set = new Set()));
+    set.add(listener);
+    return Promise.resolve(() => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(topic);
+      return Promise.resolve();
+    });
+  }
+
+  publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
+    for (const listener of this.listeners.get(topic) ?? []) {
+      for (const event of events) listener(event);
+    }
+    return Promise.resolve();
+  }
+
+  claim(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  // The poll loop keeps its own memory; there is no other copy to hand it to.
+  loadSeen(): Promise<SeenState | null> {
+    return Promise.resolve(null);
+  }
+
+  saveSeen(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.listeners.clear();
+    return Promise.resolve();
+  }
+}
