@@ -111,6 +111,7 @@ export function loadConfig(env: Env): Config {
   const port = int('PORT', 4000, 0, 65535);
   const url = readUpstreamUrl(env.UPSTREAM_URL, problems);
   const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
+  const livePollMs = readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems);
   const config: Config = {
     port,
     host: env.HOST?.trim() || '0.0.0.0',
@@ -146,9 +147,14 @@ export function loadConfig(env: Env): Config {
       env.OTEL_EXPORTER_OTLP_ENDPOINT,
       problems,
     ),
-    responseCache: readResponseCache(env, int('CACHE_TTL_MS', 0, 0, 86_400_000), problems),
+    responseCache: readResponseCache(
+      env,
+      int('CACHE_TTL_MS', 0, 0, 86_400_000),
+      livePollMs > 0,
+      problems,
+    ),
     live: {
-      pollMs: readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems),
+      pollMs: livePollMs,
       maxPerAccount: int('LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT', 50, 1, 100_000),
       maxPerConnection: int('LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
     },
@@ -255,7 +261,12 @@ function readUpstreamUrl(raw: string | undefined, problems: string[]): URL | nul
 const MIN_HMAC_KEY_LENGTH = 32;
 
 // Messages here never echo REDIS_URL or CACHE_HMAC_KEY: the first may carry a password, the second is one.
-function readResponseCache(env: Env, ttlMs: number, problems: string[]): ResponseCacheSettings {
+function readResponseCache(
+  env: Env,
+  ttlMs: number,
+  liveOn: boolean,
+  problems: string[],
+): ResponseCacheSettings {
   let redisUrl: URL | null = null;
   const rawUrl = env.REDIS_URL?.trim();
   if (rawUrl) {
@@ -275,8 +286,9 @@ function readResponseCache(env: Env, ttlMs: number, problems: string[]): Respons
       `CACHE_HMAC_KEY must be at least ${MIN_HMAC_KEY_LENGTH} characters (got ${hmacKey.length})`,
     );
   }
-  // Copies sharing one Redis must fingerprint credentials alike, or none would hit the others' entries.
-  if (ttlMs > 0 && rawUrl && hmacKey === null) {
+  // Copies sharing one Redis must fingerprint credentials alike, or none would hit the others'
+  // cache entries or live topics.
+  if ((ttlMs > 0 || liveOn) && rawUrl && hmacKey === null) {
     problems.push(
       `CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least ${MIN_HMAC_KEY_LENGTH} characters on every gateway copy`,
     );

@@ -5,9 +5,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createResponseCache } from './cache.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
-import { createLogger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { startTracing } from './tracing.js';
 import {
@@ -17,7 +17,7 @@ import {
 import { banner, DEMO_AUTHORIZATION } from './banner.js';
 import { startSimulator, type RunningSimulator } from './simulator/index.js';
 import { createUpstream } from './upstream/index.js';
-import { LocalBus } from './live/bus.js';
+import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub } from './live/hub.js';
 import { attachWebSocket } from './live/websocket.js';
 
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     config.live.pollMs > 0
       ? new LiveHub({
           client,
-          bus: new LocalBus(),
+          bus: await liveBus(config, logger),
           pollMs: config.live.pollMs,
           maxPerAccount: config.live.maxPerAccount,
           hmacKey: config.responseCache.hmacKey,
@@ -152,3 +152,19 @@ main().catch((error: unknown) => {
   );
   process.exit(1);
 });
+
+/**
+ * Where live events travel: this process alone, or with REDIS_URL every copy on that Redis,
+ * sharing the polls (loaded only then, like the Redis client it brings).
+ */
+async function liveBus(config: Config, logger: Logger): Promise<LiveBus> {
+  const { redisUrl } = config.responseCache;
+  if (!redisUrl) return new LocalBus();
+  const { RedisBus } = await import('./live/redis-bus.js');
+  // A copy that goes away is replaced after a few missed polls, never less than a second.
+  return new RedisBus({
+    url: redisUrl,
+    lockTtlMs: Math.max(3 * config.live.pollMs, 1_000),
+    logger,
+  });
+}

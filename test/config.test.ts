@@ -70,6 +70,9 @@ describe('loadConfig', () => {
       CACHE_TTL_MS: '30000',
       REDIS_URL: 'redis://redis.internal:6380/2',
       CACHE_HMAC_KEY: HMAC_KEY,
+      LIVE_POLL_MS: '1500',
+      LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '7',
+      LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: '3',
     });
     expect(config).toEqual({
       port: 8080,
@@ -107,6 +110,7 @@ describe('loadConfig', () => {
         redisUrl: new URL('redis://redis.internal:6380/2'),
         hmacKey: HMAC_KEY,
       },
+      live: { pollMs: 1500, maxPerAccount: 7, maxPerConnection: 3 },
     });
     expect(
       Object.isFrozen(config) &&
@@ -167,9 +171,33 @@ describe('loadConfig', () => {
     }
   });
 
+  describe('live updates', () => {
+    it('polls every 3 s by default, 0 turns them off, faster than 100 ms is refused', () => {
+      expect(loadConfig({}).live).toEqual({
+        pollMs: 3000,
+        maxPerAccount: 50,
+        maxPerConnection: 20,
+      });
+      expect(loadConfig({ LIVE_POLL_MS: '0' }).live.pollMs).toBe(0);
+      expect(problemsOf({ LIVE_POLL_MS: '50' })).toEqual([
+        'LIVE_POLL_MS must be 0 (off) or at least 100 (got "50")',
+      ]);
+      expect(problemsOf({ LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '0' })).toHaveLength(1);
+    });
+
+    it('needs CACHE_HMAC_KEY with REDIS_URL, since copies share live topics there', () => {
+      expect(problemsOf({ REDIS_URL: 'redis://redis:6379' })).toEqual([
+        'CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+      ]);
+      expect(problemsOf({ REDIS_URL: 'redis://redis:6379', LIVE_POLL_MS: '0' })).toEqual([]);
+    });
+  });
+
   describe('response cache', () => {
     it('is off unless CACHE_TTL_MS is set, and in memory unless REDIS_URL is', () => {
-      expect(loadConfig({ REDIS_URL: 'redis://redis:6379' }).responseCache.ttlMs).toBe(0);
+      expect(
+        loadConfig({ REDIS_URL: 'redis://redis:6379', LIVE_POLL_MS: '0' }).responseCache.ttlMs,
+      ).toBe(0);
       expect(loadConfig({ CACHE_TTL_MS: '0' }).responseCache.ttlMs).toBe(0);
       expect(loadConfig({ CACHE_TTL_MS: '5000' }).responseCache).toEqual({
         ttlMs: 5000,
