@@ -60,6 +60,8 @@ export interface Config {
   readonly limits: GatewayLimits;
   /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
   readonly simulatorLatencyMs: number;
+  /** Demo mode: an inbound message arrives this often, for live updates to show; 0 never. @default 0 */
+  readonly simulatorArrivalsMs: number;
   /** Browser origins allowed by CORS; empty sends no CORS headers. @default [] */
   readonly corsOrigins: readonly string[];
   /** Allow-list of operations; null runs any operation (and accepts APQ). @default null */
@@ -139,6 +141,7 @@ export function loadConfig(env: Env): Config {
       maxCost: int('MAX_QUERY_COST', 50, 1, 100_000),
     },
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
+    simulatorArrivalsMs: int('SIMULATOR_ARRIVALS_MS', 0, 0, 3_600_000),
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
     persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
     metrics: readSwitch('METRICS', env.METRICS, true, problems),

@@ -34,7 +34,10 @@ async function main(): Promise<void> {
   let simulator: RunningSimulator | null = null;
   let upstreamUrl = config.upstream.url;
   if (upstreamUrl === null) {
-    simulator = await startSimulator({ latencyMs: config.simulatorLatencyMs });
+    simulator = await startSimulator({
+      latencyMs: config.simulatorLatencyMs,
+      arrivalsEveryMs: config.simulatorArrivalsMs,
+    });
     upstreamUrl = new URL(simulator.url);
   }
 

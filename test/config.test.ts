@@ -101,6 +101,7 @@ describe('loadConfig', () => {
         maxCost: 9,
       },
       simulatorLatencyMs: 20,
+      simulatorArrivalsMs: 0,
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       persistedOperationsPath: 'ops.json',
       metrics: false,

@@ -156,4 +156,44 @@ describe('GraphiQL in headless Chromium', () => {
     expect(pageErrors).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it('runs a subscription and shows messages as they arrive', async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(NO_CHROMIUM);
+    if (!browser) throw new Error('set-up failed');
+    // A gateway of its own: messages arrive on the first demo number every 300 ms.
+    const live = await startGatewayProcess({ SIMULATOR_ARRIVALS_MS: '300', LIVE_POLL_MS: '200' });
+    try {
+      const first = DEMO_ACCOUNT.numbers[0];
+      if (!first) throw new Error('the demo account has no numbers');
+      const query = `subscription OnArrival { messageAdded(tids: ["${first.tid}"]) { tid body } }`;
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1200 } });
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.route('**/*', (route) => gatewayOnly(route, new URL(live.endpoint).origin));
+      await page.goto(`${live.endpoint}?query=${encodeURIComponent(query)}`);
+      const execute = page.getByRole('button', { name: 'Execute query (Ctrl-Enter)' });
+      await execute.waitFor({ timeout: 30_000 });
+      await expect.poll(() => editorText(page, QUERY_EDITOR)).toContain('subscription OnArrival');
+      await execute.click();
+      // Each event replaces the last in the result pane: two different arrivals prove a stream.
+      const seen = new Set<string>();
+      await expect
+        .poll(
+          async () => {
+            const match = /Demo arrival (\d+)/.exec(await editorText(page, RESULT_PANE));
+            if (match?.[1]) seen.add(match[1]);
+            return seen.size;
+          },
+          { timeout: 15_000, intervals: [100] },
+        )
+        .toBeGreaterThanOrEqual(2);
+      expect(withoutSpace(await editorText(page, RESULT_PANE))).toContain(
+        withoutSpace(`"tid": "${first.tid}"`),
+      );
+      expect(refused).toEqual([]);
+      expect(pageErrors).toEqual([]);
+      await page.close();
+    } finally {
+      await live.close();
+    }
+  }, 60_000);
 });

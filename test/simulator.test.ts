@@ -74,14 +74,19 @@ function history(
   start: number | string,
   end: number | string,
   c: SimulatorCredentials = DEMO_CREDENTIALS,
+  base?: string,
 ): Promise<Reply> {
-  return call('/api/smshistory', {
-    ...creds(c),
-    tid,
-    number,
-    history_start: String(start),
-    history_end: String(end),
-  });
+  return call(
+    '/api/smshistory',
+    {
+      ...creds(c),
+      tid,
+      number,
+      history_start: String(start),
+      history_end: String(end),
+    },
+    base === undefined ? {} : { base },
+  );
 }
 
 function demoNumber(tid: string): (typeof DEMO_ACCOUNT.numbers)[number] {
@@ -538,5 +543,48 @@ describe('load-test accounts (benchAccounts)', () => {
     await expect(startSimulator({ benchAccounts: { count: 1, numbers: 3 } })).rejects.toThrow(
       RangeError,
     );
+  });
+});
+
+describe('arrivals (live updates in demo mode)', () => {
+  it('puts a delivered message at the head of one simulator’s history, newer than the rest', async () => {
+    const other = await startSimulator({ port: 0 });
+    try {
+      const message = other.deliver(DEMO_CREDENTIALS.sysId, BIG.tid, 'hello from the test');
+      const reply = await history(BIG.tid, BIG.number, 0, 2, DEMO_CREDENTIALS, other.url);
+      expect(reply.json['total_message_count']).toBe(BIG.messages.length + 1);
+      expect(reply.json['most_recent_msg_id']).toBe(Number(message.system_id));
+      expect(Number(message.system_id)).toBe(Number(BIG.messages[0]?.system_id) + 1);
+      expect(messagesOf(reply).map((m) => m['message_id'])).toEqual([
+        message.message_id,
+        BIG.messages[0]?.message_id,
+      ]);
+      expect(messagesOf(reply)[0]).toMatchObject({
+        direction: 'inbound',
+        body: 'hello from the test',
+      });
+      expect(String(message.GMTdate) > String(BIG.messages[0]?.GMTdate)).toBe(true);
+      // The shared demo data and every other simulator are untouched.
+      const untouched = await history(BIG.tid, BIG.number, 0, 1);
+      expect(untouched.json['total_message_count']).toBe(BIG.messages.length);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('makes messages arrive by themselves with arrivalsEveryMs', async () => {
+    const other = await startSimulator({ port: 0, arrivalsEveryMs: 20 });
+    try {
+      const first = DEMO_ACCOUNT.numbers[0]!;
+      let total = first.messages.length;
+      for (let i = 0; i < 100 && total < first.messages.length + 2; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const reply = await history(first.tid, first.number, 0, 1, DEMO_CREDENTIALS, other.url);
+        total = Number(reply.json['total_message_count']);
+      }
+      expect(total).toBeGreaterThanOrEqual(first.messages.length + 2);
+    } finally {
+      await other.close();
+    }
   });
 });

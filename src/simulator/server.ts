@@ -29,8 +29,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-import { benchAccountNumbers, benchCredentials, DEMO_ACCOUNTS } from './demo-data.js';
-import type { DemoAccount, DemoNumber, DemoNumberType } from './demo-data.js';
+import { randomBytes } from 'node:crypto';
+import {
+  benchAccountNumbers,
+  benchCredentials,
+  DEMO_ACCOUNT,
+  DEMO_ACCOUNTS,
+  DEMO_CREDENTIALS,
+  formatUpstreamTimestamp,
+} from './demo-data.js';
+import type { DemoAccount, DemoMessage, DemoNumber, DemoNumberType } from './demo-data.js';
 
 export type SimulatorOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
 
@@ -60,6 +68,11 @@ export interface SimulatorOptions {
    * below `count`) answers to `benchCredentials(i)` and owns `benchAccountNumbers(numbers)`.
    */
   benchAccounts?: BenchAccountsOptions;
+  /**
+   * Default 0 (never); every this many ms an inbound message arrives on the first demo
+   * account's first number, so live updates have something to show in demo mode.
+   */
+  arrivalsEveryMs?: number;
 }
 
 export interface BenchAccountsOptions {
@@ -78,6 +91,8 @@ export interface RunningSimulator {
   /** Calls being answered now, and the most at once since the last `resetLoad()`. */
   load(): { readonly inFlight: number; readonly peakInFlight: number };
   resetLoad(): void;
+  /** An inbound message arrives at the head of `tid`'s history (of the account `sysId`). */
+  deliver(sysId: string, tid: string, body: string): DemoMessage;
   /** Closes the server and all keep-alive sockets. */
   close(): Promise<void>;
 }
@@ -179,6 +194,42 @@ function withBenchAccounts(options: BenchAccountsOptions): ReadonlyMap<string, P
     accounts.set(credentials.sysId, { ...shared, account: { ...shared.account, credentials } });
   }
   return accounts;
+}
+
+/** `prepared` with `message` at its head, as when a message arrives. */
+function withArrival(
+  prepared: PreparedAccount,
+  tid: string,
+  message: DemoMessage,
+): PreparedAccount {
+  const numbers = prepared.account.numbers.map((n) =>
+    n.tid === tid ? { ...n, messages: [message, ...n.messages] } : n,
+  );
+  const changed = numbers.find((n) => n.tid === tid);
+  if (!changed) throw new RangeError(`no number with tid ${tid}`);
+  const byTid = new Map(prepared.byTid);
+  byTid.set(tid, prepareNumber(changed));
+  return { ...prepared, account: { ...prepared.account, numbers }, byTid };
+}
+
+/** A new inbound message for `number`, newer than everything in it. */
+function arrivingMessage(number: DemoNumber, body: string): DemoMessage {
+  const newest = number.messages[0];
+  const systemId = newest === undefined ? 1 : Number(newest.system_id) + 1;
+  const newestEpoch = newest ? Date.parse(`${newest.GMTdate.replace(' ', 'T')}Z`) / 1000 : 0;
+  const epochSeconds = Math.max(Math.floor(Date.now() / 1000), newestEpoch + 1);
+  return {
+    system_id: number.looselyTyped ? String(systemId) : systemId,
+    message_id: randomBytes(16).toString('hex'),
+    GMTdate: formatUpstreamTimestamp(epochSeconds),
+    tid: number.tid,
+    phone: newest?.phone ?? '15550100000',
+    direction: 'inbound',
+    body,
+    mms: 'no',
+    mms_url: '',
+    status: '200 Message received',
+  };
 }
 
 const HISTORY_TAIL = Buffer.from(']}');
@@ -322,7 +373,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   }
   let inFlight = 0;
   let peakInFlight = 0;
-  let accounts = PREPARED_BY_SYS_ID;
+  let accounts: ReadonlyMap<string, PreparedAccount> = PREPARED_BY_SYS_ID;
   try {
     if (options.benchAccounts) accounts = withBenchAccounts(options.benchAccounts);
   } catch (error) {
@@ -482,6 +533,31 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     });
   }
 
+  function deliver(sysId: string, tid: string, body: string): DemoMessage {
+    const prepared = accounts.get(sysId);
+    const number = prepared?.account.numbers.find((n) => n.tid === tid);
+    if (!prepared || !number) throw new RangeError(`no number with tid ${tid} for that account`);
+    const message = arrivingMessage(number, body);
+    // Copy on write: the prepared demo data is shared by every simulator in the process.
+    const next = new Map(accounts);
+    next.set(sysId, withArrival(prepared, tid, message));
+    accounts = next;
+    return message;
+  }
+
+  const arrivalsEveryMs = options.arrivalsEveryMs ?? 0;
+  let arrivals: NodeJS.Timeout | null = null;
+  if (arrivalsEveryMs > 0) {
+    const { sysId } = DEMO_CREDENTIALS;
+    const tid = DEMO_ACCOUNT.numbers[0]?.tid ?? '';
+    let count = 0;
+    arrivals = setInterval(() => {
+      count += 1;
+      deliver(sysId, tid, `Demo arrival ${count}: is this thing on?`);
+    }, arrivalsEveryMs);
+    arrivals.unref();
+  }
+
   const server = createServer(onRequest);
 
   return new Promise<RunningSimulator>((resolve, reject) => {
@@ -502,9 +578,11 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
         resetLoad(): void {
           peakInFlight = inFlight;
         },
+        deliver,
         close(): Promise<void> {
           if (closed !== null) return closed;
           closing = true;
+          if (arrivals) clearInterval(arrivals);
           for (const timer of pendingTimers) clearTimeout(timer);
           pendingTimers.clear();
           closed = new Promise<void>((resolveClose, rejectClose) => {
