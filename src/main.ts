@@ -74,6 +74,8 @@ async function main(): Promise<void> {
         })
       : null;
 
+  if (live) metrics?.watchLive(() => live.stats);
+
   let draining = false;
   const gateway = createGateway({
     client,

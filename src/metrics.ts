@@ -25,6 +25,8 @@ export interface GatewayMetrics {
   watchBreaker(state: () => BreakerState): void;
   /** Reports the adaptive limit, calls in flight and calls waiting at each scrape. */
   watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
+  /** Reports live subscriptions held and numbers watched by this copy at each scrape. */
+  watchLive(stats: () => { readonly topics: number; readonly subscriptions: number }): void;
   plugin(): Plugin;
 }
 
@@ -83,6 +85,19 @@ export function createMetrics(): GatewayMetrics {
       this.set({ kind: 'waiting' }, now.waiting);
     },
   });
+  let live: (() => { readonly topics: number; readonly subscriptions: number }) | undefined;
+  new Gauge({
+    name: 'sms_live_subscriptions',
+    help: 'Live subscriptions open on this copy (kind subscriptions), and the numbers they watch (kind topics: one poll loop or pub/sub listener each).',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const now = live?.();
+      if (!now) return;
+      this.set({ kind: 'subscriptions' }, now.subscriptions);
+      this.set({ kind: 'topics' }, now.topics);
+    },
+  });
   const refused = new Counter({
     name: 'sms_upstream_refused_total',
     help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker).',
@@ -122,6 +137,9 @@ export function createMetrics(): GatewayMetrics {
     },
     watchConcurrency(snapshot) {
       concurrency = snapshot;
+    },
+    watchLive(stats) {
+      live = stats;
     },
     plugin() {
       return usePrometheus({

@@ -183,7 +183,7 @@ describe('GraphiQL in headless Chromium', () => {
             if (match?.[1]) seen.add(match[1]);
             return seen.size;
           },
-          { timeout: 15_000, intervals: [100] },
+          { timeout: 15_000, interval: 100 },
         )
         .toBeGreaterThanOrEqual(2);
       expect(withoutSpace(await editorText(page, RESULT_PANE))).toContain(

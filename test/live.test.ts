@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestGateway, type TestGateway } from './helpers/harness.js';
 import { startGrowingUpstream, type GrowingUpstream } from './helpers/growing-upstream.js';
 import { subscribeSse, type SseStream } from './helpers/sse.js';
+import { createMetrics, type GatewayMetrics } from '../src/metrics.js';
 
 const POLL_MS = 50;
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -26,9 +27,15 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function stack(live: { maxPerAccount?: number; failuresBeforeError?: number } = {}) {
+async function stack(
+  live: { maxPerAccount?: number; failuresBeforeError?: number } = {},
+  metrics?: GatewayMetrics,
+) {
   upstream = await startGrowingUpstream({ 'AC-1': ['T-A', 'T-B'], 'AC-2': ['T-C'] });
-  test = createTestGateway(upstream.url, { live: { pollMs: POLL_MS, ...live } });
+  test = createTestGateway(upstream.url, {
+    live: { pollMs: POLL_MS, ...live },
+    ...(metrics ? { metrics } : {}),
+  });
   return { upstream, gateway: test.gateway, hub: test.live! };
 }
 
@@ -109,6 +116,19 @@ describe('Subscription.messageAdded over SSE', () => {
     const after = s.upstream.callsOf('smshistory');
     await sleep(POLL_MS * 4);
     expect(s.upstream.callsOf('smshistory')).toBe(after);
+  });
+
+  it('reports subscriptions and watched numbers as metrics', async () => {
+    const metrics = createMetrics();
+    await stack({}, metrics);
+    await open(ON_A, ONE);
+    await open(ON_A, ONE);
+    await open('subscription { messageAdded { id } }', ONE);
+    await polls(3);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('sms_live_subscriptions{kind="subscriptions"} 3');
+    // T-A (shared by two) and T-B.
+    expect(text).toContain('sms_live_subscriptions{kind="topics"} 2');
   });
 
   it('refuses a tid of another account with an error and no data, without polling it', async () => {

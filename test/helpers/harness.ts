@@ -76,6 +76,7 @@ export function createTestGateway(
   const hub = live
     ? new LiveHub({ client, bus: live.bus ?? new LocalBus(), maxPerAccount: 50, ...live })
     : null;
+  if (metrics && hub) metrics.watchLive(() => hub.stats);
   const gateway = createGateway({
     client,
     live: hub,
