@@ -166,6 +166,16 @@ describe('graphql-ws over WebSocket', () => {
     expect(JSON.stringify(refused)).toContain('SUBSCRIPTION_LIMIT');
   });
 
+  it('keeps an idle connection alive with pings', async () => {
+    const { socket } = await serve();
+    const raw = new WebSocket(socket, 'graphql-transport-ws');
+    cleanups.push(() => raw.close());
+    const pinged = new Promise<void>((resolve) => raw.once('ping', () => resolve()));
+    await new Promise((resolve) => raw.once('open', resolve));
+    raw.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: BASIC_ONE } }));
+    await pinged; // keepAliveMs is 1000 here; the test times out if no ping comes
+  });
+
   it('answers queries too, over the same connection', async () => {
     const { socket } = await serve();
     const client = wsClient(socket, { Authorization: BASIC_ONE });

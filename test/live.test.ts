@@ -198,6 +198,15 @@ describe('Subscription.messageAdded over SSE', () => {
     expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
   });
 
+  it('answers LIVE_UPDATES_OFF when live updates are turned off', async () => {
+    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+    test = createTestGateway(upstream.url);
+    const stream = await open(ON_A, ONE);
+    await stream.waitFor(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('LIVE_UPDATES_OFF');
+    expect(upstream.callsOf('smshistory')).toBe(0);
+  });
+
   it('shutdown ends every stream cleanly', async () => {
     const s = await stack();
     const stream = await open(ON_A, ONE);
