@@ -23,6 +23,7 @@ export function banner(
     ...lines,
     `Upstream: built-in simulator at ${upstream.simulatorUrl} (set UPSTREAM_URL to use the real service)`,
     `Demo credentials: sys_id=${DEMO_CREDENTIALS.sysId} auth_token=${DEMO_CREDENTIALS.authToken}`,
+    'Browsers: pages on localhost may call it (demo mode); for others set CORS_ORIGINS=https://app.example.com',
     'Try:',
     `  curl -s ${endpoint} -H 'Authorization: ${DEMO_AUTHORIZATION}' -H 'Content-Type: application/json' -d '${JSON.stringify({ query: DEMO_QUERY })}'`,
   ].join('\n');

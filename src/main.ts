@@ -84,6 +84,7 @@ async function main(): Promise<void> {
     metrics,
     persistedOperations,
     corsOrigins: config.corsOrigins,
+    allowLoopbackOrigins: simulator !== null,
     tracing,
     responseCache,
     // GraphiQL pre-fills the demo credentials only when they are the simulator's, never real ones.

@@ -30,6 +30,8 @@ import { requestLogPlugin } from './plugins/request-log.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import type { Tracing } from './tracing.js';
 import { useJit } from './plugins/jit.js';
+import { useIncrementalFallback } from './plugins/incremental-fallback.js';
+import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
@@ -49,6 +51,11 @@ export interface GatewayOptions {
   readonly persistedOperations?: PersistedOperations | null;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
+  /**
+   * With no CORS_ORIGINS, also allow pages served from loopback (http://localhost:5173, …): demo
+   * mode only, so a Vite or Next dev server can call the simulator-backed gateway.
+   */
+  readonly allowLoopbackOrigins?: boolean;
   /** OpenTelemetry spans per operation when given. */
   readonly tracing?: Tracing | null;
   /** The opt-in response cache (createResponseCache); none by default. */
@@ -117,9 +124,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
       shouldPersistHeaders: false,
     },
-    cors: corsPolicy(options.corsOrigins ?? []),
+    cors: corsPolicy(options.corsOrigins ?? [], options.allowLoopbackOrigins ?? false),
     plugins: [
       useRequestBodyLimit(options.limits.maxBodyBytes),
+      useKnownOperationTypes(),
+      // Before graphql-jit, which then compiles the document without @defer/@stream.
+      useIncrementalFallback(),
       // Before the plugins that wrap execution (tracing), so they wrap the compiled executor.
       useJit(),
       ...(logger ? [requestLogPlugin(logger)] : []),
@@ -148,11 +158,13 @@ const maskGatewayError: MaskError = (error, message, isDev) => {
   return converted ?? maskError(error, message, isDev);
 };
 
+/** Pages served from this machine: http(s)://localhost, 127.0.0.0/8 or [::1], any port. */
+const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/;
+
 /** Only configured origins may call from a browser; credentials travel in headers, never cookies. */
-function corsPolicy(origins: readonly string[]) {
-  if (origins.length === 0) return false as const;
-  return {
-    origin: [...origins],
+function corsPolicy(origins: readonly string[], allowLoopback: boolean) {
+  const policy = (allowed: string[]) => ({
+    origin: allowed,
     methods: ['GET', 'POST'],
     allowedHeaders: [
       'authorization',
@@ -165,5 +177,11 @@ function corsPolicy(origins: readonly string[]) {
     exposedHeaders: [REQUEST_ID_HEADER],
     credentials: false,
     maxAge: 600,
+  });
+  if (origins.length > 0) return policy([...origins]);
+  if (!allowLoopback) return false as const;
+  return (request: Request) => {
+    const origin = request.headers.get('origin');
+    return origin && LOOPBACK_ORIGIN.test(origin) ? policy([origin]) : (false as const);
   };
 }

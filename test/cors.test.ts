@@ -69,4 +69,45 @@ describe('CORS', () => {
       await test.close();
     }
   });
+
+  it('in demo mode, allows pages on loopback (a Vite or Next dev server) and nothing else', async () => {
+    const test = createTestGateway(simulator.url, { allowLoopbackOrigins: true });
+    try {
+      for (const origin of [
+        'http://localhost:5173',
+        'http://127.0.0.1:3000',
+        'http://[::1]:8080',
+      ]) {
+        const response = await test.gateway.fetch('http://gateway.test/graphql', preflight(origin));
+        expect(response.headers.get('access-control-allow-origin')).toBe(origin);
+        expect(response.headers.get('access-control-allow-headers')).toMatch(/authorization/);
+      }
+      for (const origin of [
+        'https://app.example.com',
+        'http://localhost.evil.example',
+        'http://127.0.0.1.evil.example',
+      ]) {
+        const response = await test.gateway.fetch('http://gateway.test/graphql', preflight(origin));
+        expect(response.headers.get('access-control-allow-origin')).toBeNull();
+      }
+    } finally {
+      await test.close();
+    }
+  });
+
+  it('configured origins replace the loopback default of demo mode', async () => {
+    const test = createTestGateway(simulator.url, {
+      allowLoopbackOrigins: true,
+      corsOrigins: ['https://app.example.com'],
+    });
+    try {
+      const response = await test.gateway.fetch(
+        'http://gateway.test/graphql',
+        preflight('http://localhost:5173'),
+      );
+      expect(response.headers.get('access-control-allow-origin')).not.toBe('http://localhost:5173');
+    } finally {
+      await test.close();
+    }
+  });
 });

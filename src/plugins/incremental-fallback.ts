@@ -1,0 +1,46 @@
+/**
+ * @defer and @stream for clients that only read JSON: yoga would answer 406 with an empty body
+ * (it cannot send parts to them), so for such a request the directives are dropped and the whole
+ * result is sent at once, as the GraphQL incremental-delivery RFC lets a server do. Clients that
+ * accept multipart/mixed or text/event-stream still get the parts.
+ */
+import { visit, type DirectiveNode, type DocumentNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+const INCREMENTAL = new Set(['defer', 'stream']);
+/** The same document without @defer/@stream, made once per cached document. */
+const withoutIncremental = new WeakMap<DocumentNode, DocumentNode>();
+
+function strip(document: DocumentNode): DocumentNode {
+  let stripped = withoutIncremental.get(document);
+  if (!stripped) {
+    let changed = false;
+    const visited = visit(document, {
+      Directive(node: DirectiveNode) {
+        if (!INCREMENTAL.has(node.name.value)) return undefined;
+        changed = true;
+        return null;
+      },
+    });
+    stripped = changed ? visited : document;
+    withoutIncremental.set(document, stripped);
+  }
+  return stripped;
+}
+
+/** Whether the client can read a multipart or event-stream answer. */
+function acceptsParts(accept: string | null): boolean {
+  if (!accept) return false;
+  return /multipart\/mixed|text\/event-stream|\*\/\*/i.test(accept);
+}
+
+export function useIncrementalFallback(): Plugin<{ request?: Request }> {
+  return {
+    onExecute({ args }) {
+      const request = (args.contextValue as { request?: Request }).request;
+      if (!request || acceptsParts(request.headers.get('accept'))) return;
+      // Mutating args is how envelop lets a hook change what the next ones and execute see.
+      (args as { document: DocumentNode }).document = strip(args.document);
+    },
+  };
+}

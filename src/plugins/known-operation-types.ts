@@ -1,0 +1,30 @@
+/**
+ * Refuses, at validation (HTTP 400, GRAPHQL_VALIDATION_FAILED), operations of a type the schema
+ * has no root for, e.g. `mutation { __typename }`: graphql-js 16 only finds out at execution
+ * (graphql 17 adds this rule as KnownOperationTypesRule). Written by hand until then.
+ */
+import { GraphQLError, type ValidationRule } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+const knownOperationTypes: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    const schema = context.getSchema();
+    if (schema.getRootType(node.operation)) return;
+    const kind = `${node.operation}s`;
+    context.reportError(
+      new GraphQLError(
+        `This gateway has no ${kind}: the schema defines no ${node.operation} type. ` +
+          `It offers queries${schema.getSubscriptionType() ? ' and subscriptions' : ''}.`,
+        { nodes: node },
+      ),
+    );
+  },
+});
+
+export function useKnownOperationTypes(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(knownOperationTypes);
+    },
+  };
+}
