@@ -32,6 +32,7 @@ import type { Tracing } from './tracing.js';
 import { useJit } from './plugins/jit.js';
 import { useIncrementalFallback } from './plugins/incremental-fallback.js';
 import { useKnownOperationTypes } from './plugins/known-operation-types.js';
+import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
@@ -127,6 +128,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     cors: corsPolicy(options.corsOrigins ?? [], options.allowLoopbackOrigins ?? false),
     plugins: [
       useRequestBodyLimit(options.limits.maxBodyBytes),
+      useResponseCompression(),
       useKnownOperationTypes(),
       // Before graphql-jit, which then compiles the document without @defer/@stream.
       useIncrementalFallback(),

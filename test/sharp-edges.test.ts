@@ -1,8 +1,10 @@
 /**
- * Operations the schema cannot run and clients that cannot read parts: clear answers, never a 500
- * or an empty 406.
+ * Operations the schema cannot run, clients that cannot read parts, and compressed answers:
+ * clear answers, never a 500 or an empty 406.
  */
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chooseEncoding } from '../src/plugins/compression.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../src/simulator/index.js';
 import { basicAuth, executeText, startStack } from './helpers/harness.js';
 
@@ -66,5 +68,62 @@ describe('@defer for a client that reads only JSON', () => {
     });
     expect(response.headers.get('content-type')).toMatch(/^multipart\/mixed/);
     expect(await response.text()).toContain('"hasNext":true');
+  });
+});
+
+describe('response compression', () => {
+  const page = `{ number(tid: "${DEMO_ACCOUNT.numbers[0]!.tid}") { history(start: 0, end: 50) { messages { id body sentAt } } } }`;
+  const post = (query: string, headers: Record<string, string>) =>
+    stack.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...auth,
+        ...headers,
+      },
+      body: JSON.stringify({ query }),
+    });
+
+  it('gzips a 50-message page for a client that accepts it, to a fraction of its bytes', async () => {
+    const plain = Buffer.from(await (await post(page, {})).arrayBuffer());
+    const response = await post(page, { 'accept-encoding': 'gzip, deflate, br' });
+    expect(response.headers.get('content-encoding')).toBe('gzip');
+    const compressed = Buffer.from(await response.arrayBuffer());
+    expect(gunzipSync(compressed).equals(plain)).toBe(true);
+    expect(compressed.length).toBeLessThan(plain.length / 2);
+  });
+
+  it('leaves small answers, streams and clients that do not ask uncompressed', async () => {
+    const small = await post('{ ownedNumbers { tid } }', { 'accept-encoding': 'gzip' });
+    expect(small.headers.get('content-encoding')).toBeNull();
+    const unasked = await post(page, {});
+    expect(unasked.headers.get('content-encoding')).toBeNull();
+    const brOnly = await post(page, { 'accept-encoding': 'br' });
+    expect(brOnly.headers.get('content-encoding')).toBeNull();
+    const parts = await stack.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'multipart/mixed',
+        'accept-encoding': 'gzip',
+        ...auth,
+      },
+      body: JSON.stringify({
+        query: page.replace('history(', '... @defer { history(').replace(/} } }$/, '} } } }'),
+      }),
+    });
+    expect(parts.headers.get('content-type')).toMatch(/^multipart\/mixed/);
+    expect(parts.headers.get('content-encoding')).toBeNull();
+  });
+
+  it('negotiates by q-value: gzip, else deflate, never br', () => {
+    expect(chooseEncoding('gzip, deflate, br')).toBe('gzip');
+    expect(chooseEncoding('br, deflate')).toBe('deflate');
+    expect(chooseEncoding('gzip;q=0, deflate;q=0.5')).toBe('deflate');
+    expect(chooseEncoding('*')).toBe('gzip');
+    expect(chooseEncoding('br')).toBeNull();
+    expect(chooseEncoding('identity')).toBeNull();
+    expect(chooseEncoding(null)).toBeNull();
   });
 });
