@@ -93,17 +93,37 @@ describe('allow-list (PERSISTED_OPERATIONS)', () => {
       expect(await listed.json()).toEqual({ data: { ownedNumbers: TIDS } });
       expect(simulator.calls).toHaveLength(1);
 
+      // documentId, as Relay and GraphQL Code Generator's client preset send it.
+      const byDocumentId = await post(test, { documentId: sha256(QUERY) });
+      expect(await byDocumentId.json()).toEqual({ data: { ownedNumbers: TIDS } });
+      expect(simulator.calls).toHaveLength(2);
+
       const arbitrary = await post(test, { query: '{ ownedNumbers { number } }' });
+      expect(arbitrary.status).toBe(400);
       expect(await arbitrary.json()).toMatchObject({
         errors: [
-          { message: 'This gateway only runs persisted operations: send a known operation hash' },
+          {
+            message:
+              'This gateway only runs persisted operations: send a known operation hash (documentId or extensions.persistedQuery)',
+            extensions: { code: 'PERSISTED_QUERY_REQUIRED' },
+          },
         ],
       });
       const unknown = await post(test, {
         extensions: { persistedQuery: { version: 1, sha256Hash: sha256('{ x }') } },
       });
+      expect(unknown.status).toBe(400);
       expect(await unknown.json()).toMatchObject({
-        errors: [{ message: 'PersistedQueryNotFound: this operation is not in the allow-list' }],
+        errors: [
+          {
+            message: 'PersistedQueryNotFound: this operation is not in the allow-list',
+            extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' },
+          },
+        ],
+      });
+      const unknownId = await post(test, { documentId: sha256('{ y }') });
+      expect(await unknownId.json()).toMatchObject({
+        errors: [{ extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }],
       });
       // Registering a new operation the APQ way is not possible either.
       const register = await post(test, {
@@ -113,7 +133,7 @@ describe('allow-list (PERSISTED_OPERATIONS)', () => {
         },
       });
       expect(((await register.json()) as { data?: unknown }).data ?? null).toBeNull();
-      expect(simulator.calls).toHaveLength(1);
+      expect(simulator.calls).toHaveLength(2);
     } finally {
       await test.close();
     }

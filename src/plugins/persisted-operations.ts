@@ -66,15 +66,39 @@ function manifestEntries(
   });
 }
 
+/**
+ * Where a request names its persisted operation: `documentId` (the GraphQL-over-HTTP persisted
+ * documents convention, Relay and GraphQL Code Generator's client preset) or Apollo's
+ * `extensions.persistedQuery.sha256Hash`.
+ */
+export function persistedOperationId(params: {
+  documentId?: unknown;
+  extensions?: Record<string, unknown> | null;
+}): string | null {
+  if (typeof params.documentId === 'string' && params.documentId) return params.documentId;
+  const persisted = params.extensions?.persistedQuery as { sha256Hash?: unknown } | undefined;
+  return typeof persisted?.sha256Hash === 'string' ? persisted.sha256Hash : null;
+}
+
 export function persistedOperationsPlugin(allowList: PersistedOperations | null): Plugin {
   if (allowList === null) return useAPQ();
+  const required = {
+    message:
+      'This gateway only runs persisted operations: send a known operation hash (documentId or extensions.persistedQuery)',
+    extensions: { code: 'PERSISTED_QUERY_REQUIRED', http: { status: 400 } },
+  };
   return usePersistedOperations({
     allowArbitraryOperations: false,
+    extractPersistedOperationId: (params) =>
+      persistedOperationId(params as Parameters<typeof persistedOperationId>[0]),
     getPersistedOperation: (id) => allowList.get(id) ?? null,
     customErrors: {
-      persistedQueryOnly:
-        'This gateway only runs persisted operations: send a known operation hash',
-      notFound: 'PersistedQueryNotFound: this operation is not in the allow-list',
+      persistedQueryOnly: required,
+      keyNotFound: required,
+      notFound: {
+        message: 'PersistedQueryNotFound: this operation is not in the allow-list',
+        extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } },
+      },
     },
   });
 }
