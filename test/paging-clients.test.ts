@@ -54,7 +54,7 @@ let upstream: GrowingUpstream;
 let test: TestGateway;
 // The gateway answers in-process; only the upstream is a real loopback server.
 const gatewayFetch: typeof fetch = (input, init) =>
-  Promise.resolve(test.gateway.fetch(input instanceof Request ? input : String(input), init));
+  Promise.resolve(test.gateway.fetch(new Request(input, init)));
 
 beforeAll(async () => {
   upstream = await startGrowingUpstream({ acct: ['TN-APOLLO', 'TN-URQL'] });
