@@ -88,6 +88,12 @@ query NumbersWithLatestMessages {
         status { code text ok }
       }
     }
+    # The same messages as pages: pass pageInfo.endCursor back as \`after\` for the next one.
+    messages(first: 3) {
+      totalCount
+      edges { cursor node { sentAt body } }
+      pageInfo { hasNextPage endCursor }
+    }
   }
 }
 `;
