@@ -5,12 +5,15 @@
 import type { GatewayLimits } from './config.js';
 import { readCredentials, type Credentials, type CredentialsResult } from './credentials.js';
 import { unauthenticated } from './errors.js';
+import type { CursorCodec } from './schema/cursors.js';
 import type { LiveHub } from './live/hub.js';
 import type { UpstreamClient } from './upstream/client.js';
 import { createRequestLoaders, type RequestLoaders } from './upstream/loaders.js';
 
 export interface GatewayContext {
   readonly limits: GatewayLimits;
+  /** Signs and checks `messages` page cursors (one codec per gateway, so cursors outlive requests). */
+  readonly cursors: CursorCodec;
   /** Live subscriptions of this copy; null when live updates are off. */
   readonly live: LiveHub | null;
   /**
@@ -25,6 +28,7 @@ export interface GatewayContext {
 export interface ContextDependencies {
   readonly client: UpstreamClient;
   readonly limits: GatewayLimits;
+  readonly cursors: CursorCodec;
   readonly live?: LiveHub | null;
 }
 
@@ -36,11 +40,13 @@ export function createContext(headers: Headers, deps: ContextDependencies): Gate
     loaders ??= createRequestLoaders(deps.client, credentials.credentials, {
       concurrency: deps.limits.upstreamConcurrency,
       maxCalls: deps.limits.maxUpstreamCalls,
+      maxCallSpan: deps.limits.maxHistoryRange,
     });
     return { credentials: credentials.credentials, loaders };
   };
   return {
     limits: deps.limits,
+    cursors: deps.cursors,
     live: deps.live ?? null,
     upstream: () => account().loaders,
     account,

@@ -91,6 +91,8 @@ async function main(): Promise<void> {
     graphiqlHeaders: simulator ? { Authorization: DEMO_AUTHORIZATION } : {},
     isReady: () => !draining,
     live,
+    // Copies behind one load balancer must share it, or a page cursor fails on another copy.
+    cursorKey: config.responseCache.hmacKey,
   });
   const server = createServer(gateway);
   const webSocket = live

@@ -34,6 +34,7 @@ import { useIncrementalFallback } from './plugins/incremental-fallback.js';
 import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
+import { createCursorCodec } from './schema/cursors.js';
 import { schema } from './schema/index.js';
 import type { UpstreamClient } from './upstream/client.js';
 
@@ -63,6 +64,11 @@ export interface GatewayOptions {
   readonly responseCache?: ResponseCache | null;
   /** Live subscriptions (Subscription.messageAdded); none turns them off. */
   readonly live?: LiveHub | null;
+  /**
+   * Secret that signs `messages` cursors (CACHE_HMAC_KEY): copies sharing it accept each other's
+   * cursors. None: a random key of this process, so its cursors die with it.
+   */
+  readonly cursorKey?: string | null;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -90,6 +96,12 @@ query NumbersWithLatestMessages {
         status { code text ok }
       }
     }
+    # The same messages as pages: pass pageInfo.endCursor back as \`after\` for the next one.
+    messages(first: 3) {
+      totalCount
+      edges { cursor node { sentAt body } }
+      pageInfo { hasNextPage endCursor }
+    }
   }
 }
 `;
@@ -98,6 +110,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const isReady = options.isReady ?? (() => true);
   const { logger } = options;
   const yogaLog = logger ? yogaLogger(logger) : false;
+  const cursors = createCursorCodec(options.cursorKey ?? null);
   return createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -113,6 +126,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       createContext(request.headers, {
         client: options.client,
         limits: options.limits,
+        cursors,
         live: options.live ?? null,
       }),
     maskedErrors: { maskError: maskGatewayError },

@@ -59,7 +59,7 @@ describe('owned-number needs', () => {
 });
 
 describe('history calls', () => {
-  it('makes identical history calls once', async () => {
+  it('makes identical history calls once, and merges touching ranges of one number', async () => {
     const { body } = await execute(
       stack.gateway,
       RepeatedHistoryQuery,
@@ -68,12 +68,19 @@ describe('history calls', () => {
     );
     expect(body.errors).toBeUndefined();
     const histories = stack.simulator.calls.filter((c) => c.operation === 'smshistory');
-    // (first, 0..5) is asked for three times and (first, 5..10) once; every other number once.
-    expect(histories).toHaveLength(DEMO_ACCOUNT.numbers.length + 1);
+    // (first, 0..5) is asked for three times and (first, 5..10) once: one call for 0..10.
+    // Every other number: one call for 0..5.
+    expect(histories).toHaveLength(DEMO_ACCOUNT.numbers.length);
     const keys = histories.map(
       (c) => `${c.params.tid}:${c.params.history_start}-${c.params.history_end}`,
     );
     expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).toContain(`${firstNumber?.tid}:0-10`);
+    const again = body.data?.again;
+    expect(again?.next?.messages).toHaveLength(5);
+    expect(again?.same?.messages.map((m) => m.id)).not.toEqual(
+      again?.next?.messages.map((m) => m.id),
+    );
     expect(operations().filter((o) => o !== 'smshistory')).toEqual(['allownednumbers']);
   });
 

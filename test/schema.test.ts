@@ -35,6 +35,19 @@ describe('schema contract', () => {
       type: 'NumberType!',
       webhook: 'String',
       history: 'History',
+      messages: 'MessageConnection',
+    });
+    expect(fieldsOf('MessageConnection')).toEqual({
+      totalCount: 'Int!',
+      edges: '[MessageEdge!]!',
+      pageInfo: 'PageInfo!',
+    });
+    expect(fieldsOf('MessageEdge')).toEqual({ cursor: 'String!', node: 'Message!' });
+    expect(fieldsOf('PageInfo')).toEqual({
+      hasNextPage: 'Boolean!',
+      hasPreviousPage: 'Boolean!',
+      startCursor: 'String',
+      endCursor: 'String',
     });
     expect(fieldsOf('History')).toEqual({
       tid: 'ID!',

@@ -2,14 +2,40 @@
 import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
+import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.js';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;
   Scalars: { DateTime: { Input: Date; Output: Date } };
   DefaultFieldNullability: false;
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
 }>({
   // Federation must come after plugins that wrap resolvers; directives is its prerequisite.
-  plugins: [DirectivesPlugin, FederationPlugin],
+  plugins: [RelayPlugin, DirectivesPlugin, FederationPlugin],
   defaultFieldNullability: false,
+  relay: {
+    // Connections only for now: `node`/`nodes` (and global ids) can be switched on here later.
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+    cursorType: 'String',
+    edgesFieldOptions: { nullable: false, description: 'The items of this page, in order.' },
+    nodeFieldOptions: { nullable: false, description: 'The item itself.' },
+    cursorFieldOptions: {
+      description: 'Opaque cursor naming this item: pass it as `after` or `before` unchanged.',
+    },
+    pageInfoFieldOptions: { description: 'Where this page sits in the whole list.' },
+    pageInfoTypeOptions: { description: 'Where a page sits in the whole list (Relay PageInfo).' },
+    hasNextPageFieldOptions: { description: 'True when items follow this page (older ones).' },
+    hasPreviousPageFieldOptions: {
+      description: 'True when items precede this page (newer ones).',
+    },
+    startCursorFieldOptions: { description: "The first edge's cursor; null for an empty page." },
+    endCursorFieldOptions: { description: "The last edge's cursor; null for an empty page." },
+    firstArgOptions: { description: 'Page forward: at most this many items after `after`.' },
+    afterArgOptions: { description: 'Start after the item this cursor names.' },
+    lastArgOptions: { description: 'Page backward: at most this many items before `before`.' },
+    beforeArgOptions: { description: 'End before the item this cursor names.' },
+  },
 });

@@ -3,6 +3,7 @@ import { builder } from './builder.js';
 import './scalars.js';
 import './numbers.js';
 import './history.js';
+import './messages.js';
 import './live.js';
 
 export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';

@@ -3,6 +3,9 @@
  * dropped with it, so nothing cached here can reach another request or account.
  * Within a request:
  * - identical calls are made once (DataLoader's cache);
+ * - the history ranges of one number asked for together (aliases, a `messages` page beside a
+ *   `history`) are served by the fewest calls that cover them, each caller getting its slice
+ *   (ranges.ts);
  * - every owned-number need (`ownedNumbers(LOCAL|TOLLFREE|none)`, `number(tid)`, `_entities`)
  *   is served by one call where one can: the typed call when only one type is asked for,
  *   otherwise one `allownednumbers`, filtered locally;
@@ -17,6 +20,7 @@ import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain
 import { ErrorCode, UpstreamError } from '../errors.js';
 import type { UpstreamClient } from './client.js';
 import { createLimit } from './limit.js';
+import { coalesceRanges, sliceFor, type Range } from './ranges.js';
 
 export interface RequestLoaders {
   /** Owned numbers, of one type or (without a type) all of them. */
@@ -31,6 +35,8 @@ export interface RequestLoaderOptions {
   readonly concurrency: number;
   /** Upstream calls this request may make in all. */
   readonly maxCalls: number;
+  /** Widest history call made by merging ranges (one range wider than it still gets its call). */
+  readonly maxCallSpan?: number;
 }
 
 type NumbersScope = 'LOCAL' | 'TOLLFREE' | 'ALL';
@@ -86,15 +92,34 @@ export function createRequestLoaders(
   }
 
   const histories = new DataLoader<HistoryRequest, History, string>(
-    (requests) =>
-      Promise.all(
-        requests.map((request) =>
-          // One failed page fails only its own field: its slot carries the Error.
-          limit(() => client.history(credentials, request)).catch((error: unknown) =>
-            toError(error),
-          ),
-        ),
-      ),
+    async (requests) => {
+      const results: (History | Error)[] = new Array<History | Error>(requests.length);
+      const calls: Promise<void>[] = [];
+      for (const group of byNumber(requests)) {
+        for (const call of coalesceRanges(
+          group.map((i) => requests[i] as HistoryRequest),
+          options.maxCallSpan,
+        )) {
+          const members = call.members.map((m) => group[m] as number);
+          const first = requests[members[0] as number] as HistoryRequest;
+          calls.push(
+            limit(() => client.history(credentials, { ...first, ...call.range })).then(
+              (history) => {
+                for (const i of members) {
+                  results[i] = sliceHistory(history, call.range, requests[i] as HistoryRequest);
+                }
+              },
+              // One failed call fails only the fields it serves: their slots carry the Error.
+              (error: unknown) => {
+                for (const i of members) results[i] = toError(error);
+              },
+            ),
+          );
+        }
+      }
+      await Promise.all(calls);
+      return results;
+    },
     { cacheKeyFn: (r) => `${r.tid}\u0000${r.number}\u0000${r.start}\u0000${r.end}` },
   );
 
@@ -116,6 +141,28 @@ export function createRequestLoaders(
 
 function ofType(list: readonly OwnedNumber[], type: NumberType): readonly OwnedNumber[] {
   return list.every((n) => n.type === type) ? list : list.filter((n) => n.type === type);
+}
+
+/** Indexes of the requests, grouped by the number they read. */
+function byNumber(requests: readonly HistoryRequest[]): number[][] {
+  const groups = new Map<string, number[]>();
+  requests.forEach((r, i) => {
+    const key = `${r.tid}\u0000${r.number}`;
+    const group = groups.get(key);
+    if (group) group.push(i);
+    else groups.set(key, [i]);
+  });
+  return [...groups.values()];
+}
+
+/** One caller's part of a wider call's answer; a call made for one range alone is returned as is. */
+function sliceHistory(history: History, call: Range, range: Range): History {
+  if (call.start === range.start && call.end === range.end) return history;
+  return {
+    ...history,
+    requestedCount: range.end - range.start,
+    messages: sliceFor(history.messages, call, range),
+  };
 }
 
 function toError(error: unknown): Error {

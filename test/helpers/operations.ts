@@ -139,3 +139,55 @@ export const HistoryRangeQuery = graphql(`
     }
   }
 `);
+
+export const MessagesPageQuery = graphql(`
+  query MessagesPage($tid: ID!, $first: Int, $after: String, $last: Int, $before: String) {
+    number(tid: $tid) {
+      tid
+      messages(first: $first, after: $after, last: $last, before: $before) {
+        totalCount
+        edges {
+          cursor
+          node {
+            id
+            body
+          }
+        }
+        pageInfo {
+          hasNextPage
+          hasPreviousPage
+          startCursor
+          endCursor
+        }
+      }
+    }
+  }
+`);
+
+export const CoalescedRangesQuery = graphql(`
+  query CoalescedRanges($tid: ID!) {
+    number(tid: $tid) {
+      a: history(start: 0, end: 10) {
+        requestedCount
+        totalCount
+        messages {
+          id
+        }
+      }
+      b: history(start: 5, end: 20) {
+        requestedCount
+        messages {
+          id
+        }
+      }
+      page: messages(first: 15) {
+        totalCount
+        edges {
+          node {
+            id
+          }
+        }
+      }
+    }
+  }
+`);

@@ -1,0 +1,50 @@
+/** Number.messages: the message history as a Relay cursor connection (paging.ts does the work). */
+import { builder } from './builder.js';
+import { MessageRef } from './history.js';
+import { NumberRef } from './numbers.js';
+import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
+
+/**
+ * Static cost in upstream calls: a first page from the head is one window; a page after or
+ * before a cursor, or the oldest page, may take a second one (history moved, total unknown).
+ */
+function messagesCost({ args }: { args: Record<string, unknown> }): number {
+  const plain = args.after == null && args.before == null && args.last == null;
+  return plain ? 1 : 2;
+}
+
+builder.objectField(NumberRef, 'messages', (t) =>
+  t.connection(
+    {
+      type: MessageRef,
+      nullable: true,
+      extensions: { complexity: messagesCost },
+      description:
+        "This number's messages, newest first (the service's order), a page at a time. " +
+        '`first` (with `after`) pages towards older messages, `last` (with `before`) towards newer ' +
+        `ones; at most ${MAX_PAGE_SIZE} per page. Cursors name a message, so messages arriving ` +
+        'between two page requests cause no duplicate and no gap. Null (with an error at this ' +
+        'path) when the service fails or the arguments are refused.',
+      resolve: async (number, args, context) => {
+        const max = Math.min(MAX_PAGE_SIZE, context.limits.maxHistoryRange);
+        const plan = planPage(args, number.tid, context.cursors, max);
+        const upstream = context.upstream();
+        const read = (range: { start: number; end: number }) =>
+          upstream.history({ tid: number.tid, number: number.number, ...range });
+        const page: MessagePage = await loadPage(plan, read, number.tid, context.cursors);
+        return { ...page, edges: [...page.edges] };
+      },
+    },
+    {
+      name: 'MessageConnection',
+      description: 'A page of messages of one number, newest first.',
+      fields: (c) => ({
+        totalCount: c.int({
+          description: 'How many messages the service holds for this number, as of this page.',
+          resolve: (connection) => connection.totalCount,
+        }),
+      }),
+    },
+    { name: 'MessageEdge', description: 'One message in a page, with its cursor.' },
+  ),
+);

@@ -1,0 +1,52 @@
+/**
+ * Range coalescing for history calls: the ranges of one number that one request asks for are
+ * served by the fewest upstream calls that cover them, and each asker gets exactly its slice.
+ * Ranges are half-open, [start, end), position 0 being the newest message (the built-in
+ * simulator's reading of history_start / history_end, which slicing a wider answer relies on).
+ */
+
+export interface Range {
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface CoalescedCall {
+  /** The range one upstream call fetches. */
+  readonly range: Range;
+  /** Indexes (into the input) of the ranges this call serves; each is inside `range`. */
+  readonly members: readonly number[];
+}
+
+/**
+ * Groups ranges into calls: ranges that overlap or touch share one call, unless that call would
+ * grow wider than `maxSpan` (a range wider than it on its own still gets its own call). With no
+ * cap, no two calls overlap or touch. Every range is served whole by exactly one call, so its
+ * slice never spans two answers.
+ */
+export function coalesceRanges(
+  ranges: readonly Range[],
+  maxSpan: number = Number.POSITIVE_INFINITY,
+): CoalescedCall[] {
+  const order = ranges
+    .map((range, index) => ({ range, index }))
+    .sort((a, b) => a.range.start - b.range.start || a.range.end - b.range.end);
+  const calls: { start: number; end: number; members: number[] }[] = [];
+  for (const { range, index } of order) {
+    const current = calls.at(-1);
+    if (current && range.start <= current.end) {
+      const end = Math.max(current.end, range.end);
+      if (end - current.start <= maxSpan) {
+        current.end = end;
+        current.members.push(index);
+        continue;
+      }
+    }
+    calls.push({ start: range.start, end: range.end, members: [index] });
+  }
+  return calls.map(({ start, end, members }) => ({ range: { start, end }, members }));
+}
+
+/** The part of a call's answer that belongs to `range` (which must lie inside `call`). */
+export function sliceFor<T>(items: readonly T[], call: Range, range: Range): readonly T[] {
+  return items.slice(range.start - call.start, range.end - call.start);
+}
