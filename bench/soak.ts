@@ -34,7 +34,9 @@ const usage = `npm run soak [-- --name=value ...]   (or BENCH_NAME=value)
   --out=bench/results
   --scenario=mix      or cache-flood: distinct large answers from one account, cache on
   --seconds=30        cache-flood: how long to flood
-  --cache-max-bytes=  cache-flood: the gateway's CACHE_MAX_BYTES (default: the gateway's own)`;
+  --cache-max-bytes=  cache-flood: the gateway's CACHE_MAX_BYTES (default: the gateway's own)
+  --cache-max-entry-bytes=  cache-flood: its CACHE_MAX_ENTRY_BYTES (default: the gateway's own)
+  --cache-ttl=600000  cache-flood: its CACHE_TTL_MS (0: the same load with the cache off)`;
 
 if (!['mix', 'cache-flood'].includes(setting('scenario', 'mix'))) {
   console.error(`--scenario must be mix or cache-flood\n\n${usage}`);
@@ -58,6 +60,8 @@ const settings = {
   scenario: setting('scenario', 'mix'),
   seconds: numberSetting('seconds', 30, 1),
   cacheMaxBytes: setting('cache-max-bytes', ''),
+  cacheMaxEntryBytes: setting('cache-max-entry-bytes', ''),
+  cacheTtlMs: setting('cache-ttl', '600000'),
 };
 
 /** Megabytes (10^6 bytes), the unit of the memory target. */
@@ -243,18 +247,21 @@ async function floodCache(): Promise<void> {
   });
   const env: Record<string, string> = {
     UPSTREAM_URL: simulator.url,
-    CACHE_TTL_MS: '600000',
+    CACHE_TTL_MS: settings.cacheTtlMs,
     CACHE_STALE_IF_ERROR_MS: '600000',
     LOG_LEVEL: 'warn',
   };
   if (settings.cacheMaxBytes !== '') env.CACHE_MAX_BYTES = settings.cacheMaxBytes;
+  if (settings.cacheMaxEntryBytes !== '') env.CACHE_MAX_ENTRY_BYTES = settings.cacheMaxEntryBytes;
   const gateway = await startGateway(env, ['--expose-gc']);
   const credentials = benchCredentials(0);
   const authorization = basic(credentials.sysId, credentials.authToken);
   try {
     const fresh = rssBytes(gateway.pid);
     console.log(
-      `cache-flood: ${gateway.url}/graphql, pid ${gateway.pid}, CACHE_MAX_BYTES ${settings.cacheMaxBytes || 'default'}; fresh RSS ${mb(fresh)}`,
+      `cache-flood: ${gateway.url}/graphql, pid ${gateway.pid}, CACHE_TTL_MS ${settings.cacheTtlMs}, ` +
+        `CACHE_MAX_BYTES ${settings.cacheMaxBytes || 'default'}, CACHE_MAX_ENTRY_BYTES ` +
+        `${settings.cacheMaxEntryBytes || 'default'}; fresh RSS ${mb(fresh)}`,
     );
     let counter = 0;
     let answered = 0;
