@@ -9,11 +9,15 @@
  * soaks a gateway that is already running instead (on the built-in simulator's demo account,
  * since that is what `npm start` serves; no GC figure then). Loopback only; it stops after
  * `--requests` or `--max-seconds`, whichever comes first.
+ *
+ * `--scenario=cache-flood` soaks the response cache instead (see floodCache below): one account
+ * sends only distinct operations with large answers, the load that grew an unbounded cache by a
+ * gigabyte in 30 s; the RSS should stay flat under CACHE_MAX_BYTES.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Request } from 'autocannon';
-import { DEMO_CREDENTIALS } from '../src/simulator/index.js';
+import { benchCredentials, DEMO_CREDENTIALS } from '../src/simulator/index.js';
 import { ROOT, rssBytes, startEntry, startGateway, type Child } from './children.js';
 import { basic, runLoad } from './load.js';
 import { flag, numberSetting, setting } from './options.js';
@@ -27,7 +31,17 @@ const usage = `npm run soak [-- --name=value ...]   (or BENCH_NAME=value)
   --latency=0         simulator latency (ms), own gateway only
   --url=              soak this running gateway (http://127.0.0.1:PORT) instead of starting one
   --pid=              its process id, for the RSS (Linux /proc)
-  --out=bench/results`;
+  --out=bench/results
+  --scenario=mix      or cache-flood: distinct large answers from one account, cache on
+  --seconds=30        cache-flood: how long to flood
+  --cache-max-bytes=  cache-flood: the gateway's CACHE_MAX_BYTES (default: the gateway's own)
+  --cache-max-entry-bytes=  cache-flood: its CACHE_MAX_ENTRY_BYTES (default: the gateway's own)
+  --cache-ttl=600000  cache-flood: its CACHE_TTL_MS (0: the same load with the cache off)`;
+
+if (!['mix', 'cache-flood'].includes(setting('scenario', 'mix'))) {
+  console.error(`--scenario must be mix or cache-flood\n\n${usage}`);
+  process.exit(2);
+}
 
 if (flag('help')) {
   console.log(usage);
@@ -43,6 +57,11 @@ const settings = {
   url: setting('url', ''),
   pid: setting('pid', ''),
   out: setting('out', join(ROOT, 'bench', 'results')),
+  scenario: setting('scenario', 'mix'),
+  seconds: numberSetting('seconds', 30, 1),
+  cacheMaxBytes: setting('cache-max-bytes', ''),
+  cacheMaxEntryBytes: setting('cache-max-entry-bytes', ''),
+  cacheTtlMs: setting('cache-ttl', '600000'),
 };
 
 /** Megabytes (10^6 bytes), the unit of the memory target. */
@@ -201,7 +220,113 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+/** Aliases per flood request cycle through 1..FLOOD_MAX_ALIASES (the gateway allows 30). */
+const FLOOD_MAX_ALIASES = 30;
+
+/**
+ * A distinct operation (its name carries a counter) asking for `aliases` copies of a 1,000-message
+ * range of the load-test account's largest number (450 messages), so answers run from ~150 kB
+ * (stored) to several MB (over CACHE_MAX_ENTRY_BYTES, refused).
+ */
+function floodQuery(counter: number, aliases: number): string {
+  const fields = Array.from(
+    { length: aliases },
+    (_, i) =>
+      `h${i}: history(start: 0, end: 1000) { totalCount messages { id systemId sentAt tid phone direction body mms mediaUrl status { code text ok raw } } }`,
+  );
+  return `query Flood${counter} { number(tid: "TN-L-0001") { tid ${fields.join(' ')} } }`;
+}
+
+/**
+ * cache-flood: the response cache on (answers kept 10 min, stale for 10 min more), `connections`
+ * workers of one account sending distinct operations for `seconds`; RSS sampled every second.
+ */
+async function floodCache(): Promise<void> {
+  const simulator = await startEntry('simulator', 'bench/simulator-process.ts', {
+    BENCH_SIM_ACCOUNTS: '1',
+  });
+  const env: Record<string, string> = {
+    UPSTREAM_URL: simulator.url,
+    CACHE_TTL_MS: settings.cacheTtlMs,
+    CACHE_STALE_IF_ERROR_MS: '600000',
+    LOG_LEVEL: 'warn',
+  };
+  if (settings.cacheMaxBytes !== '') env.CACHE_MAX_BYTES = settings.cacheMaxBytes;
+  if (settings.cacheMaxEntryBytes !== '') env.CACHE_MAX_ENTRY_BYTES = settings.cacheMaxEntryBytes;
+  const gateway = await startGateway(env, ['--expose-gc']);
+  const credentials = benchCredentials(0);
+  const authorization = basic(credentials.sysId, credentials.authToken);
+  try {
+    const fresh = rssBytes(gateway.pid);
+    console.log(
+      `cache-flood: ${gateway.url}/graphql, pid ${gateway.pid}, CACHE_TTL_MS ${settings.cacheTtlMs}, ` +
+        `CACHE_MAX_BYTES ${settings.cacheMaxBytes || 'default'}, CACHE_MAX_ENTRY_BYTES ` +
+        `${settings.cacheMaxEntryBytes || 'default'}; fresh RSS ${mb(fresh)}`,
+    );
+    let counter = 0;
+    let answered = 0;
+    let failed = 0;
+    let bytes = 0;
+    const started = Date.now();
+    const deadline = started + settings.seconds * 1000;
+    const samples: { seconds: number; rssBytes: number }[] = [];
+    const sampler = setInterval(() => {
+      samples.push({ seconds: (Date.now() - started) / 1000, rssBytes: rssBytes(gateway.pid) });
+    }, 1_000);
+    const worker = async (): Promise<void> => {
+      while (Date.now() < deadline) {
+        const n = (counter += 1);
+        const response = await fetch(`${gateway.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: JSON.stringify({ query: floodQuery(n, 1 + (n % FLOOD_MAX_ALIASES)) }),
+        });
+        const text = await response.text();
+        bytes += text.length;
+        if (response.ok && !text.includes('"errors"')) answered += 1;
+        else failed += 1;
+      }
+    };
+    await Promise.all(Array.from({ length: settings.connections }, worker));
+    clearInterval(sampler);
+    const after = rssBytes(gateway.pid);
+    const afterGc = await collect(gateway);
+    const peak = Math.max(after, ...samples.map((s) => s.rssBytes));
+    const seconds = (Date.now() - started) / 1000;
+    const at = (t: number): string => {
+      const sample = samples.find((s) => s.seconds >= t);
+      return sample ? mb(sample.rssBytes) : 'n/a';
+    };
+    console.log(
+      `${answered} distinct answers (${failed} failed) in ${seconds.toFixed(1)} s, ${mb(bytes)} sent`,
+    );
+    console.log(
+      `RSS: fresh ${mb(fresh)}, at 5 s ${at(5)}, at 10 s ${at(10)}, at 20 s ${at(20)}, ` +
+        `end ${mb(after)}, peak ${mb(peak)}` +
+        (afterGc ? `; after a full GC ${mb(afterGc.rss)}, V8 heap ${mb(afterGc.heapUsed)}` : ''),
+    );
+    mkdirSync(settings.out, { recursive: true });
+    const file = join(
+      settings.out,
+      `soak-cache-flood-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+    );
+    writeFileSync(
+      file,
+      JSON.stringify(
+        { settings, answered, failed, seconds, rss: { fresh, after, afterGc, peak }, samples },
+        null,
+        2,
+      ),
+    );
+    console.log(`results: ${file}`);
+    if (failed > 0) process.exitCode = 1;
+  } finally {
+    await gateway.stop();
+    await simulator.stop();
+  }
+}
+
+(settings.scenario === 'cache-flood' ? floodCache() : main()).catch((error: unknown) => {
   console.error('soak failed:', error instanceof Error ? error.message : error);
   process.exit(1);
 });

@@ -6,16 +6,19 @@
  * Only requests with usable credentials take part: anything else is neither read from nor
  * written to the cache, so an answer can only ever reach a request carrying the very same
  * sys_id and auth_token as the one that produced it.
+ *
+ * With CACHE_STALE_IF_ERROR_MS, answers are kept that much longer and one is served, marked
+ * stale, when the service fails the same request again (src/cache/stale.ts). The memory store is
+ * bounded by bytes and fair between accounts (src/cache/memory-store.ts).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { createRedisCache } from '@envelop/response-cache-redis';
-import {
-  createInMemoryCache,
-  useResponseCache,
-  type Cache,
-} from '@graphql-yoga/plugin-response-cache';
+import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
+import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { Redis } from 'ioredis';
+import { createAnswerCache } from './cache/answers.js';
+import { MemoryAnswerStore } from './cache/memory-store.js';
+import { connectRedis, redisAnswerStore } from './cache/redis-store.js';
+import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './cache/stale.js';
 import type { ResponseCacheSettings } from './config.js';
 import { readCredentials } from './credentials.js';
 import type { Logger } from './logger.js';
@@ -26,6 +29,13 @@ export type CacheStore = 'memory' | 'redis';
 export interface CacheEvent {
   readonly store: CacheStore;
   readonly operationName: string | null;
+}
+
+/** A stale answer served in place of a failed one (see docs/stale-if-error.md). */
+export interface StaleEvent extends CacheEvent {
+  /** The error code that made the fresh answer fail (the first one, if several). */
+  readonly code: string;
+  readonly ageMs: number;
 }
 
 export interface ResponseCacheOptions {
@@ -39,7 +49,13 @@ export interface ResponseCacheOptions {
    * neither hits nor misses: they never touch the cache.
    */
   readonly onCacheMiss?: (event: CacheEvent) => void;
+  /** Called for each failed answer replaced by a stale one (after its onCacheMiss). */
+  readonly onStaleServed?: (event: StaleEvent) => void;
 }
+
+/** The settings createResponseCache needs; the stale window and bounds default as in config. */
+export type ResponseCacheInput = Pick<ResponseCacheSettings, 'ttlMs' | 'redisUrl' | 'hmacKey'> &
+  Partial<Pick<ResponseCacheSettings, 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>>;
 
 export interface ResponseCache {
   readonly store: CacheStore;
@@ -51,28 +67,41 @@ export interface ResponseCache {
   close(): Promise<void>;
 }
 
-/** Every key this gateway writes to Redis starts with this, so it can share a Redis. */
-export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v1:';
+/**
+ * Every key this gateway writes to Redis starts with this, so it can share a Redis. v2: values
+ * carry a header (stored when, fresh how long), which v1 copies could not read.
+ */
+export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v2:';
 
-/** Answers kept in memory at most; the least recently used go first. */
-const MEMORY_MAX_ENTRIES = 1000;
-/** A Redis command slower than this counts as failed: the request is answered without the cache. */
-const REDIS_COMMAND_TIMEOUT_MS = 500;
+/** Defaults when the input leaves them out: the same as an empty environment's. */
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
+
+/** The account part of a key: `${CACHE_KEY_PREFIX}${fingerprint}:${operation}`. */
+function accountOf(key: string): string {
+  return key.slice(CACHE_KEY_PREFIX.length, key.indexOf(':', CACHE_KEY_PREFIX.length));
+}
 
 /**
  * The cache for `settings`, or null when it is off (CACHE_TTL_MS unset or 0). With a Redis URL
  * the settings must carry the HMAC key (loadConfig ensures it).
  */
 export function createResponseCache(
-  settings: ResponseCacheSettings,
+  settings: ResponseCacheInput,
   options: ResponseCacheOptions,
 ): ResponseCache | null {
   if (settings.ttlMs <= 0) return null;
   const fingerprint = credentialFingerprinter(settings.hmacKey);
   const store: CacheStore = settings.redisUrl ? 'redis' : 'memory';
   const redis = settings.redisUrl ? connectRedis(settings.redisUrl, options.logger) : null;
-  const cache = redis ? resilientCache(createRedisCache({ redis: redis.client }), redis) : null;
+  const staleIfErrorMs = settings.staleIfErrorMs ?? 0;
+  const answers = createAnswerCache(
+    redis
+      ? redisAnswerStore(redis)
+      : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_MAX_BYTES, accountOf }),
+    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES },
+  );
 
   const fingerprintOf = (request: Request): string | null => {
     // The plugin answers a conditional request 304 when the key it names is cached, before any
@@ -82,27 +111,49 @@ export function createResponseCache(
     return fingerprint(request.headers);
   };
 
+  // The key of each cached request, for the stale lookup after it fails.
+  const keys = new WeakMap<Request, string>();
   const responseCache = useResponseCache({
     ttl: settings.ttlMs,
-    cache: cache ?? entityFree(createInMemoryCache({ max: MEMORY_MAX_ENTRIES })),
+    cache: answers.cache,
     // Without usable credentials a request is not cached at all: the plugin would take a null
     // session for a public answer, shared by everyone.
     enabled: (request) => fingerprintOf(request) !== null,
     session: (request) => fingerprintOf(request),
-    buildResponseCacheKey: ({ sessionId, documentString, operationName, variableValues }) =>
-      `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(documentString, operationName, variableValues)}`,
-    // Answers with any error (UNAUTHENTICATED, UPSTREAM_*, BAD_USER_INPUT, ...) are never stored.
-    shouldCacheResult: ({ result }) => !result.errors?.length,
+    buildResponseCacheKey: ({
+      sessionId,
+      documentString,
+      operationName,
+      variableValues,
+      request,
+    }) => {
+      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(documentString, operationName, variableValues)}`;
+      if (sessionId) keys.set(request, key);
+      return key;
+    },
+    // Answers with any error (UNAUTHENTICATED, UPSTREAM_*, BAD_USER_INPUT, ...) are never stored,
+    // nor a stale answer served in place of one (it would come back fresh).
+    shouldCacheResult: ({ result }) => !result.errors?.length && !isStale(result),
     // Schema introspection needs no account and changes with deployments: never cached.
     ttlPerSchemaCoordinate: { 'Query.__schema': 0, 'Query.__type': 0 },
-    // The schema is read-only, so there is nothing to invalidate by entity (see entityFree).
+    // The schema is read-only, so there is nothing to invalidate by entity.
     invalidateViaMutation: false,
     idFields: [],
     includeExtensionMetadata: false,
   });
 
+  const callHook = <E>(hook: ((event: E) => void) | undefined, event: E): void => {
+    try {
+      hook?.(event);
+    } catch (error) {
+      // A failing metrics hook must not fail the answer it is counting.
+      if (options.logger) options.logger.warn({ err: error }, 'Response cache hook failed');
+    }
+  };
+
   // A hit short-cuts the request before its context exists: remember the operation's name here.
   const operationNames = new WeakMap<Request, string | null>();
+  const staleServed = new WeakSet<Request>();
   const plugin: Plugin = {
     onPluginInit({ addPlugin }) {
       addPlugin(responseCache);
@@ -110,22 +161,26 @@ export function createResponseCache(
     onParams({ request, params }) {
       operationNames.set(request, params.operationName ?? null);
     },
-    onExecutionResult({ request, result }) {
+    async onExecutionResult({ request, result, setResult }) {
       if (fingerprintOf(request) === null) return;
       const event: CacheEvent = { store, operationName: operationNames.get(request) ?? null };
       const hit = typeof result === 'object' && result !== null && SERVED_FROM_CACHE in result;
-      const hook = hit ? options.onCacheHit : options.onCacheMiss;
-      try {
-        hook?.(event);
-      } catch (error) {
-        // A failing metrics hook must not fail the answer it is counting.
-        if (options.logger) options.logger.warn({ err: error }, 'Response cache hook failed');
-      }
+      callHook(hit ? options.onCacheHit : options.onCacheMiss, event);
+      if (hit || staleIfErrorMs <= 0 || !isSingleResult(result)) return;
+      const code = serviceFailureCode(result);
+      const key = keys.get(request);
+      if (code === null || key === undefined) return;
+      const stale = await answers.stale(key);
+      if (!stale) return;
+      setResult(markStale(stale.result, stale.ageMs));
+      staleServed.add(request);
+      callHook(options.onStaleServed, { ...event, code, ageMs: stale.ageMs });
     },
-    onResponse({ response }) {
+    onResponse({ request, response }) {
       // The plugin's ETag is the cache key and invites the 304 path refused in fingerprintOf.
       response.headers.delete('etag');
       response.headers.delete('last-modified');
+      if (staleServed.has(request)) response.headers.set('warning', STALE_WARNING);
     },
   };
 
@@ -135,6 +190,14 @@ export function createResponseCache(
     ready: (timeoutMs) => (redis ? redis.ready(timeoutMs) : Promise.resolve(true)),
     close: () => (redis ? redis.close() : Promise.resolve()),
   };
+}
+
+/**
+ * A whole answer, not a stream: @defer/@stream parts may already be on their way to the client
+ * when a later one fails, so those are never swapped for a stale answer.
+ */
+function isSingleResult(result: unknown): result is ExecutionResult {
+  return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
 }
 
 /**
@@ -177,108 +240,4 @@ function canonical(value: unknown): unknown {
       .sort()
       .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
   );
-}
-
-/**
- * Drops the entity records the plugin collects for invalidation. With Redis they would become
- * one set per type (and per id) with no expiry, growing for ever and shared by every account;
- * this schema has no mutations, so they would never be used.
- */
-function entityFree(cache: Cache): Cache {
-  return {
-    get: (key) => cache.get(key),
-    set: (key, result, _entities, ttl) => cache.set(key, result, [], ttl),
-    invalidate: () => undefined,
-  };
-}
-
-interface RedisConnection {
-  readonly client: Redis;
-  /** Logs the first failure after a success, so an outage is one line, not one per request. */
-  failed(what: string, error: unknown): void;
-  succeeded(): void;
-  ready(timeoutMs: number): Promise<boolean>;
-  close(): Promise<void>;
-}
-
-/** Redis trouble costs a cache miss, never a failed request or an unhandled rejection. */
-function resilientCache(redisCache: Cache, redis: RedisConnection): Cache {
-  const inner = entityFree(redisCache);
-  return {
-    get: async (key) => {
-      try {
-        const cached = await inner.get(key);
-        redis.succeeded();
-        return cached;
-      } catch (error) {
-        redis.failed('read', error);
-        return undefined;
-      }
-    },
-    set: async (key, result, entities, ttl) => {
-      try {
-        // No success mark here: a pipeline resolves even when its commands failed.
-        await inner.set(key, result, entities, ttl);
-      } catch (error) {
-        redis.failed('write', error);
-      }
-    },
-    invalidate: () => undefined,
-  };
-}
-
-function connectRedis(url: URL, logger: Logger | false): RedisConnection {
-  // The URL may carry a password: only its host and port are ever logged.
-  const where = { redis: `${url.hostname}:${url.port || '6379'}` };
-  const client = new Redis(url.href, {
-    // While disconnected, commands fail at once instead of queueing behind the reconnect.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: 2_000,
-  });
-  let healthy = true;
-  let closing = false;
-  const failed = (what: string, error: unknown): void => {
-    if (!healthy || closing) return;
-    healthy = false;
-    const message = error instanceof Error ? error.message : String(error);
-    if (logger)
-      logger.warn(
-        { ...where, what },
-        `Response cache unavailable, answering without it: ${message}`,
-      );
-  };
-  const succeeded = (): void => {
-    if (!healthy && logger) logger.info(where, 'Response cache: Redis reachable again');
-    healthy = true;
-  };
-  client.on('error', (error: unknown) => failed('connection', error));
-  client.on('ready', succeeded);
-  return {
-    client,
-    failed,
-    succeeded,
-    ready(timeoutMs) {
-      if (client.status === 'ready') return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (value: boolean): void => {
-          clearTimeout(timer);
-          client.off('ready', onReady);
-          resolve(value);
-        };
-        const onReady = (): void => done(true);
-        const timer = setTimeout(() => done(false), timeoutMs);
-        client.on('ready', onReady);
-      });
-    },
-    async close() {
-      closing = true;
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
-  };
 }

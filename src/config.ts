@@ -47,6 +47,15 @@ export interface ResponseCacheSettings {
   readonly redisUrl: URL | null;
   /** Secret for the credentials' HMAC fingerprint; required with redisUrl. @default null (random per process) */
   readonly hmacKey: string | null;
+  /**
+   * How long past its TTL an answer may still be served, marked stale, when the service fails;
+   * 0 turns stale-if-error off. See docs/stale-if-error.md. @default 0
+   */
+  readonly staleIfErrorMs: number;
+  /** Bytes (of answers' JSON) the in-memory store may hold, stale copies included. @default 67108864 (64 MiB) */
+  readonly maxBytes: number;
+  /** Larger answers are not stored at all, in memory or in Redis. @default 1048576 (1 MiB) */
+  readonly maxEntryBytes: number;
 }
 
 export interface Config {
@@ -90,6 +99,11 @@ export class ConfigError extends Error {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
 }
+
+// Byte sizes (loadConfig runs at import time, for DEFAULT_LIMITS: these must come first).
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const GIB = 1024 * MIB;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -152,7 +166,12 @@ export function loadConfig(env: Env): Config {
     ),
     responseCache: readResponseCache(
       env,
-      int('CACHE_TTL_MS', 0, 0, 86_400_000),
+      {
+        ttlMs: int('CACHE_TTL_MS', 0, 0, 86_400_000),
+        staleIfErrorMs: int('CACHE_STALE_IF_ERROR_MS', 0, 0, 604_800_000),
+        maxBytes: int('CACHE_MAX_BYTES', 64 * MIB, 64 * KIB, 64 * GIB),
+        maxEntryBytes: int('CACHE_MAX_ENTRY_BYTES', MIB, KIB, GIB),
+      },
       livePollMs > 0,
       problems,
     ),
@@ -266,10 +285,11 @@ const MIN_HMAC_KEY_LENGTH = 32;
 // Messages here never echo REDIS_URL or CACHE_HMAC_KEY: the first may carry a password, the second is one.
 function readResponseCache(
   env: Env,
-  ttlMs: number,
+  sizes: Pick<ResponseCacheSettings, 'ttlMs' | 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>,
   liveOn: boolean,
   problems: string[],
 ): ResponseCacheSettings {
+  const { ttlMs, maxBytes, maxEntryBytes } = sizes;
   let redisUrl: URL | null = null;
   const rawUrl = env.REDIS_URL?.trim();
   if (rawUrl) {
@@ -296,5 +316,11 @@ function readResponseCache(
       `CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least ${MIN_HMAC_KEY_LENGTH} characters on every gateway copy`,
     );
   }
-  return { ttlMs, redisUrl, hmacKey };
+  // An entry the budget cannot hold would be stored only to evict everything else.
+  if (maxEntryBytes > maxBytes) {
+    problems.push(
+      `CACHE_MAX_ENTRY_BYTES (${maxEntryBytes}) must not exceed CACHE_MAX_BYTES (${maxBytes})`,
+    );
+  }
+  return { ...sizes, redisUrl, hmacKey };
 }

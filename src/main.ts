@@ -54,6 +54,7 @@ async function main(): Promise<void> {
       ? {
           onCacheHit: () => metrics.cacheLookup('hit'),
           onCacheMiss: () => metrics.cacheLookup('miss'),
+          onStaleServed: ({ code }) => metrics.staleServed(code),
         }
       : {}),
   });
@@ -116,7 +117,9 @@ async function main(): Promise<void> {
   if (responseCache) {
     const { ttlMs, redisUrl } = config.responseCache;
     const where = redisUrl ? `Redis at ${redisUrl.host}` : 'memory';
-    console.log(`Response cache: on, in ${where}, answers kept ${ttlMs} ms`);
+    const { staleIfErrorMs } = config.responseCache;
+    const stale = staleIfErrorMs > 0 ? `, served stale up to ${staleIfErrorMs} ms more` : '';
+    console.log(`Response cache: on, in ${where}, answers kept ${ttlMs} ms${stale}`);
   }
 
   let stopping = false;

@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics, served at /metrics: GraphQL requests and their durations per operation,
  * HTTP durations, upstream attempts (count, duration, outcome) per upstream operation, the
- * circuit breaker's state, and response-cache hits. One registry per gateway, so several
+ * circuit breaker's state, response-cache hits and stale answers served. One registry per gateway, so several
  * gateways in one process (tests) never share series.
  */
 import {
@@ -21,6 +21,8 @@ export interface GatewayMetrics {
   /** Feed to the upstream client: one observation per attempt. */
   readonly upstream: UpstreamObserver;
   cacheLookup(result: 'hit' | 'miss'): void;
+  /** A failed answer replaced by a stale cached one; `code` is the error that failed it. */
+  staleServed(code: string): void;
   /** Reports the breaker's state at each scrape. */
   watchBreaker(state: () => BreakerState): void;
   /** Reports the adaptive limit, calls in flight and calls waiting at each scrape. */
@@ -59,6 +61,12 @@ export function createMetrics(): GatewayMetrics {
     name: 'sms_response_cache_lookups_total',
     help: 'Response cache lookups, by result (hit or miss).',
     labelNames: ['result'],
+    registers: [registry],
+  });
+  const stale = new Counter({
+    name: 'sms_response_cache_stale_total',
+    help: 'Answers served stale from the response cache because the service failed, by the error code it failed with.',
+    labelNames: ['code'],
     registers: [registry],
   });
   let breakerState: (() => BreakerState) | undefined;
@@ -131,6 +139,9 @@ export function createMetrics(): GatewayMetrics {
     },
     cacheLookup(result) {
       cache.inc({ result });
+    },
+    staleServed(code) {
+      stale.inc({ code });
     },
     watchBreaker(state) {
       breakerState = state;

@@ -190,7 +190,8 @@ function corsPolicy(origins: readonly string[], allowLoopback: boolean) {
       'accept',
       REQUEST_ID_HEADER,
     ],
-    exposedHeaders: [REQUEST_ID_HEADER],
+    // Warning: a stale-if-error answer says so (docs/stale-if-error.md); scripts may read it.
+    exposedHeaders: [REQUEST_ID_HEADER, 'warning'],
     credentials: false,
     maxAge: 600,
   });

@@ -100,7 +100,15 @@ interface CachedGateway {
 
 async function cachedGateway(
   store: CacheStore,
-  options: { ttlMs?: number; hmacKey?: string; upstreamUrl?: string; redisUrl?: string } = {},
+  options: {
+    ttlMs?: number;
+    hmacKey?: string;
+    upstreamUrl?: string;
+    redisUrl?: string;
+    staleIfErrorMs?: number;
+    maxBytes?: number;
+    maxEntryBytes?: number;
+  } = {},
 ): Promise<CachedGateway> {
   const hits: CacheEvent[] = [];
   const misses: CacheEvent[] = [];
@@ -109,6 +117,9 @@ async function cachedGateway(
       ttlMs: options.ttlMs ?? TTL_MS,
       redisUrl: store === 'redis' ? new URL(options.redisUrl ?? redis.url) : null,
       hmacKey: store === 'redis' ? (options.hmacKey ?? HMAC_KEY) : null,
+      ...(options.staleIfErrorMs === undefined ? {} : { staleIfErrorMs: options.staleIfErrorMs }),
+      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+      ...(options.maxEntryBytes === undefined ? {} : { maxEntryBytes: options.maxEntryBytes }),
     },
     { logger: false, onCacheHit: (e) => hits.push(e), onCacheMiss: (e) => misses.push(e) },
   );
@@ -393,19 +404,37 @@ describe.each(['memory', 'redis'] as const)('response cache in %s', (store) => {
 });
 
 describe('response cache in memory, bounded', () => {
-  it('keeps the 1000 most recently used answers', async () => {
-    const { gateway, hits } = await cachedGateway('memory');
+  it('keeps the most recently used answers within CACHE_MAX_BYTES, and none over CACHE_MAX_ENTRY_BYTES', async () => {
+    // About a dozen small answers fit in 10 kB (each costs its JSON, its key and an overhead).
+    const { gateway, hits } = await cachedGateway('memory', {
+      maxBytes: 10_000,
+      maxEntryBytes: 2_000,
+    });
     const headers = basicAuth(DEMO_CREDENTIALS);
     // Distinct documents make distinct entries; `__typename` keeps the upstream out of it.
     const ask = (n: number) =>
       executeText(gateway, `{ entry${n}: __typename }`, undefined, headers);
-    for (let n = 0; n <= 1000; n += 1) await ask(n);
+    for (let n = 0; n < 100; n += 1) await ask(n);
     expect(hits).toHaveLength(0);
-    await ask(1000);
-    await ask(1);
+    await ask(99);
+    await ask(98);
     expect(hits).toHaveLength(2);
     await ask(0);
     expect(hits).toHaveLength(2);
+
+    // An answer over the entry limit runs every time: it is never stored.
+    const tid = DEMO_ACCOUNT.numbers[0]?.tid ?? '';
+    for (let i = 0; i < 2; i += 1) {
+      const big = await execute(
+        gateway,
+        NumberWithHistoryQuery,
+        { tid, start: 0, end: 50 },
+        headers,
+      );
+      expect(JSON.stringify(big.body).length).toBeGreaterThan(2_000);
+    }
+    expect(hits).toHaveLength(2);
+    expect(simulator.calls.filter((c) => c.operation === 'smshistory')).toHaveLength(2);
   });
 });
 

@@ -35,7 +35,14 @@ describe('loadConfig', () => {
         maxUpstreamCalls: 250,
         maxCost: 50,
       },
-      responseCache: { ttlMs: 0, redisUrl: null, hmacKey: null },
+      responseCache: {
+        ttlMs: 0,
+        redisUrl: null,
+        hmacKey: null,
+        staleIfErrorMs: 0,
+        maxBytes: 64 * 1024 * 1024,
+        maxEntryBytes: 1024 * 1024,
+      },
     });
   });
 
@@ -73,6 +80,9 @@ describe('loadConfig', () => {
       LIVE_POLL_MS: '1500',
       LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '7',
       LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: '3',
+      CACHE_STALE_IF_ERROR_MS: '300000',
+      CACHE_MAX_BYTES: '8000000',
+      CACHE_MAX_ENTRY_BYTES: '200000',
     });
     expect(config).toEqual({
       port: 8080,
@@ -110,6 +120,9 @@ describe('loadConfig', () => {
         ttlMs: 30_000,
         redisUrl: new URL('redis://redis.internal:6380/2'),
         hmacKey: HMAC_KEY,
+        staleIfErrorMs: 300_000,
+        maxBytes: 8_000_000,
+        maxEntryBytes: 200_000,
       },
       live: { pollMs: 1500, maxPerAccount: 7, maxPerConnection: 3 },
     });
@@ -204,6 +217,9 @@ describe('loadConfig', () => {
         ttlMs: 5000,
         redisUrl: null,
         hmacKey: null,
+        staleIfErrorMs: 0,
+        maxBytes: 67_108_864,
+        maxEntryBytes: 1_048_576,
       });
       expect(
         loadConfig({ CACHE_TTL_MS: '5000', REDIS_URL: 'rediss://r:6380', CACHE_HMAC_KEY: HMAC_KEY })
@@ -234,6 +250,40 @@ describe('loadConfig', () => {
         problemsOf({ CACHE_TTL_MS: '1', REDIS_URL: 'not a url', CACHE_HMAC_KEY: HMAC_KEY }),
       ).toEqual(['REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://redis:6379']);
       expect(problemsOf({ CACHE_TTL_MS: '86400001' })).toHaveLength(1);
+    });
+
+    it('reads the stale-if-error window and the memory bounds', () => {
+      expect(
+        loadConfig({
+          CACHE_TTL_MS: '5000',
+          CACHE_STALE_IF_ERROR_MS: '600000',
+          CACHE_MAX_BYTES: '1000000',
+          CACHE_MAX_ENTRY_BYTES: '100000',
+        }).responseCache,
+      ).toMatchObject({
+        ttlMs: 5000,
+        staleIfErrorMs: 600_000,
+        maxBytes: 1_000_000,
+        maxEntryBytes: 100_000,
+      });
+    });
+
+    it('refuses bad stale-if-error and size values, each by name', () => {
+      expect(
+        problemsOf({
+          CACHE_STALE_IF_ERROR_MS: '-1',
+          CACHE_MAX_BYTES: '10',
+          CACHE_MAX_ENTRY_BYTES: '1MB',
+        }),
+      ).toEqual([
+        'CACHE_STALE_IF_ERROR_MS must be a whole number from 0 to 604800000 (got "-1")',
+        'CACHE_MAX_BYTES must be a whole number from 65536 to 68719476736 (got "10")',
+        'CACHE_MAX_ENTRY_BYTES must be a whole number from 1024 to 1073741824 (got "1MB")',
+      ]);
+      // One answer larger than the whole budget could only be stored by evicting everything.
+      expect(problemsOf({ CACHE_MAX_BYTES: '100000', CACHE_MAX_ENTRY_BYTES: '200000' })).toEqual([
+        'CACHE_MAX_ENTRY_BYTES (200000) must not exceed CACHE_MAX_BYTES (100000)',
+      ]);
     });
   });
 });

@@ -23,6 +23,7 @@ type Documents = {
     "\n  query HistoryRange($tid: ID!, $start: Int!, $end: Int!) {\n    number(tid: $tid) {\n      tid\n      history(start: $start, end: $end) {\n        requestedCount\n        messages {\n          id\n        }\n      }\n    }\n  }\n": typeof types.HistoryRangeDocument,
     "\n  query MessagesPage($tid: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    number(tid: $tid) {\n      tid\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        totalCount\n        edges {\n          cursor\n          node {\n            id\n            body\n          }\n        }\n        pageInfo {\n          hasNextPage\n          hasPreviousPage\n          startCursor\n          endCursor\n        }\n      }\n    }\n  }\n": typeof types.MessagesPageDocument,
     "\n  query CoalescedRanges($tid: ID!) {\n    number(tid: $tid) {\n      a: history(start: 0, end: 10) {\n        requestedCount\n        totalCount\n        messages {\n          id\n        }\n      }\n      b: history(start: 5, end: 20) {\n        requestedCount\n        messages {\n          id\n        }\n      }\n      page: messages(first: 15) {\n        totalCount\n        edges {\n          node {\n            id\n          }\n        }\n      }\n    }\n  }\n": typeof types.CoalescedRangesDocument,
+    "\n          subscription OnNewMessage {\n            messageAdded(tids: [\"T-A\"]) {\n              id\n              tid\n              body\n            }\n          }\n        ": typeof types.OnNewMessageDocument,
 };
 const documents: Documents = {
     "\n  query OwnedNumbers($type: NumberType) {\n    ownedNumbers(type: $type) {\n      tid\n      number\n      type\n      webhook\n    }\n  }\n": types.OwnedNumbersDocument,
@@ -34,6 +35,7 @@ const documents: Documents = {
     "\n  query HistoryRange($tid: ID!, $start: Int!, $end: Int!) {\n    number(tid: $tid) {\n      tid\n      history(start: $start, end: $end) {\n        requestedCount\n        messages {\n          id\n        }\n      }\n    }\n  }\n": types.HistoryRangeDocument,
     "\n  query MessagesPage($tid: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    number(tid: $tid) {\n      tid\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        totalCount\n        edges {\n          cursor\n          node {\n            id\n            body\n          }\n        }\n        pageInfo {\n          hasNextPage\n          hasPreviousPage\n          startCursor\n          endCursor\n        }\n      }\n    }\n  }\n": types.MessagesPageDocument,
     "\n  query CoalescedRanges($tid: ID!) {\n    number(tid: $tid) {\n      a: history(start: 0, end: 10) {\n        requestedCount\n        totalCount\n        messages {\n          id\n        }\n      }\n      b: history(start: 5, end: 20) {\n        requestedCount\n        messages {\n          id\n        }\n      }\n      page: messages(first: 15) {\n        totalCount\n        edges {\n          node {\n            id\n          }\n        }\n      }\n    }\n  }\n": types.CoalescedRangesDocument,
+    "\n          subscription OnNewMessage {\n            messageAdded(tids: [\"T-A\"]) {\n              id\n              tid\n              body\n            }\n          }\n        ": types.OnNewMessageDocument,
 };
 
 /**
@@ -86,6 +88,10 @@ export function graphql(source: "\n  query MessagesPage($tid: ID!, $first: Int, 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query CoalescedRanges($tid: ID!) {\n    number(tid: $tid) {\n      a: history(start: 0, end: 10) {\n        requestedCount\n        totalCount\n        messages {\n          id\n        }\n      }\n      b: history(start: 5, end: 20) {\n        requestedCount\n        messages {\n          id\n        }\n      }\n      page: messages(first: 15) {\n        totalCount\n        edges {\n          node {\n            id\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query CoalescedRanges($tid: ID!) {\n    number(tid: $tid) {\n      a: history(start: 0, end: 10) {\n        requestedCount\n        totalCount\n        messages {\n          id\n        }\n      }\n      b: history(start: 5, end: 20) {\n        requestedCount\n        messages {\n          id\n        }\n      }\n      page: messages(first: 15) {\n        totalCount\n        edges {\n          node {\n            id\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n          subscription OnNewMessage {\n            messageAdded(tids: [\"T-A\"]) {\n              id\n              tid\n              body\n            }\n          }\n        "): (typeof documents)["\n          subscription OnNewMessage {\n            messageAdded(tids: [\"T-A\"]) {\n              id\n              tid\n              body\n            }\n          }\n        "];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

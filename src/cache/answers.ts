@@ -1,0 +1,65 @@
+/**
+ * The response-cache plugin's view of an answer store: answers younger than their TTL are hits;
+ * older ones stay in the store for the stale-if-error window, where only `stale()` reads them.
+ * One stored copy per answer serves both, so the stale copies live under the same key, account
+ * and memory budget as the fresh ones.
+ */
+import type { Cache } from '@graphql-yoga/plugin-response-cache';
+import type { ExecutionResult } from 'graphql';
+import type { AnswerStore } from './store.js';
+
+export interface AnswerCacheOptions {
+  /** How long past its TTL an answer is kept for stale-if-error; 0 keeps it only its TTL. */
+  readonly staleIfErrorMs: number;
+  /** Answers whose JSON is larger are not stored. */
+  readonly maxEntryBytes: number;
+  /** Told the size of each answer refused for being too large. */
+  readonly onRefused?: (bytes: number) => void;
+  /** Clock, for tests. @default Date.now */
+  readonly now?: () => number;
+}
+
+export interface StaleAnswer {
+  readonly result: ExecutionResult;
+  /** How long ago it was stored, in ms: its age when served. */
+  readonly ageMs: number;
+}
+
+export interface AnswerCache {
+  /** For useResponseCache: hits only while fresh. Entity invalidation is unused (no mutations). */
+  readonly cache: Cache;
+  /** The stored answer under `key` if it is at most `staleIfErrorMs` past its TTL. */
+  stale(key: string): Promise<StaleAnswer | undefined>;
+}
+
+export function createAnswerCache(store: AnswerStore, options: AnswerCacheOptions): AnswerCache {
+  const now = options.now ?? Date.now;
+  return {
+    cache: {
+      async get(key) {
+        const answer = await store.get(key);
+        if (!answer || now() - answer.storedAt >= answer.freshMs) return undefined;
+        return JSON.parse(answer.json) as ExecutionResult;
+      },
+      async set(key, result, _entities, ttl) {
+        const json = JSON.stringify(result);
+        const bytes = Buffer.byteLength(json);
+        if (bytes > options.maxEntryBytes) {
+          options.onRefused?.(bytes);
+          return;
+        }
+        const answer = { json, bytes, storedAt: now(), freshMs: ttl };
+        await store.set(key, answer, ttl + options.staleIfErrorMs);
+      },
+      invalidate: () => undefined,
+    },
+    async stale(key) {
+      if (options.staleIfErrorMs <= 0) return undefined;
+      const answer = await store.get(key);
+      if (!answer) return undefined;
+      const ageMs = Math.max(0, now() - answer.storedAt);
+      if (ageMs > answer.freshMs + options.staleIfErrorMs) return undefined;
+      return { result: JSON.parse(answer.json) as ExecutionResult, ageMs };
+    },
+  };
+}

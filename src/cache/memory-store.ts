@@ -1,0 +1,142 @@
+/**
+ * The in-memory answer store, bounded by bytes: lru-cache keeps the total under `maxBytes` and
+ * expires entries; this file adds only what lru-cache cannot know, fairness between accounts.
+ *
+ * When an answer needs room, entries are evicted from whichever account holds the most bytes
+ * (counting the incoming answer as its account's), least recently used first. So an account
+ * filling the cache with large distinct answers evicts its own entries, and another account's
+ * entries go only once that account is itself the largest holder: nobody is pushed below an
+ * equal share of the budget by someone else.
+ */
+import { LRUCache } from 'lru-cache';
+import type { AnswerStore, StoredAnswer } from './store.js';
+
+export interface MemoryStoreOptions {
+  /** Budget for all answers, in bytes of their JSON plus a per-entry overhead. */
+  readonly maxBytes: number;
+  /** The account an entry's key belongs to (the credentials' fingerprint). */
+  readonly accountOf: (key: string) => string;
+  /** Clock, for tests. @default Date.now */
+  readonly now?: () => number;
+}
+
+/**
+ * What one entry costs beyond its JSON: the key (two 64-hex hashes and a prefix), the record and
+ * the bookkeeping here and in lru-cache. An estimate; it keeps tiny answers from being free.
+ */
+export const ENTRY_OVERHEAD_BYTES = 400;
+
+/** Expired entries still take room until lru-cache sees them: sweep at most this often when full. */
+const PURGE_INTERVAL_MS = 1_000;
+
+export class MemoryAnswerStore implements AnswerStore {
+  private readonly lru: LRUCache<string, StoredAnswer>;
+  /** Per account: its keys, least recently used first (a Map keeps insertion order), and sizes. */
+  private readonly byAccount = new Map<string, Map<string, number>>();
+  private readonly accountBytes = new Map<string, number>();
+  private readonly accountOf: (key: string) => string;
+  private readonly now: () => number;
+  private lastPurge = 0;
+
+  constructor(options: MemoryStoreOptions) {
+    this.accountOf = options.accountOf;
+    this.now = options.now ?? Date.now;
+    this.lru = new LRUCache<string, StoredAnswer>({
+      maxSize: options.maxBytes,
+      sizeCalculation: (answer, key) => entrySize(key, answer),
+      // Whatever removes an entry (eviction, expiry, overwrite, delete), the account pays less.
+      dispose: (_answer, key) => this.forget(key),
+      ...(options.now ? { perf: { now: options.now } } : {}),
+    });
+  }
+
+  get(key: string): Promise<StoredAnswer | undefined> {
+    const answer = this.lru.get(key);
+    if (answer) this.touch(key);
+    return Promise.resolve(answer);
+  }
+
+  set(key: string, answer: StoredAnswer, keepMs: number): Promise<void> {
+    const size = entrySize(key, answer);
+    if (size > this.lru.maxSize) return Promise.resolve();
+    this.makeRoom(key, size);
+    this.lru.set(key, answer, { ttl: keepMs });
+    // lru-cache refuses silently what it cannot hold; count only what it kept.
+    if (this.lru.has(key)) this.remember(key, size);
+    return Promise.resolve();
+  }
+
+  /** Bytes held in all and per account: for tests and metrics. */
+  usage(): { total: number; accounts: ReadonlyMap<string, number> } {
+    return { total: this.lru.calculatedSize, accounts: new Map(this.accountBytes) };
+  }
+
+  /** Evicts from the largest holder until `size` more bytes fit under the budget. */
+  private makeRoom(key: string, size: number): void {
+    const incoming = this.accountOf(key);
+    const replaced = (): number => this.byAccount.get(incoming)?.get(key) ?? 0;
+    const fits = (): boolean => this.lru.calculatedSize - replaced() + size <= this.lru.maxSize;
+    if (fits()) return;
+    if (this.now() - this.lastPurge >= PURGE_INTERVAL_MS) {
+      this.lastPurge = this.now();
+      this.lru.purgeStale();
+    }
+    while (!fits()) {
+      const victim = this.largestAccount(incoming, size - replaced());
+      const oldest = victim === undefined ? undefined : this.byAccount.get(victim)?.keys().next();
+      if (!oldest || oldest.done) return; // nothing left to evict: lru-cache's own bound applies
+      this.lru.delete(oldest.value);
+    }
+  }
+
+  /** The account holding the most bytes, the incoming one counted with what it brings. */
+  private largestAccount(incoming: string, adding: number): string | undefined {
+    let largest: string | undefined;
+    let most = -1;
+    for (const [account, bytes] of this.accountBytes) {
+      const held = account === incoming ? bytes + adding : bytes;
+      // On a tie the incoming account pays for its own answer.
+      if (held > most || (held === most && account === incoming)) {
+        largest = account;
+        most = held;
+      }
+    }
+    return largest;
+  }
+
+  private remember(key: string, size: number): void {
+    const account = this.accountOf(key);
+    let keys = this.byAccount.get(account);
+    if (!keys) this.byAccount.set(account, (keys = new Map()));
+    keys.set(key, size);
+    this.accountBytes.set(account, (this.accountBytes.get(account) ?? 0) + size);
+  }
+
+  private forget(key: string): void {
+    const account = this.accountOf(key);
+    const keys = this.byAccount.get(account);
+    const size = keys?.get(key);
+    if (!keys || size === undefined) return;
+    keys.delete(key);
+    const left = (this.accountBytes.get(account) ?? 0) - size;
+    if (keys.size === 0) {
+      this.byAccount.delete(account);
+      this.accountBytes.delete(account);
+    } else {
+      this.accountBytes.set(account, left);
+    }
+  }
+
+  /** Moves `key` to its account's most recently used end. */
+  private touch(key: string): void {
+    const keys = this.byAccount.get(this.accountOf(key));
+    const size = keys?.get(key);
+    if (!keys || size === undefined) return;
+    keys.delete(key);
+    keys.set(key, size);
+  }
+}
+
+function entrySize(key: string, answer: StoredAnswer): number {
+  return answer.bytes + key.length + ENTRY_OVERHEAD_BYTES;
+}

@@ -1,0 +1,21 @@
+/** What the response cache keeps per answer, whatever the store (memory or Redis). */
+export interface StoredAnswer {
+  /** The execution result, serialised once: its size is known and no caller can mutate it. */
+  readonly json: string;
+  /** UTF-8 bytes of `json`: what CACHE_MAX_BYTES and CACHE_MAX_ENTRY_BYTES count. */
+  readonly bytes: number;
+  /** When it was stored (ms since the epoch), so any copy can tell its age. */
+  readonly storedAt: number;
+  /** How long after storedAt it is served as fresh; kept longer only as a stale-if-error copy. */
+  readonly freshMs: number;
+}
+
+/**
+ * A key-value store of answers. Stores never throw: a store that cannot answer (Redis down)
+ * returns undefined, and one that cannot keep an answer drops it.
+ */
+export interface AnswerStore {
+  get(key: string): Promise<StoredAnswer | undefined>;
+  /** Keeps `answer` under `key` for `keepMs` (fresh time plus the stale-if-error window). */
+  set(key: string, answer: StoredAnswer, keepMs: number): Promise<void>;
+}
