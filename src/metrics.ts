@@ -25,7 +25,8 @@ export interface GatewayMetrics {
   watchBreaker(state: () => BreakerState): void;
   /** Reports the adaptive limit, calls in flight and calls waiting at each scrape. */
   watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
-  plugin(): Plugin;
+  /** `endpoint: false` collects without serving /metrics (METRICS_PORT serves it apart). */
+  plugin(options?: { readonly endpoint: boolean }): Plugin;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -123,10 +124,10 @@ export function createMetrics(): GatewayMetrics {
     watchConcurrency(snapshot) {
       concurrency = snapshot;
     },
-    plugin() {
+    plugin({ endpoint } = { endpoint: true }) {
       return usePrometheus({
         registry,
-        endpoint: '/metrics',
+        endpoint: endpoint ? '/metrics' : false,
         metrics: {
           graphql_envelop_request: createCounter({
             registry,

@@ -1,12 +1,9 @@
 /**
- * Persisted operations, two modes:
- * - default: automatic persisted queries (APQ) as Apollo Client's persisted-query link sends
- *   them: a hash first, the full query once when the gateway does not know the hash yet;
- * - allow-list (`PERSISTED_OPERATIONS=path`): only the operations in the file run, by hash;
- *   anything else is refused (introspection included), and nothing can be registered.
+ * Allow-list mode (`PERSISTED_OPERATIONS=path`): only the operations in the file run, by hash;
+ * anything else is refused (introspection included), and nothing can be registered. Loaded by
+ * src/main.ts only when the setting is present; the default mode is APQ (./apq.ts).
  */
 import { readFileSync } from 'node:fs';
-import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -66,8 +63,7 @@ function manifestEntries(
   });
 }
 
-export function persistedOperationsPlugin(allowList: PersistedOperations | null): Plugin {
-  if (allowList === null) return useAPQ();
+export function allowListPlugin(allowList: PersistedOperations): Plugin {
   return usePersistedOperations({
     allowArbitraryOperations: false,
     getPersistedOperation: (id) => allowList.get(id) ?? null,
