@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { ResponseCache } from './cache.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createGateway, GRAPHQL_PATH } from './server.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, flushLogs, type Logger } from './logger.js';
 import { createMetrics, type GatewayMetrics } from './metrics.js';
 import { banner, DEMO_AUTHORIZATION } from './banner.js';
 import type { RunningSimulator } from './simulator/index.js';
@@ -126,6 +126,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'draining and shutting down');
     const force = setTimeout(() => {
       console.error(`Shutdown took longer than ${SHUTDOWN_GRACE_MS} ms; exiting`);
+      flushLogs();
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
@@ -146,6 +147,7 @@ async function main(): Promise<void> {
         apqStore?.close(),
       ]).then(() => {
         clearTimeout(force);
+        flushLogs();
         process.exit(0);
       });
     });
@@ -208,5 +210,6 @@ main().catch((error: unknown) => {
       ? error.message
       : `The gateway failed to start: ${error instanceof Error ? error.message : String(error)}`,
   );
+  flushLogs();
   process.exit(1);
 });

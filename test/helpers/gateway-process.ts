@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { DIST_MAIN, ROOT } from './build.js';
+import { DIST_MAIN, ROOT } from '../../scripts/dist.js';
 
 const BANNER_TIMEOUT_MS = 15_000;
 const EXIT_TIMEOUT_MS = 5_000;

@@ -1,5 +1,5 @@
 /** vitest globalSetup: build dist/ once before any test file starts the compiled gateway. */
-import { ensureBuilt } from '../helpers/build.js';
+import { ensureBuilt } from '../../scripts/dist.js';
 
 export default function setup(): void {
   ensureBuilt();
