@@ -8,9 +8,11 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from '../scripts/dist.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const HOOKS = join(ROOT, 'bench', 'child-hooks.ts');
+// Plain JavaScript, so the gateway (compiled, no TypeScript loader) can preload it too.
+const HOOKS = join(ROOT, 'bench', 'child-hooks.mjs');
 const STARTUP_TIMEOUT_MS = 30_000;
 
 export interface Child {
@@ -18,6 +20,8 @@ export interface Child {
   readonly pid: number;
   /** Base URL the child listens on (no trailing slash). */
   readonly url: string;
+  /** From spawn to the first healthy answer, in ms (the gateway only; 0 for the others). */
+  readonly startToHealthyMs: number;
   /** Asks the child over IPC and waits for its answer. */
   ask<T>(message: { type: string }): Promise<T>;
   stop(): Promise<void>;
@@ -66,19 +70,22 @@ export function startEntry(
 }
 
 /**
- * Starts the gateway exactly as users run it (src/main.ts under tsx), on an ephemeral loopback
- * port, and reads its URL from the start-up line. The IPC channel only carries child-hooks.ts's
- * GC and parent-gone handling.
+ * Starts the gateway exactly as users run it (`node dist/main.js`, built first if stale), on an
+ * ephemeral loopback port, reads its URL from the start-up line and times spawn to a healthy
+ * /health. The IPC channel only carries child-hooks.mjs's GC and parent-gone handling. Another
+ * checkout (`root`) must have run `npm ci` (which builds it).
  */
-export function startGateway(
+export async function startGateway(
   env: Record<string, string>,
   execArgv: readonly string[] = [],
   root = ROOT,
 ): Promise<Child> {
   installExitHooks();
+  if (root === ROOT) ensureBuilt();
+  const spawnedAt = performance.now();
   const child = spawn(
     process.execPath,
-    [...execArgv, '--import', 'tsx', '--import', HOOKS, join(root, 'src', 'main.ts')],
+    [...execArgv, '--import', HOOKS, join(root, 'dist', 'main.js')],
     {
       cwd: root,
       env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
@@ -99,6 +106,11 @@ export function startGateway(
         resolve(match[1]);
       }
     });
+  }).then(async (gateway) => {
+    // The banner follows listen(); /health confirms the server answers.
+    const health = await fetch(`${gateway.url}/health`);
+    if (!health.ok) throw new Error(`gateway /health answered ${health.status}`);
+    return { ...gateway, startToHealthyMs: performance.now() - spawnedAt };
   });
 }
 
@@ -133,6 +145,7 @@ function handle(name: string, child: ChildProcess, url: string, exited: Promise<
     name,
     pid,
     url,
+    startToHealthyMs: 0,
     ask<T>(message: { type: string }): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         const onMessage = (reply: { type?: string }): void => {

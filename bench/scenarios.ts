@@ -8,7 +8,7 @@ import { benchAccountNumbers, benchCredentials } from '../src/simulator/index.js
 import { basic } from './load.js';
 
 /**
- * direct: the simulator itself; bare: bench/bare-proxy.ts; gateway: src/main.ts;
+ * direct: the simulator itself; bare: bench/bare-proxy.ts; gateway: dist/main.js;
  * yoga: bench/yoga-floor.ts (a one-field yoga server, no upstream call; scenario a only).
  */
 export type TargetKind = 'direct' | 'bare' | 'yoga' | 'gateway';

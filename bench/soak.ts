@@ -4,7 +4,7 @@
  * connections and reports the gateway's resident set size from /proc/<pid>/status: fresh,
  * after a warm-up, during the run, at the end, and after a full GC.
  *
- * By default it starts its own simulator and gateway (src/main.ts, with --expose-gc so the GC can
+ * By default it starts its own simulator and gateway (dist/main.js, with --expose-gc so the GC can
  * be asked for over the child's private IPC channel); `--url=http://127.0.0.1:4000 --pid=<pid>`
  * soaks a gateway that is already running instead (on the built-in simulator's demo account,
  * since that is what `npm start` serves; no GC figure then). Loopback only; it stops after

@@ -1,5 +1,5 @@
 /** What `npm start` prints for a person: where the gateway is and, with the simulator, how to try it. */
-import { DEMO_CREDENTIALS } from './simulator/index.js';
+import { DEMO_CREDENTIALS } from './simulator/demo-credentials.js';
 
 function basicAuthorization(sysId: string, authToken: string): string {
   return `Basic ${Buffer.from(`${sysId}:${authToken}`).toString('base64')}`;

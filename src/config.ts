@@ -77,6 +77,11 @@ export interface Config {
   readonly persistedOperationsPath: string | null;
   /** Serve Prometheus metrics at /metrics. @default true */
   readonly metrics: boolean;
+  /**
+   * Serve /metrics on this port of its own (same HOST) instead of the public one, so scrapes can
+   * be kept off the public network. null serves it beside /graphql. @default null
+   */
+  readonly metricsPort: number | null;
   /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
   readonly tracingEndpoint: URL | null;
   readonly responseCache: ResponseCacheSettings;
@@ -159,6 +164,7 @@ export function loadConfig(env: Env): Config {
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
     persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
     metrics: readSwitch('METRICS', env.METRICS, true, problems),
+    metricsPort: readMetricsPort(env, port, problems),
     tracingEndpoint: readHttpUrl(
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       env.OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -187,6 +193,22 @@ export function loadConfig(env: Env): Config {
 
 /** The limits an empty environment gives: what tests and embedders start from. */
 export const DEFAULT_LIMITS: GatewayLimits = loadConfig({}).limits;
+
+/** A port apart from PORT; 0 (any free port) is refused, as nobody could find it to scrape. */
+function readMetricsPort(env: Env, port: number, problems: string[]): number | null {
+  const raw = env.METRICS_PORT?.trim();
+  if (!raw) return null;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 1 || value > 65535) {
+    problems.push(`METRICS_PORT must be a whole number from 1 to 65535 (got "${raw}")`);
+    return null;
+  }
+  if (value === port) {
+    problems.push(`METRICS_PORT must differ from PORT (both ${value})`);
+    return null;
+  }
+  return value;
+}
 
 /** Polling faster than every 100 ms would be hammering the service, not watching it. */
 function readPollMs(value: number, problems: string[]): number {

@@ -40,7 +40,27 @@ export function createLogger(level: LevelWithSilent, destination?: pino.Destinat
       return requestId ? { requestId } : {};
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? standardOutput());
+}
+
+/**
+ * Standard output, written asynchronously: lines logged while a write is under way go out
+ * together in the next one, instead of one blocking write per request line (a tenth of the
+ * gateway's time per small query under load). flushLogs() writes what is left before exit.
+ */
+let stdout: (pino.DestinationStream & { flushSync(): void }) | undefined;
+function standardOutput(): pino.DestinationStream {
+  stdout ??= pino.destination({ dest: 1, sync: false });
+  return stdout;
+}
+
+/** Writes any buffered log lines now; call before process.exit. */
+export function flushLogs(): void {
+  try {
+    stdout?.flushSync();
+  } catch {
+    // Nothing to flush, or stdout already gone: nothing more can be done.
+  }
 }
 
 /**

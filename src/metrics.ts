@@ -29,7 +29,8 @@ export interface GatewayMetrics {
   watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
   /** Reports live subscriptions held and numbers watched by this copy at each scrape. */
   watchLive(stats: () => { readonly topics: number; readonly subscriptions: number }): void;
-  plugin(): Plugin;
+  /** `endpoint: false` collects without serving /metrics (METRICS_PORT serves it apart). */
+  plugin(options?: { readonly endpoint: boolean }): Plugin;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -152,10 +153,10 @@ export function createMetrics(): GatewayMetrics {
     watchLive(stats) {
       live = stats;
     },
-    plugin() {
+    plugin({ endpoint } = { endpoint: true }) {
       return usePrometheus({
         registry,
-        endpoint: '/metrics',
+        endpoint: endpoint ? '/metrics' : false,
         metrics: {
           graphql_envelop_request: createCounter({
             registry,

@@ -5,12 +5,13 @@
  */
 import { GraphQLError } from 'graphql';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import {
   createYoga,
   maskError,
   useReadinessCheck,
+  type GraphiQLOptions,
   type MaskError,
+  type Plugin,
   type YogaServerInstance,
 } from 'graphql-yoga';
 import type { ResponseCache } from './cache.js';
@@ -22,10 +23,7 @@ import { yogaLogger, type Logger } from './logger.js';
 import type { GatewayMetrics } from './metrics.js';
 import { incrementalErrorMasking } from './plugins/incremental-errors.js';
 import { queryLimitPlugins } from './plugins/limits.js';
-import {
-  persistedOperationsPlugin,
-  type PersistedOperations,
-} from './plugins/persisted-operations.js';
+import { apqPlugin, type APQStore } from './plugins/apq.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import type { Tracing } from './tracing.js';
@@ -47,10 +45,17 @@ export interface GatewayOptions {
   readonly isReady?: () => boolean;
   /** Where requests and failures are logged; false for none. */
   readonly logger: Logger | false;
-  /** Served at /metrics when given. */
+  /** Collected when given; served at /metrics here unless `metricsEndpoint` is false. */
   readonly metrics?: GatewayMetrics | null;
-  /** Allow-list mode when given; otherwise any operation runs and APQ is accepted. */
-  readonly persistedOperations?: PersistedOperations | null;
+  /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
+  readonly metricsEndpoint?: boolean;
+  /**
+   * The allow-list plugin (allowListPlugin in src/plugins/allow-list.ts) when given; otherwise any
+   * operation runs and APQ is accepted.
+   */
+  readonly persistedOperations?: Plugin | null;
+  /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
+  readonly apqStore?: APQStore | null;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
   /**
@@ -131,8 +136,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       }),
     maskedErrors: { maskError: maskGatewayError },
     // The self-contained GraphiQL page: its scripts and styles are inlined, so it works where the
-    // browser has no internet access (yoga's default page loads them from unpkg.com).
-    renderGraphiQL,
+    // browser has no internet access (yoga's default page loads them from unpkg.com). That page
+    // is a 9 MB module: loaded on the first browser visit, not at start.
+    renderGraphiQL: renderSelfContainedGraphiQL,
     graphiql: {
       title: 'SMS GraphQL gateway',
       defaultQuery: DEFAULT_GRAPHIQL_QUERY,
@@ -149,9 +155,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Before the plugins that wrap execution (tracing), so they wrap the compiled executor.
       useJit(),
       ...(logger ? [requestLogPlugin(logger)] : []),
-      ...(options.metrics ? [options.metrics.plugin()] : []),
+      ...(options.metrics
+        ? [options.metrics.plugin({ endpoint: options.metricsEndpoint ?? true })]
+        : []),
       ...(options.tracing ? [options.tracing.plugin] : []),
-      persistedOperationsPlugin(options.persistedOperations ?? null),
+      options.persistedOperations ?? apqPlugin(options.apqStore),
       // After persisted operations (which turn a hash into its query), before everything else:
       // a cached answer skips parsing, the limits and execution (it passed them when stored).
       ...(options.responseCache ? [options.responseCache.plugin] : []),
@@ -166,6 +174,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       useReadinessCheck({ endpoint: '/readiness', check: isReady }),
     ],
   });
+}
+
+let graphiqlModule: Promise<typeof import('@graphql-yoga/render-graphiql')> | undefined;
+async function renderSelfContainedGraphiQL(options: GraphiQLOptions): Promise<string> {
+  graphiqlModule ??= import('@graphql-yoga/render-graphiql');
+  return (await graphiqlModule).renderGraphiQL(options);
 }
 
 /** Upstream failures keep their safe message and stable code; anything else is masked. */

@@ -43,6 +43,8 @@ describe('loadConfig', () => {
         maxBytes: 64 * 1024 * 1024,
         maxEntryBytes: 1024 * 1024,
       },
+      metrics: true,
+      metricsPort: null,
     });
   });
 
@@ -73,6 +75,7 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
       PERSISTED_OPERATIONS: 'ops.json',
       METRICS: 'off',
+      METRICS_PORT: '9464',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
       CACHE_TTL_MS: '30000',
       REDIS_URL: 'redis://redis.internal:6380/2',
@@ -115,6 +118,7 @@ describe('loadConfig', () => {
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       persistedOperationsPath: 'ops.json',
       metrics: false,
+      metricsPort: 9464,
       tracingEndpoint: new URL('http://otel-collector:4318'),
       responseCache: {
         ttlMs: 30_000,
@@ -169,6 +173,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ METRICS: 'maybe' })).toThrow(/METRICS must be on or off/);
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
       /OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute/,
+    );
+  });
+
+  it.each([['0'], ['65536'], ['nine'], ['-1']])('refuses METRICS_PORT=%s', (value) => {
+    expect(() => loadConfig({ METRICS_PORT: value })).toThrow(
+      /METRICS_PORT must be a whole number from 1 to 65535/,
+    );
+  });
+
+  it('refuses a METRICS_PORT equal to PORT', () => {
+    expect(() => loadConfig({ PORT: '4000', METRICS_PORT: '4000' })).toThrow(
+      /METRICS_PORT must differ from PORT/,
     );
   });
 

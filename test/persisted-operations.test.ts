@@ -4,7 +4,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readPersistedOperations } from '../src/plugins/persisted-operations.js';
+import { allowListPlugin, readPersistedOperations } from '../src/plugins/allow-list.js';
 import {
   DEMO_ACCOUNT,
   DEMO_CREDENTIALS,
@@ -84,7 +84,7 @@ describe('allow-list (PERSISTED_OPERATIONS)', () => {
     const path = join(dir, 'persisted-documents.json');
     await writeFile(path, JSON.stringify({ [sha256(QUERY)]: QUERY }));
     const test = createTestGateway(simulator.url, {
-      persistedOperations: readPersistedOperations(path),
+      persistedOperations: allowListPlugin(readPersistedOperations(path)),
     });
     try {
       const listed = await post(test, {

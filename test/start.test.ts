@@ -1,5 +1,5 @@
 /**
- * `npm start` as a newcomer runs it: the real entry point in a child process, the printed curl
+ * `npm start` as a newcomer runs it: the compiled entry point (dist/main.js) in a child process, the printed curl
  * line executed as printed, GraphiQL, health and readiness, clean shutdown, bad configuration.
  */
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -7,13 +7,13 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../src/simulator/index.js';
+import { DIST_MAIN, ROOT } from '../scripts/dist.js';
 
 const run = promisify(execFile);
-const root = new URL('..', import.meta.url);
 
 function startMain(env: Record<string, string>): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
+  return spawn(process.execPath, [DIST_MAIN], {
+    cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: '', ...env },
   });
 }
@@ -103,6 +103,18 @@ describe('npm start with the built-in simulator', () => {
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code).toBe(0);
+  });
+});
+
+describe('the compiled build', () => {
+  it('npm start runs dist/main.js, which npm ci builds (prepare) with source maps', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(`${ROOT}/package.json`, 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(pkg.scripts.start).toBe('node dist/main.js');
+    expect(pkg.scripts.prepare).toBe('tsc -p tsconfig.build.json');
+    expect(await readFile(`${DIST_MAIN}.map`, 'utf8')).toContain('main.ts');
   });
 });
 

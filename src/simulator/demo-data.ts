@@ -6,10 +6,13 @@
  * environment, so every process sees byte-identical data.
  */
 
-export interface SimulatorCredentials {
-  sysId: string;
-  authToken: string;
-}
+import {
+  DEMO_CREDENTIALS,
+  SECOND_DEMO_CREDENTIALS,
+  type SimulatorCredentials,
+} from './demo-credentials.js';
+
+export { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS, type SimulatorCredentials };
 
 export type DemoNumberType = 'local' | 'tollfree';
 
@@ -55,16 +58,6 @@ export interface DemoAccount {
   /** Owned numbers in the order `allownednumbers` returns them (types interleaved). */
   readonly numbers: readonly DemoNumber[];
 }
-
-export const DEMO_CREDENTIALS: SimulatorCredentials = Object.freeze({
-  sysId: 'AC-demo-0001',
-  authToken: 'demo-token-7f3a9c',
-});
-
-export const SECOND_DEMO_CREDENTIALS: SimulatorCredentials = Object.freeze({
-  sysId: 'AC-demo-0002',
-  authToken: 'demo-token-2b8e41',
-});
 
 // ---------------------------------------------------------------------------
 // Deterministic helpers

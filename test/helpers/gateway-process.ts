@@ -1,11 +1,12 @@
 /**
- * The real entry point (`src/main.ts`) in a child process, as `npm start` runs it: built-in
- * simulator, 127.0.0.1, an ephemeral port. Resolves once the start-up banner is printed.
+ * The real entry point in a child process, as `npm start` runs it (the compiled dist/main.js,
+ * built by test/setup/build-dist.ts): built-in simulator unless UPSTREAM_URL is given,
+ * 127.0.0.1, an ephemeral port. Resolves once the start-up banner is printed.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { DIST_MAIN, ROOT } from '../../scripts/dist.js';
 
-const root = new URL('../..', import.meta.url);
 const BANNER_TIMEOUT_MS = 15_000;
 const EXIT_TIMEOUT_MS = 5_000;
 
@@ -22,8 +23,8 @@ export interface GatewayProcess {
 export async function startGatewayProcess(
   env: Record<string, string> = {},
 ): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
+  const child = spawn(process.execPath, [DIST_MAIN], {
+    cwd: ROOT,
     env: {
       ...process.env,
       PORT: '0',
@@ -52,8 +53,8 @@ export async function startGatewayProcess(
       );
       child.stdout.on('data', (chunk: Buffer) => {
         output += chunk.toString();
-        // The curl line is the banner's last line.
-        if (/^ {2}curl .*$/m.test(output)) {
+        // The banner ends with the curl line (simulator) or the upstream's origin (real service).
+        if (/^ {2}curl .*$|^Upstream: http.*$/m.test(output)) {
           clearTimeout(timer);
           resolve(output);
         }

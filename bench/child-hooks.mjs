@@ -5,11 +5,11 @@
  * - run a full GC and report the RSS and V8 heap in use after it, when the child was started
  *   with --expose-gc.
  */
-const gc = (globalThis as { gc?: () => void }).gc;
+const gc = globalThis.gc;
 
 if (process.send) {
   process.on('disconnect', () => process.exit(0));
-  process.on('message', (message: { type?: string }) => {
+  process.on('message', (message) => {
     if (message.type !== 'gc') return;
     if (gc) {
       gc();

@@ -1,12 +1,9 @@
 /**
- * Persisted operations, two modes:
- * - default: automatic persisted queries (APQ) as Apollo Client's persisted-query link sends
- *   them: a hash first, the full query once when the gateway does not know the hash yet;
- * - allow-list (`PERSISTED_OPERATIONS=path`): only the operations in the file run, by hash;
- *   anything else is refused (introspection included), and nothing can be registered.
+ * Allow-list mode (`PERSISTED_OPERATIONS=path`): only the operations in the file run, by hash;
+ * anything else is refused (introspection included), and nothing can be registered. Loaded by
+ * src/main.ts only when the setting is present; the default mode is APQ (./apq.ts).
  */
 import { readFileSync } from 'node:fs';
-import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -80,8 +77,7 @@ export function persistedOperationId(params: {
   return typeof persisted?.sha256Hash === 'string' ? persisted.sha256Hash : null;
 }
 
-export function persistedOperationsPlugin(allowList: PersistedOperations | null): Plugin {
-  if (allowList === null) return useAPQ();
+export function allowListPlugin(allowList: PersistedOperations): Plugin {
   const required = {
     message:
       'This gateway only runs persisted operations: send a known operation hash (documentId or extensions.persistedQuery)',
