@@ -11,6 +11,8 @@ import { startGatewayProcess, type GatewayProcess } from './helpers/gateway-proc
 import { startRedis, type RunningRedis } from './helpers/redis.js';
 
 const QUERY = 'query SharedHash { ownedNumbers { tid } }';
+// Copies sharing a Redis need the same key (live updates share their topics there too).
+const HMAC_KEY = 'apq-shared-test-key-0123456789abcdef0123';
 const HASH = createHash('sha256').update(QUERY).digest('hex');
 const AUTHORIZATION = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
 
@@ -21,8 +23,8 @@ let second: GatewayProcess;
 beforeAll(async () => {
   redis = await startRedis();
   [first, second] = await Promise.all([
-    startGatewayProcess({ REDIS_URL: redis.url }),
-    startGatewayProcess({ REDIS_URL: redis.url }),
+    startGatewayProcess({ REDIS_URL: redis.url, CACHE_HMAC_KEY: HMAC_KEY }),
+    startGatewayProcess({ REDIS_URL: redis.url, CACHE_HMAC_KEY: HMAC_KEY }),
   ]);
 });
 
