@@ -15,6 +15,7 @@ import { attachWebSocket, type AttachedWebSocket } from '../src/live/websocket.j
 import { GRAPHQL_PATH } from '../src/server.js';
 import { createTestGateway, type TestGateway } from './helpers/harness.js';
 import { startGrowingUpstream, type GrowingUpstream } from './helpers/growing-upstream.js';
+import { sleep, until } from './helpers/wait.js';
 
 const POLL_MS = 50;
 const BASIC_ONE = `Basic ${Buffer.from('AC-1:tok-AC-1').toString('base64')}`;
@@ -40,8 +41,6 @@ afterEach(async () => {
   await running.upstream.close();
   running = undefined;
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function serve(maxPerConnection = 20): Promise<Running> {
   const upstream = await startGrowingUpstream({ 'AC-1': ['T-A', 'T-B'], 'AC-2': ['T-C'] });
@@ -75,14 +74,6 @@ function wsClient(url: string, connectionParams: Record<string, string>): Client
   });
   cleanups.push(() => client.dispose());
   return client;
-}
-
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await sleep(10);
-  }
 }
 
 /** Waits until the upstream has seen `count` more polls (the first one learns what is there). */

@@ -10,6 +10,7 @@ import { createTestGateway, type TestGateway } from './helpers/harness.js';
 import { startGrowingUpstream, type GrowingUpstream } from './helpers/growing-upstream.js';
 import { startRedis, type RunningRedis } from './helpers/redis.js';
 import { subscribeSse, type SseStream } from './helpers/sse.js';
+import { sleep, until } from './helpers/wait.js';
 
 const POLL_MS = 60;
 const LOCK_TTL_MS = 400;
@@ -34,8 +35,6 @@ afterEach(async () => {
   await upstream.close();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function copy() {
   const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs: LOCK_TTL_MS, logger: false });
   const test = createTestGateway(upstream.url, {
@@ -49,14 +48,6 @@ async function open(test: TestGateway) {
   const stream = await subscribeSse(test.gateway, ON_A, ONE);
   streams.push(stream);
   return stream;
-}
-
-async function until(condition: () => boolean, timeoutMs = 3_000) {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await sleep(10);
-  }
 }
 
 const idsOf = (stream: SseStream) =>

@@ -8,6 +8,7 @@ import { createTestGateway, type TestGateway } from './helpers/harness.js';
 import { startGrowingUpstream, type GrowingUpstream } from './helpers/growing-upstream.js';
 import { subscribeSse, type SseStream } from './helpers/sse.js';
 import { createMetrics, type GatewayMetrics } from '../src/metrics.js';
+import { sleep } from './helpers/wait.js';
 
 const POLL_MS = 50;
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -24,8 +25,6 @@ afterEach(async () => {
   test = undefined;
   upstream = undefined;
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function stack(
   live: { maxPerAccount?: number; failuresBeforeError?: number } = {},
