@@ -197,6 +197,25 @@ describe('Subscription.messageAdded over SSE', () => {
     expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
   });
 
+  it('polls obey the 429 window like queries: no poll reaches the service inside it', async () => {
+    const s = await stack({ failuresBeforeError: 1 });
+    const stream = await open(ON_A, ONE);
+    await polls(1);
+    s.upstream.failWith({ status: 429, text: '', headers: { 'retry-after': '2' } });
+    await polls(1);
+    s.upstream.failWith(null);
+    const atWindow = s.upstream.callsOf('smshistory');
+    await stream.waitFor(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    // Ten poll intervals inside the 2 s window: refused before the service, not sent.
+    await sleep(POLL_MS * 10);
+    expect(s.upstream.callsOf('smshistory')).toBe(atWindow);
+    // After the window, polling resumes and delivers what arrived meanwhile.
+    const ids = s.upstream.add('T-A', 1);
+    await stream.waitFor(2, 5_000);
+    expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
+  });
+
   it('answers LIVE_UPDATES_OFF when live updates are turned off', async () => {
     upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
     test = createTestGateway(upstream.url);
