@@ -107,6 +107,13 @@ describe('schema contract', () => {
     expect(missing).toEqual([]);
   });
 
+  it('names the specification of DateTime (@specifiedBy), in introspection and schema.graphql', () => {
+    const dateTime = schema.getType('DateTime');
+    const url = 'https://scalars.graphql.org/andimarek/date-time';
+    expect(isScalarType(dateTime) && dateTime.specifiedByURL).toBe(url);
+    expect(printGatewaySchema()).toContain(`scalar DateTime\n  @specifiedBy(url: "${url}")`);
+  });
+
   it('schema.graphql is what the code builds (npm run schema)', async () => {
     expect(await readFile(new URL('../schema.graphql', import.meta.url), 'utf8')).toBe(
       printGatewaySchema(),
