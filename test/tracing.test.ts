@@ -150,14 +150,12 @@ describe('tracing', () => {
     const service = createServer((req, res) => {
       seen.push(req.headers.traceparent as string | undefined);
       req.resume();
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            success: '1',
-            data: [{ number: '15550001', tid: 'T1', type: 'local', webhook: '' }],
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          success: '1',
+          data: [{ number: '15550001', tid: 'T1', type: 'local', webhook: '' }],
+        }),
+      );
     });
     await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
     const { port } = service.address() as AddressInfo;
