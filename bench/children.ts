@@ -89,16 +89,19 @@ export async function startGateway(
     {
       cwd: root,
       env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     },
   );
   return waitUntilReady('gateway', child, (resolve) => {
     let seen = '';
     let ready = false;
-    child.stdout?.setEncoding('utf8');
-    // Keep draining stdout for the whole run, so a chatty child can never block on a full pipe.
-    child.stdout?.on('data', (chunk: string) => {
-      if (ready) return;
+    child.stdout?.resume();
+    child.stderr?.setEncoding('utf8');
+    // The banner is on stderr. Keep draining both for the whole run, so a chatty child can never
+    // block on a full pipe.
+    child.stderr?.on('data', (chunk: string) => {
+      // After the banner, stderr is only what goes wrong: pass it on, as before.
+      if (ready) return void process.stderr.write(chunk);
       seen += chunk;
       const match = /gateway on (http:\/\/[^\s]+)\/graphql/.exec(seen);
       if (match?.[1]) {

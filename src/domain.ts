@@ -40,6 +40,25 @@ export interface Message {
   readonly status: MessageStatus;
 }
 
+/**
+ * A record of a history page that could not be read (not an object, no `message_id`, a timestamp
+ * that is not one, …). It keeps its place in the page, so only that record fails, at its index.
+ */
+export interface UnreadableMessage {
+  readonly unreadable: true;
+  /** The record's `message_id` when at least that could be read, so paging can still find it. */
+  readonly id: string | null;
+  /** Why, safe to show a client (an UpstreamError: UPSTREAM_ERROR naming the field). */
+  readonly error: Error;
+}
+
+/** One entry of a history page: a message, or the record in its place that could not be read. */
+export type MessageRecord = Message | UnreadableMessage;
+
+export function isUnreadable(record: MessageRecord): record is UnreadableMessage {
+  return 'unreadable' in record;
+}
+
 export interface History {
   readonly tid: string;
   readonly number: string;
@@ -49,7 +68,8 @@ export interface History {
   readonly mostRecentMessageId: string | null;
   readonly mostRecentAt: Date | null;
   readonly optIn: boolean | null;
-  readonly messages: readonly Message[];
+  /** In the service's order; an unreadable record stays in its place (see UnreadableMessage). */
+  readonly messages: readonly MessageRecord[];
 }
 
 /** A history page as the upstream addresses it. Bounds pass through to the service unchanged. */

@@ -112,7 +112,8 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const endpoint = `http://${shownHost}:${port}${GRAPHQL_PATH}`;
-  console.log(
+  // The human lines go to stderr: stdout carries only JSON log lines, for log shippers.
+  console.error(
     banner(endpoint, simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin }),
   );
   logger.info({ endpoint, upstream: upstreamUrl.origin }, 'listening');
@@ -121,11 +122,11 @@ async function main(): Promise<void> {
     const where = redisUrl ? `Redis at ${redisUrl.host}` : 'memory';
     const { staleIfErrorMs } = config.responseCache;
     const stale = staleIfErrorMs > 0 ? `, served stale up to ${staleIfErrorMs} ms more` : '';
-    console.log(`Response cache: on, in ${where}, answers kept ${ttlMs} ms${stale}`);
+    console.error(`Response cache: on, in ${where}, answers kept ${ttlMs} ms${stale}`);
   }
   if (metricsServer) {
     const metricsPort = (metricsServer.address() as AddressInfo).port;
-    console.log(`Metrics: http://${shownHost}:${metricsPort}/metrics`);
+    console.error(`Metrics: http://${shownHost}:${metricsPort}/metrics`);
   }
 
   let stopping = false;

@@ -3,9 +3,13 @@
  * becomes a server span (@envelop/opentelemetry) and each upstream attempt a client span under
  * it, exported over OTLP/HTTP (JSON). Spans carry the operation and outcome, never headers,
  * variables or upstream parameters, so no credential can reach a trace.
+ *
+ * A caller's W3C trace context (`traceparent`, `tracestate`; a federation router sends them) is
+ * continued: the operation span becomes a child of the caller's span, in the caller's trace, and
+ * upstream calls carry the context on (src/upstream/client.ts).
  */
-import { SpanKind } from '@opentelemetry/api';
-import { useOpenTelemetry } from '@envelop/opentelemetry';
+import { propagation, ROOT_CONTEXT, SpanKind, type TextMapGetter } from '@opentelemetry/api';
+import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -28,16 +32,51 @@ export function startTracing(endpoint: URL): Tracing {
     resource: new Resource({ 'service.name': SERVICE_NAME }),
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  // Registers the async-context manager too, so upstream spans nest under their operation.
+  // Registers the async-context manager too, so upstream spans nest under their operation, and
+  // the W3C trace-context propagator that reads and writes `traceparent`.
   provider.register();
-  const plugin = useOpenTelemetry(
+  const operationSpans = useOpenTelemetry(
     { document: true, variables: false, result: false, resolvers: false },
     provider,
     SpanKind.SERVER,
     {},
     SERVICE_NAME,
   ) as Plugin;
+  const plugin: Plugin = {
+    onPluginInit({ addPlugin }) {
+      // In this order: the caller's context is in place before the operation span starts.
+      addPlugin(continueCallerTrace);
+      addPlugin(operationSpans);
+    },
+  };
   return { plugin, flush: () => provider.forceFlush(), shutdown: () => provider.shutdown() };
+}
+
+const headerGetter: TextMapGetter<Headers> = {
+  get: (headers, key) => headers.get(key) ?? undefined,
+  keys: (headers) => [...headers.keys()],
+};
+
+/**
+ * Hands @envelop/opentelemetry the trace context of the request's headers as the parent of its
+ * operation span. Without a (valid) `traceparent` that is the root context: a fresh trace.
+ */
+const continueCallerTrace: Plugin = {
+  onExecute({ args }) {
+    startFromCaller(args.contextValue);
+  },
+  onSubscribe({ args }) {
+    startFromCaller(args.contextValue);
+  },
+};
+
+function startFromCaller(contextValue: unknown): void {
+  const request = (contextValue as { request?: Request }).request;
+  if (!request) return;
+  setCurrentOtelContext(
+    contextValue as object,
+    propagation.extract(ROOT_CONTEXT, request.headers, headerGetter),
+  );
 }
 
 function withSlash(url: URL): URL {

@@ -78,8 +78,8 @@ describe('history calls', () => {
     expect(keys).toContain(`${firstNumber?.tid}:0-10`);
     const again = body.data?.again;
     expect(again?.next?.messages).toHaveLength(5);
-    expect(again?.same?.messages.map((m) => m.id)).not.toEqual(
-      again?.next?.messages.map((m) => m.id),
+    expect(again?.same?.messages.map((m) => m?.id)).not.toEqual(
+      again?.next?.messages.map((m) => m?.id),
     );
     expect(operations().filter((o) => o !== 'smshistory')).toEqual(['allownednumbers']);
   });

@@ -645,18 +645,20 @@ describe('npm start with the response cache', () => {
     const beforeStart = await clients();
     const child = start({ CACHE_TTL_MS: '60000', REDIS_URL: redis.url, CACHE_HMAC_KEY: HMAC_KEY });
     running.push(child);
-    let stdout = '';
+    // The banner and the cache line are for people, on stderr.
+    let stderr = '';
+    child.stdout.resume();
     await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (/^Response cache: .*$/m.test(stdout) && /on (http:\S+)/.test(stdout)) resolve();
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        if (/^Response cache: .*$/m.test(stderr) && /on (http:\S+)/.test(stderr)) resolve();
       });
-      child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${stdout}`)));
+      child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${stderr}`)));
     });
-    expect(stdout).toContain(
+    expect(stderr).toContain(
       `Response cache: on, in Redis at 127.0.0.1:${redis.port}, answers kept 60000 ms`,
     );
-    const endpoint = /on (http:\S+)/.exec(stdout)?.[1] ?? '';
+    const endpoint = /on (http:\S+)/.exec(stderr)?.[1] ?? '';
     const ask = async () => {
       const response = await fetch(endpoint, {
         method: 'POST',

@@ -101,9 +101,9 @@ describe('number(tid) with history', () => {
     );
     const messages = body.data?.number?.history?.messages ?? [];
     expect(messages).toHaveLength(Math.min(450, target.messages.length));
-    expect(messages.some((m) => m.mms && m.mediaUrl !== null)).toBe(true);
-    expect(messages.some((m) => !m.status.ok && m.status.code === 400)).toBe(true);
-    expect(new Set(messages.map((m) => m.direction))).toEqual(new Set(['OUTBOUND', 'INBOUND']));
+    expect(messages.some((m) => m?.mms && m.mediaUrl !== null)).toBe(true);
+    expect(messages.some((m) => m && !m.status.ok && m.status.code === 400)).toBe(true);
+    expect(new Set(messages.map((m) => m?.direction))).toEqual(new Set(['OUTBOUND', 'INBOUND']));
   });
 
   it('reads a history whose integers arrive as numeric strings', async () => {
@@ -148,7 +148,7 @@ describe('number(tid) with history', () => {
       auth,
     );
     expect(body.data?.number?.history?.requestedCount).toBe(10);
-    expect(body.data?.number?.history?.messages.map((m) => m.id)).toEqual(
+    expect(body.data?.number?.history?.messages.map((m) => m?.id)).toEqual(
       target.messages.slice(total - 2).map((m) => m.message_id),
     );
   });

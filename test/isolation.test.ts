@@ -61,7 +61,7 @@ describe('isolation between accounts', () => {
       expect(numbers.map((n) => n.tid).sort()).toEqual([...account.tids].sort());
       for (const number of numbers) {
         for (const message of number.history?.messages ?? []) {
-          expect(account.messageIds.has(message.id)).toBe(true);
+          expect(account.messageIds.has(message?.id ?? '')).toBe(true);
           checkedMessages += 1;
         }
       }

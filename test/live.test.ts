@@ -172,6 +172,25 @@ describe('Subscription.messageAdded over SSE', () => {
     expect(other.events).toHaveLength(0);
   });
 
+  it('an unreadable new record is one error event; the messages around it are delivered', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, ONE);
+    await polls(1);
+    const [before] = s.upstream.add('T-A', 1);
+    s.upstream.addUnreadable('T-A');
+    const [after] = s.upstream.add('T-A', 1);
+    await stream.waitFor(3);
+    await polls(2);
+    expect(stream.events).toHaveLength(3);
+    expect((stream.events[0]?.data?.messageAdded as { id: string }).id).toBe(before);
+    expect(stream.events[1]).toMatchObject({
+      data: null,
+      errors: [{ path: ['messageAdded'], extensions: { code: 'UPSTREAM_ERROR' } }],
+    });
+    expect(stream.events[1]?.errors?.[0]?.message).toContain('GMTdate');
+    expect((stream.events[2]?.data?.messageAdded as { id: string }).id).toBe(after);
+  });
+
   it('reports a failing service once, after three failed polls, then carries on', async () => {
     const s = await stack();
     const stream = await open(ON_A, ONE);

@@ -67,7 +67,7 @@ beforeAll(async () => {
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const endpoint = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 15_000);
-    child.stdout.on('data', () => {
+    child.stderr.on('data', () => {
       const match = /on (http:\/\/\S+\/graphql)/.exec(output);
       if (match?.[1]) {
         clearTimeout(timer);

@@ -18,7 +18,7 @@ function startMain(env: Record<string, string>): ChildProcessWithoutNullStreams 
   });
 }
 
-/** Collects the child's output until `pattern` appears in stdout. */
+/** Collects the child's stderr (the banner's stream) until `pattern` appears. */
 async function waitForOutput(
   child: ChildProcessWithoutNullStreams,
   pattern: RegExp,
@@ -29,7 +29,7 @@ async function waitForOutput(
       () => reject(new Error(`no ${pattern} in output:\n${output}`)),
       15_000,
     );
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (pattern.test(output)) {
         clearTimeout(timer);
@@ -44,8 +44,10 @@ describe('npm start with the built-in simulator', () => {
   let child: ChildProcessWithoutNullStreams;
   let banner: string;
   let endpoint: string;
+  let stdout = '';
   beforeAll(async () => {
-    child = startMain({});
+    child = startMain({ LOG_LEVEL: 'info' });
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     banner = await waitForOutput(child, /^ {2}curl .*$/m);
     endpoint = /on (http:\/\/\S+\/graphql)/.exec(banner)?.[1] ?? '';
   });
@@ -103,6 +105,14 @@ describe('npm start with the built-in simulator', () => {
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code).toBe(0);
+  });
+
+  it('keeps stdout for JSON log lines only (the banner is on stderr)', () => {
+    const lines = stdout.split('\n').filter((line) => line !== '');
+    const messages = lines.map((line) => (JSON.parse(line) as { msg?: string }).msg);
+    expect(messages).toContain('listening');
+    expect(messages).toContain('request');
+    expect(stdout).not.toContain('curl');
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isUnreadable, type Message, type MessageRecord } from '../src/domain.js';
 import { ErrorCode, UpstreamError } from '../src/errors.js';
 import {
   parseDirection,
@@ -41,6 +42,18 @@ function history(overrides: Record<string, unknown> = {}): Record<string, unknow
     messages: [message()],
     ...overrides,
   };
+}
+
+function readable(record: MessageRecord | undefined): Message {
+  if (!record || isUnreadable(record)) throw new Error('expected a readable message');
+  return record;
+}
+
+/** The error an unreadable record carries in its place. */
+function recordFailure(record: MessageRecord | undefined): UpstreamError {
+  if (!record || !isUnreadable(record)) throw new Error('expected an unreadable record');
+  expect(record.error).toBeInstanceOf(UpstreamError);
+  return record.error as UpstreamError;
 }
 
 function upstreamFailure(run: () => unknown): UpstreamError {
@@ -104,7 +117,7 @@ describe('loosely typed integers', () => {
       request,
     );
     expect(parsed).toMatchObject({ requestedCount: 2, totalCount: 40, mostRecentMessageId: '77' });
-    expect(parsed.messages[0]?.systemId).toBe('9001');
+    expect(readable(parsed.messages[0]).systemId).toBe('9001');
   });
   it('accepts identifiers and phone numbers sent as integers', () => {
     const parsed = parseOwnedNumbers('ownednumbers', {
@@ -123,11 +136,19 @@ describe('loosely typed integers', () => {
       expect(error.message).toContain('total_message_count');
     },
   );
-  it('names the message index of a bad field', () => {
-    const error = upstreamFailure(() =>
-      parseHistory(history({ messages: [message(), message({ system_id: 'x' })] }), request),
+  it('fails only the bad record, naming its index and field', () => {
+    const parsed = parseHistory(
+      history({ messages: [message(), message({ system_id: 'x' }), message()] }),
+      request,
     );
+    expect(parsed.totalCount).toBe(40);
+    expect(readable(parsed.messages[0]).systemId).toBe('9001');
+    expect(readable(parsed.messages[2]).systemId).toBe('9001');
+    const error = recordFailure(parsed.messages[1]);
+    expect(error.code).toBe(ErrorCode.UpstreamError);
     expect(error.message).toContain('messages[1].system_id');
+    // Its id was readable: paging and live updates can still recognise it.
+    expect(parsed.messages[1]?.id).toBe('0123456789abcdef0123456789abcdef');
   });
 });
 
@@ -142,17 +163,15 @@ describe('timestamps', () => {
     ['yesterday'],
     ['2026-01-01'],
   ])('refuses %s', (text) => expect(parseTimestamp(text)).toBeNull());
-  it('maps empty and all-zero optional dates to null, but a bad message date fails the page', () => {
+  it('maps empty and all-zero optional dates to null, but a bad message date fails that message', () => {
     const parsed = parseHistory(
       history({ created_date: '', most_recent_date: '0000-00-00 00:00:00' }),
       request,
     );
     expect(parsed.createdAt).toBeNull();
     expect(parsed.mostRecentAt).toBeNull();
-    const error = upstreamFailure(() =>
-      parseHistory(history({ messages: [message({ GMTdate: 'soon' })] }), request),
-    );
-    expect(error.message).toContain('messages[0].GMTdate');
+    const bad = parseHistory(history({ messages: [message({ GMTdate: 'soon' })] }), request);
+    expect(recordFailure(bad.messages[0]).message).toContain('messages[0].GMTdate');
   });
 });
 
@@ -167,7 +186,7 @@ describe('mms and empty strings', () => {
       }),
       request,
     );
-    expect(parsed.messages.map((m) => [m.mms, m.mediaUrl])).toEqual([
+    expect(parsed.messages.map(readable).map((m) => [m.mms, m.mediaUrl])).toEqual([
       [true, 'https://media.example.com/a.jpg'],
       [false, null],
     ]);
@@ -177,7 +196,7 @@ describe('mms and empty strings', () => {
       history({ messages: [message({ mms: 'maybe', mms_url: 'https://m.example.com/b.png' })] }),
       request,
     );
-    expect(parsed.messages[0]?.mms).toBe(true);
+    expect(readable(parsed.messages[0]).mms).toBe(true);
   });
   it('maps an empty webhook to null and keeps a set one', () => {
     const parsed = parseOwnedNumbers('allownednumbers', {
@@ -232,7 +251,7 @@ describe('enum-like values beyond the documented ones', () => {
       history({ messages: [message({ direction: 'sideways' })] }),
       request,
     );
-    expect(parsed.messages[0]?.direction).toBe('UNKNOWN');
+    expect(readable(parsed.messages[0]).direction).toBe('UNKNOWN');
   });
 });
 
@@ -247,13 +266,21 @@ describe('missing pieces', () => {
       parseHistory(history({ most_recent_msg_id: 0, messages: [] }), request).mostRecentMessageId,
     ).toBeNull();
   });
-  it('refuses messages that are not an array, or records that are not objects', () => {
+  it('refuses messages that are not an array; a record that is not an object fails alone', () => {
     expect(
       upstreamFailure(() => parseHistory(history({ messages: 'none' }), request)).message,
     ).toContain('`messages`');
-    expect(
-      upstreamFailure(() => parseHistory(history({ messages: [7] }), request)).message,
-    ).toContain('messages[0]');
+    const parsed = parseHistory(history({ messages: [7, message(), null] }), request);
+    expect(recordFailure(parsed.messages[0]).message).toContain(
+      '`messages[0]` should be an object',
+    );
+    expect(readable(parsed.messages[1]).body).toBe('Hello');
+    expect(recordFailure(parsed.messages[2]).message).toContain('messages[2]');
+    expect(parsed.messages.map((m) => m.id)).toEqual([
+      null,
+      '0123456789abcdef0123456789abcdef',
+      null,
+    ]);
     expect(
       upstreamFailure(() => parseOwnedNumbers('ownednumbers', { success: '1', data: {} })).message,
     ).toContain('`data`');

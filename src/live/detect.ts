@@ -9,7 +9,7 @@
  * known message (history rewritten, or more arrived than the cap), the newest `total` growth is
  * taken as new, never more, so old messages are not sent again.
  */
-import type { Message } from '../domain.js';
+import type { MessageRecord } from '../domain.js';
 
 export interface SeenState {
   /** total_message_count at the last poll. */
@@ -20,15 +20,17 @@ export interface SeenState {
 
 export type Detection =
   /** `added` oldest first; `next` is what to remember. */
-  | { readonly kind: 'found'; readonly added: readonly Message[]; readonly next: SeenState }
+  | { readonly kind: 'found'; readonly added: readonly MessageRecord[]; readonly next: SeenState }
   /** No seen message on this page, yet the history grew: read `count` newest messages instead. */
   | { readonly kind: 'read-more'; readonly count: number };
 
 /** Ids kept to recognise what was seen: a page's worth is enough. */
 export const SEEN_IDS_KEPT = 50;
 
-export function seenFrom(total: number, newestFirst: readonly Message[]): SeenState {
-  return { total, newestIds: newestFirst.slice(0, SEEN_IDS_KEPT).map((m) => m.id) };
+export function seenFrom(total: number, newestFirst: readonly MessageRecord[]): SeenState {
+  // A record unreadable even for its id cannot be recognised again: it is simply not remembered.
+  const ids = newestFirst.slice(0, SEEN_IDS_KEPT).map((m) => m.id);
+  return { total, newestIds: ids.filter((id) => id !== null) };
 }
 
 /**
@@ -38,13 +40,13 @@ export function seenFrom(total: number, newestFirst: readonly Message[]): SeenSt
 export function detectNew(
   previous: SeenState,
   total: number,
-  page: readonly Message[],
+  page: readonly MessageRecord[],
   final: boolean,
 ): Detection {
   const seen = new Set(previous.newestIds);
-  const firstSeen = page.findIndex((m) => seen.has(m.id));
+  const firstSeen = page.findIndex((m) => m.id !== null && seen.has(m.id));
   const growth = Math.max(0, total - previous.total);
-  let added: readonly Message[];
+  let added: readonly MessageRecord[];
   if (firstSeen >= 0 || previous.newestIds.length === 0) {
     // Everything above the first known message (with no memory at all: the growth, at most).
     added = firstSeen >= 0 ? page.slice(0, firstSeen) : page.slice(0, growth);

@@ -7,7 +7,8 @@
  * a row have failed is an error event published (once, until a poll succeeds again).
  */
 import type { Credentials } from '../credentials.js';
-import { UpstreamError } from '../errors.js';
+import { isUnreadable } from '../domain.js';
+import { ErrorCode, UpstreamError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
@@ -108,7 +109,17 @@ export class PollLoop {
       }
       if (detection.kind !== 'found') return [];
       this.seen = detection.next;
-      return detection.added.map((message) => ({ kind: 'message', message }));
+      // A new record that cannot be read is one error event (that event's data is null); the
+      // stream and the other new messages go on.
+      return detection.added.map((record): LiveEvent =>
+        isUnreadable(record)
+          ? {
+              kind: 'error',
+              code: ErrorCode.UpstreamError,
+              message: `A new message on ${this.target.tid} could not be read: ${record.error.message}`,
+            }
+          : { kind: 'message', message: record },
+      );
     } catch (error) {
       this.failures += 1;
       const threshold = this.options.failuresBeforeError ?? 3;

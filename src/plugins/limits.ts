@@ -40,26 +40,57 @@ export const UPSTREAM_CALL_COST = { complexity: 1 } as const;
 
 const COST_ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 0 })];
 
+type Limit = 'aliases' | 'depth' | 'directives' | 'tokens';
+
+/**
+ * graphql-armor words every refusal as "Syntax Error: … limit of N exceeded, found M", though only
+ * the token count is checked while parsing and none of them is a syntax error. The client sees a
+ * limit instead: what was too much, how much was found, and the allowance.
+ */
+export function limitError(limit: Limit, max: number, armorError: GraphQLError): GraphQLError {
+  const found = /found (\d+)/.exec(armorError.message)?.[1] ?? `more than ${max}`;
+  const message = {
+    aliases: `Too many aliases: ${found} in this document, at most ${max} allowed.`,
+    depth: `Query too deep: ${found} levels of fields, at most ${max} allowed.`,
+    directives: `Too many directives: ${found} in this document, at most ${max} allowed.`,
+    tokens: `Document too long: more than ${max} tokens (names, punctuation and values), the limit.`,
+  }[limit];
+  return new GraphQLError(message, {
+    extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } },
+  });
+}
+
 // Report rather than throw: a thrown rule error escapes validation and loses yoga's 400 status
 // and GRAPHQL_VALIDATION_FAILED code; a reported one is an ordinary validation error.
-const REPORT = {
-  propagateOnRejection: false,
-  onReject: [
-    (context: ValidationContext | null, error: GraphQLError) => context?.reportError(error),
-  ],
-};
+function report(limit: Limit, max: number) {
+  return {
+    n: max,
+    propagateOnRejection: false,
+    onReject: [
+      (context: ValidationContext | null, error: GraphQLError) =>
+        context?.reportError(limitError(limit, max, error)),
+    ],
+  };
+}
 
 export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
   return [
-    maxTokensPlugin({ n: limits.maxTokens }),
-    maxAliasesPlugin({ n: limits.maxAliases, ...REPORT }),
+    // Counted while parsing, so there is no validation context to report to: throw ours first.
+    maxTokensPlugin({
+      n: limits.maxTokens,
+      onReject: [
+        (_: unknown, error: GraphQLError) => {
+          throw limitError('tokens', limits.maxTokens, error);
+        },
+      ],
+    }),
+    maxAliasesPlugin(report('aliases', limits.maxAliases)),
     maxDepthPlugin({
-      n: limits.maxDepth,
+      ...report('depth', limits.maxDepth),
       ignoreIntrospection: true,
       flattenFragments: true,
-      ...REPORT,
     }),
-    maxDirectivesPlugin({ n: limits.maxDirectives, ...REPORT }),
+    maxDirectivesPlugin(report('directives', limits.maxDirectives)),
     upstreamCostLimit(limits.maxCost),
   ];
 }

@@ -1,5 +1,12 @@
 /** Message history: History, Message and MessageStatus, and the Number.history field. */
-import type { History, Message, MessageDirection, MessageStatus } from '../domain.js';
+import {
+  isUnreadable,
+  type History,
+  type Message,
+  type MessageDirection,
+  type MessageRecord,
+  type MessageStatus,
+} from '../domain.js';
 import { badUserInput } from '../errors.js';
 import { UPSTREAM_CALL_COST } from '../plugins/limits.js';
 import { builder } from './builder.js';
@@ -64,6 +71,15 @@ export const MessageRef = builder.objectRef<Message>('Message').implement({
   }),
 });
 
+/**
+ * What a list item resolves to: the message, or for an unreadable record its error, which
+ * graphql-js turns into a null item with the error at that item's path (the rest of the list,
+ * and of the answer, is served).
+ */
+export function messageOrError(record: MessageRecord): Message {
+  return isUnreadable(record) ? (record.error as unknown as Message) : record;
+}
+
 const HistoryRef = builder.objectRef<History>('History').implement({
   description: 'A page of the message history of one owned number.',
   fields: (t) => ({
@@ -96,9 +112,12 @@ const HistoryRef = builder.objectRef<History>('History').implement({
     }),
     messages: t.field({
       type: [MessageRef],
+      nullable: { list: false, items: true },
       description:
-        'The records of the requested range, as the service returned them (newest first in the simulator).',
-      resolve: (h) => h.messages,
+        'The records of the requested range, as the service returned them (newest first in the simulator). ' +
+        'A record the service sent that cannot be read is null, with an UPSTREAM_ERROR at its index; ' +
+        'the other messages are served.',
+      resolve: (h) => h.messages.map(messageOrError),
     }),
   }),
 });

@@ -1,6 +1,6 @@
 /** Number.messages: the message history as a Relay cursor connection (paging.ts does the work). */
 import { builder } from './builder.js';
-import { MessageRef } from './history.js';
+import { MessageRef, messageOrError } from './history.js';
 import { NumberRef } from './numbers.js';
 import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
 
@@ -18,12 +18,16 @@ builder.objectField(NumberRef, 'messages', (t) =>
     {
       type: MessageRef,
       nullable: true,
+      // A record that cannot be read keeps its edge and cursor (paging goes on past it); only its
+      // node is null, with an UPSTREAM_ERROR at ['…', 'edges', i, 'node'].
+      nodeNullable: true,
       extensions: { complexity: messagesCost },
       description:
         "This number's messages, newest first (the service's order), a page at a time. " +
         '`first` (with `after`) pages towards older messages, `last` (with `before`) towards newer ' +
         `ones; at most ${MAX_PAGE_SIZE} per page. Cursors name a message, so messages arriving ` +
-        'between two page requests cause no duplicate and no gap. Null (with an error at this ' +
+        'between two page requests cause no duplicate and no gap. A record the service sent that ' +
+        'cannot be read keeps its edge, with a null node and an error there. Null (with an error at this ' +
         'path) when the service fails or the arguments are refused.',
       resolve: async (number, args, context) => {
         const max = Math.min(MAX_PAGE_SIZE, context.limits.maxHistoryRange);
@@ -32,7 +36,13 @@ builder.objectField(NumberRef, 'messages', (t) =>
         const read = (range: { start: number; end: number }) =>
           upstream.history({ tid: number.tid, number: number.number, ...range });
         const page: MessagePage = await loadPage(plan, read, number.tid, context.cursors);
-        return { ...page, edges: [...page.edges] };
+        return {
+          ...page,
+          edges: page.edges.map((edge) => ({
+            cursor: edge.cursor,
+            node: messageOrError(edge.node),
+          })),
+        };
       },
     },
     {

@@ -5,7 +5,7 @@
  * the second reads at the cursor message's new position. Windows go through the request's
  * history loader, so they coalesce with the request's other ranges of the same number.
  */
-import type { History, Message } from '../domain.js';
+import type { History, MessageRecord } from '../domain.js';
 import { badUserInput } from '../errors.js';
 import type { Range } from '../upstream/ranges.js';
 import type { CursorCodec, MessageCursor } from './cursors.js';
@@ -31,7 +31,7 @@ export type PagePlan =
 
 export interface MessagePage {
   readonly totalCount: number;
-  readonly edges: readonly { readonly cursor: string; readonly node: Message }[];
+  readonly edges: readonly { readonly cursor: string; readonly node: MessageRecord }[];
   readonly pageInfo: {
     readonly hasNextPage: boolean;
     readonly hasPreviousPage: boolean;
@@ -175,7 +175,7 @@ async function locate(
 }
 
 function idAt(history: History, range: Range, position: number): string | undefined {
-  return history.messages[position - range.start]?.id;
+  return history.messages[position - range.start]?.id ?? undefined;
 }
 
 function positionOf(history: History, range: Range, id: string): number | null {
@@ -196,7 +196,8 @@ function page(
   const nodes = history.messages.slice(from, from + size);
   const total = history.totalCount;
   const edges = nodes.map((node, i) => ({
-    cursor: codec.encode({ tid, id: node.id, offset: start + i, total }),
+    // An unreadable record without an id still gets a cursor: its position alone locates it.
+    cursor: codec.encode({ tid, id: node.id ?? '', offset: start + i, total }),
     node,
   }));
   return {

@@ -4,7 +4,7 @@
  * every body consumed, failures turned into UpstreamError with a stable code. Deadlines, retries
  * and fair share live a layer up (traffic.ts), which hands each attempt an AbortSignal.
  */
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
 import type { Credentials } from '../credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
@@ -82,15 +82,19 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     const body = new URLSearchParams(params);
     body.set('sys_id', credentials.sysId);
     body.set('auth_token', credentials.authToken);
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    };
+    // With tracing on, `traceparent` names this attempt's span, so a traced service joins the
+    // trace; with it off, the propagator is a no-op and nothing is added.
+    propagation.inject(context.active(), headers);
     let response: Dispatcher.ResponseData;
     try {
       response = await options.dispatcher.request({
         method: 'POST',
         path: `${prefix}/api/${operation}`,
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          accept: 'application/json',
-        },
+        headers,
         body: body.toString(),
         // Timed from when the request is written, not while it waits for a free connection:
         // under load, queueing in the pool is not the service being slow.

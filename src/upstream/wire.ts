@@ -7,7 +7,9 @@
  * - timestamps are `YYYY-MM-DD HH:MM:SS`, read as UTC;
  * - `mms` is "yes"/"no"; "" means none for `mms_url` and `webhook`;
  * - `status` is a code followed by text; unknown codes are kept;
- * - `type` and `direction` may carry values beyond the documented ones: they map to UNKNOWN.
+ * - `type` and `direction` may carry values beyond the documented ones: they map to UNKNOWN;
+ * - one unreadable message record fails alone: it is kept in its place as an UnreadableMessage,
+ *   and the page's other messages and counts are served.
  * Errors name the field and the kind of value found, never the value itself.
  */
 import type {
@@ -15,6 +17,7 @@ import type {
   HistoryRequest,
   Message,
   MessageDirection,
+  MessageRecord,
   MessageStatus,
   NumberType,
   OwnedNumber,
@@ -256,9 +259,22 @@ export function parseHistory(json: unknown, request: HistoryRequest): History {
     mostRecentAt: r.optionalTimestamp('most_recent_date'),
     optIn: parseYesNo(object.optin),
     messages: (rawMessages as unknown[]).map((item, index) =>
-      parseMessage(item, `messages[${index}].`, tid),
+      parseMessageRecord(item, `messages[${index}].`, tid),
     ),
   };
+}
+
+/** A message, or (when the record cannot be read) the reason, kept in the record's place. */
+function parseMessageRecord(item: unknown, at: string, historyTid: string): MessageRecord {
+  try {
+    return parseMessage(item, at, historyTid);
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    const rawId =
+      typeof item === 'object' && item !== null ? (item as JsonObject).message_id : null;
+    const id = typeof rawId === 'string' && rawId !== '' ? rawId : null;
+    return { unreadable: true, id, error };
+  }
 }
 
 function parseMessage(item: unknown, at: string, historyTid: string): Message {

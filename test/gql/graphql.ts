@@ -36,7 +36,7 @@ export type NumberWithHistoryQueryVariables = Exact<{
 }>;
 
 
-export type NumberWithHistoryQuery = { number: { tid: string, number: string, type: NumberType, webhook: string | null, history: { tid: string, number: string, requestedCount: number, totalCount: number, createdAt: string | null, mostRecentMessageId: string | null, mostRecentAt: string | null, optIn: boolean | null, messages: Array<{ id: string, systemId: string, sentAt: string, tid: string, phone: string, direction: MessageDirection, body: string, mms: boolean, mediaUrl: string | null, status: { code: number | null, text: string, ok: boolean, raw: string } }> } | null } | null };
+export type NumberWithHistoryQuery = { number: { tid: string, number: string, type: NumberType, webhook: string | null, history: { tid: string, number: string, requestedCount: number, totalCount: number, createdAt: string | null, mostRecentMessageId: string | null, mostRecentAt: string | null, optIn: boolean | null, messages: Array<{ id: string, systemId: string, sentAt: string, tid: string, phone: string, direction: MessageDirection, body: string, mms: boolean, mediaUrl: string | null, status: { code: number | null, text: string, ok: boolean, raw: string } } | null> } | null } | null };
 
 export type EveryHistoryQueryVariables = Exact<{
   start: number;
@@ -44,7 +44,7 @@ export type EveryHistoryQueryVariables = Exact<{
 }>;
 
 
-export type EveryHistoryQuery = { ownedNumbers: Array<{ tid: string, history: { totalCount: number, messages: Array<{ id: string }> } | null }> | null };
+export type EveryHistoryQuery = { ownedNumbers: Array<{ tid: string, history: { totalCount: number, messages: Array<{ id: string } | null> } | null }> | null };
 
 export type EveryNumberNeedQueryVariables = Exact<{
   first: string | number;
@@ -65,7 +65,7 @@ export type RepeatedHistoryQueryVariables = Exact<{
 }>;
 
 
-export type RepeatedHistoryQuery = { again: { first: { totalCount: number } | null, same: { messages: Array<{ id: string }> } | null, next: { messages: Array<{ id: string }> } | null } | null, list: Array<{ tid: string, history: { totalCount: number } | null }> | null };
+export type RepeatedHistoryQuery = { again: { first: { totalCount: number } | null, same: { messages: Array<{ id: string } | null> } | null, next: { messages: Array<{ id: string } | null> } | null } | null, list: Array<{ tid: string, history: { totalCount: number } | null }> | null };
 
 export type HistoryRangeQueryVariables = Exact<{
   tid: string | number;
@@ -74,7 +74,7 @@ export type HistoryRangeQueryVariables = Exact<{
 }>;
 
 
-export type HistoryRangeQuery = { number: { tid: string, history: { requestedCount: number, messages: Array<{ id: string }> } | null } | null };
+export type HistoryRangeQuery = { number: { tid: string, history: { requestedCount: number, messages: Array<{ id: string } | null> } | null } | null };
 
 export type MessagesPageQueryVariables = Exact<{
   tid: string | number;
@@ -85,14 +85,14 @@ export type MessagesPageQueryVariables = Exact<{
 }>;
 
 
-export type MessagesPageQuery = { number: { tid: string, messages: { totalCount: number, edges: Array<{ cursor: string, node: { id: string, body: string } }>, pageInfo: { hasNextPage: boolean, hasPreviousPage: boolean, startCursor: string | null, endCursor: string | null } } | null } | null };
+export type MessagesPageQuery = { number: { tid: string, messages: { totalCount: number, edges: Array<{ cursor: string, node: { id: string, body: string } | null }>, pageInfo: { hasNextPage: boolean, hasPreviousPage: boolean, startCursor: string | null, endCursor: string | null } } | null } | null };
 
 export type CoalescedRangesQueryVariables = Exact<{
   tid: string | number;
 }>;
 
 
-export type CoalescedRangesQuery = { number: { a: { requestedCount: number, totalCount: number, messages: Array<{ id: string }> } | null, b: { requestedCount: number, messages: Array<{ id: string }> } | null, page: { totalCount: number, edges: Array<{ node: { id: string } }> } | null } | null };
+export type CoalescedRangesQuery = { number: { a: { requestedCount: number, totalCount: number, messages: Array<{ id: string } | null> } | null, b: { requestedCount: number, messages: Array<{ id: string } | null> } | null, page: { totalCount: number, edges: Array<{ node: { id: string } | null }> } | null } | null };
 
 export type OnNewMessageSubscriptionVariables = Exact<{ [key: string]: never; }>;
 

@@ -13,7 +13,7 @@ const EXIT_TIMEOUT_MS = 5_000;
 export interface GatewayProcess {
   /** e.g. http://127.0.0.1:39147/graphql */
   readonly endpoint: string;
-  /** Everything the process printed on stdout up to and including the banner. */
+  /** Everything the process printed on stderr up to and including the banner. */
   readonly banner: string;
   readonly child: ChildProcessWithoutNullStreams;
   /** SIGTERM (clean drain), then SIGKILL by PID if it has not exited in time. */
@@ -34,8 +34,8 @@ export async function startGatewayProcess(
       ...env,
     },
   });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const close = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
@@ -51,7 +51,8 @@ export async function startGatewayProcess(
         () => reject(new Error(`no start-up banner after ${BANNER_TIMEOUT_MS} ms:\n${output}`)),
         BANNER_TIMEOUT_MS,
       );
-      child.stdout.on('data', (chunk: Buffer) => {
+      // The banner is for people, on stderr; stdout is the JSON log.
+      child.stderr.on('data', (chunk: Buffer) => {
         output += chunk.toString();
         // The banner ends with the curl line (simulator) or the upstream's origin (real service).
         if (/^ {2}curl .*$|^Upstream: http.*$/m.test(output)) {
@@ -61,7 +62,7 @@ export async function startGatewayProcess(
       });
       child.once('exit', (code) => {
         clearTimeout(timer);
-        reject(new Error(`the gateway exited with ${code}:\n${output}\n${stderr}`));
+        reject(new Error(`the gateway exited with ${code}:\n${output}\n${stdout}`));
       });
     });
     const endpoint = /on (http:\/\/\S+\/graphql)/.exec(banner)?.[1];

@@ -14,6 +14,8 @@ import {
 export interface GrowingUpstream extends ScriptedUpstream {
   /** Adds `count` messages at the head of `tid`'s history; returns their ids, oldest first. */
   add(tid: string, count: number): string[];
+  /** Adds one message whose GMTdate is not a timestamp (an unreadable record); returns its id. */
+  addUnreadable(tid: string): string;
   /** Calls of one operation made with `sysId`'s credentials. */
   callsOf(operation: string, sysId?: string): number;
   /** Makes every call fail with `reply` until called again with null. */
@@ -24,6 +26,7 @@ interface RawMessage {
   readonly message_id: string;
   readonly system_id: number;
   readonly body: string;
+  readonly gmtDate?: string;
 }
 
 /** `accounts`: sys_id -> the tids it owns (the token is "tok-" + sys_id). */
@@ -76,7 +79,7 @@ export async function startGrowingUpstream(
         messages: page.map((m) => ({
           system_id: m.system_id,
           message_id: m.message_id,
-          GMTdate: '2026-11-23 10:00:00',
+          GMTdate: m.gmtDate ?? '2026-11-23 10:00:00',
           tid,
           phone: '15550000000',
           direction: 'inbound',
@@ -92,6 +95,12 @@ export async function startGrowingUpstream(
   return {
     ...upstream,
     add,
+    addUnreadable(tid) {
+      const [id = ''] = add(tid, 1);
+      const list = histories.get(tid) ?? [];
+      histories.set(tid, [{ ...list[0]!, gmtDate: 'soon' }, ...list.slice(1)]);
+      return id;
+    },
     callsOf: (operation, sysId) =>
       upstream.calls.filter(
         (c) =>
