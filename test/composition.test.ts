@@ -15,7 +15,7 @@ describe('composition', () => {
     const supergraph = result.supergraphSdl ?? '';
     // Both subgraphs know Number by the same key; each contributes its own fields.
     expect(supergraph).toContain(
-      'type Number @join__type(graph: CONTACTS, key: "tid") @join__type(graph: SMS, key: "tid")',
+      'type Number implements Node @join__type(graph: CONTACTS, key: "tid") @join__type(graph: SMS, key: "tid")',
     );
     expect(supergraph).toContain('contacts: [Contact!]! @join__field(graph: CONTACTS)');
     expect(supergraph).toMatch(/history\([\s\S]*?\): History @join__field\(graph: SMS\)/);

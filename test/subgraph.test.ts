@@ -46,7 +46,7 @@ describe('_service', () => {
     expect(`${sdl.trimEnd()}\n`).toBe(
       await readFile(new URL('../schema.graphql', import.meta.url), 'utf8'),
     );
-    expect(sdl).toMatch(/^type Number\s+@key\(fields: "tid"\)/m);
+    expect(sdl).toMatch(/^type Number implements Node\s+@key\(fields: "tid"\)/m);
     expect(sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.6"');
     expect(stack.simulator.calls).toEqual([]);
   });

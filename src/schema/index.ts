@@ -5,6 +5,7 @@ import './numbers.js';
 import './history.js';
 import './messages.js';
 import './live.js';
+import './nodes.js';
 
 export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
 
