@@ -46,7 +46,11 @@ export const builder = new SchemaBuilder<{
       description: 'Opaque cursor naming this item: pass it as `after` or `before` unchanged.',
     },
     pageInfoFieldOptions: { description: 'Where this page sits in the whole list.' },
-    pageInfoTypeOptions: { description: 'Where a page sits in the whole list (Relay PageInfo).' },
+    pageInfoTypeOptions: {
+      description: 'Where a page sits in the whole list (Relay PageInfo).',
+      // Every Relay-style subgraph defines PageInfo; in one supergraph they must share it.
+      shareable: true,
+    },
     hasNextPageFieldOptions: { description: 'True when items follow this page (older ones).' },
     hasPreviousPageFieldOptions: {
       description: 'True when items precede this page (newer ones).',

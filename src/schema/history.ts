@@ -18,6 +18,8 @@ const MessageDirectionEnum = builder.enumType('MessageDirection', {
 });
 
 const MessageStatusRef = builder.objectRef<MessageStatus>('MessageStatus').implement({
+  // A value type another subgraph (e.g. a delivery-reports one) may define too.
+  shareable: true,
   description:
     'Delivery status: the service sends a code followed by text, e.g. "200 Message delivered".',
   fields: (t) => ({
@@ -28,7 +30,11 @@ const MessageStatusRef = builder.objectRef<MessageStatus>('MessageStatus').imple
     }),
     text: t.exposeString('text', { description: 'The explanation that follows the code.' }),
     ok: t.exposeBoolean('ok', { description: 'True when the code is a success code (2xx).' }),
-    raw: t.exposeString('raw', { description: 'The status exactly as the SMS service sent it.' }),
+    raw: t.exposeString('raw', {
+      // The service's wording, for support tools; a contract graph can leave it out by tag.
+      tag: 'internal',
+      description: 'The status exactly as the SMS service sent it.',
+    }),
   }),
 });
 

@@ -11,5 +11,5 @@ export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
 
 export const schema = builder.toSubGraphSchema({
   linkUrl: FEDERATION_LINK,
-  federationDirectives: ['@key'],
+  federationDirectives: ['@key', '@shareable', '@tag'],
 });

@@ -4,11 +4,10 @@
  * request's loaders, so an id of another account resolves to null and never to its data.
  */
 import type { Message, OwnedNumber } from '../domain.js';
-import type { GatewayContext } from '../context.js';
 import { builder } from './builder.js';
 import { MessageRef } from './history.js';
 import { NumberRef } from './numbers.js';
-import { MAX_PAGE_SIZE } from './paging.js';
+import { findRecentMessage } from './message-lookup.js';
 
 builder.nodeRef<OwnedNumber, string, typeof NumberRef>(NumberRef, {
   id: {
@@ -31,30 +30,16 @@ builder.nodeRef<Message, string, typeof MessageRef>(MessageRef, {
   loadOne: async (id, context) => copy(await findRecentMessage(id, context)),
 });
 
-/**
- * The service finds messages only through a number's history, so a message id is looked for
- * among the newest MESSAGE_NODE_SCAN messages of each of the account's numbers: one
- * owned-numbers call plus one history call per number, shared with the request's other reads.
- * An older message resolves to null; page to it with `Number.messages` instead.
- */
-export const MESSAGE_NODE_SCAN = MAX_PAGE_SIZE;
-
-async function findRecentMessage(id: string, context: GatewayContext): Promise<Message | null> {
-  const upstream = context.upstream();
-  const numbers = await upstream.ownedNumbers();
-  const end = Math.min(MESSAGE_NODE_SCAN, context.limits.maxHistoryRange);
-  const reads = await Promise.allSettled(
-    numbers.map((n) => upstream.history({ tid: n.tid, number: n.number, start: 0, end })),
-  );
-  for (const read of reads) {
-    const found = read.status === 'fulfilled' && read.value.messages.find((m) => m.id === id);
-    if (found) return found;
-  }
-  // Not found: say so only when every number could be read.
-  const failed = reads.find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return null;
-}
+// A federation entity too: another subgraph may reference a Message by its id. It resolves the
+// way `node` does (a recent message of the caller's account, else null).
+builder.asEntity(MessageRef, {
+  key: builder.selection<{ id: string }>('id'),
+  // Checks credentials synchronously, as Number's does: one UNAUTHENTICATED for the whole call.
+  resolveReference: (ref, context) => {
+    context.upstream();
+    return findRecentMessage(ref.id, context).then(copy);
+  },
+});
 
 function copy<T extends OwnedNumber | Message>(value: T | null): T | null {
   return value ? { ...value } : null;
