@@ -1,21 +1,31 @@
-/** Writes schema.graphql from the code; with --check, fails when the checked-in file is stale. */
+/**
+ * Writes schema.graphql (the subgraph SDL, for routers) and schema.client.graphql (plain GraphQL,
+ * for frontends) from the code; with --check, fails when a checked-in file is stale.
+ */
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { printGatewaySchema } from '../src/schema/print.js';
+import { printClientSchema, printGatewaySchema } from '../src/schema/print.js';
 
-const target = fileURLToPath(new URL('../schema.graphql', import.meta.url));
-const printed = printGatewaySchema();
+const outputs = [
+  { file: 'schema.graphql', text: printGatewaySchema() },
+  { file: 'schema.client.graphql', text: printClientSchema() },
+];
 
-if (process.argv.includes('--check')) {
-  const current = await readFile(target, 'utf8').catch(() => '');
-  if (current !== printed) {
-    console.error(
-      'schema.graphql is out of date with the code: run `npm run schema` and commit the result.',
-    );
-    process.exit(1);
+const check = process.argv.includes('--check');
+let stale = false;
+for (const { file, text } of outputs) {
+  const target = fileURLToPath(new URL(`../${file}`, import.meta.url));
+  if (check) {
+    const current = await readFile(target, 'utf8').catch(() => '');
+    if (current !== text) {
+      console.error(`${file} is out of date with the code: run \`npm run schema\` and commit it.`);
+      stale = true;
+    } else {
+      console.log(`${file} is up to date.`);
+    }
+  } else {
+    await writeFile(target, text);
+    console.log(`Wrote ${target}`);
   }
-  console.log('schema.graphql is up to date.');
-} else {
-  await writeFile(target, printed);
-  console.log(`Wrote ${target}`);
 }
+if (stale) process.exit(1);

@@ -28,8 +28,14 @@ describe('schema contract', () => {
         Object.values(type.getFields()).map((f) => [f.name, String(f.type)]),
       );
     };
-    expect(fieldsOf('Query')).toMatchObject({ ownedNumbers: '[Number!]', number: 'Number' });
+    expect(fieldsOf('Query')).toMatchObject({
+      ownedNumbers: '[Number!]',
+      number: 'Number',
+      node: 'Node',
+      nodes: '[Node]!',
+    });
     expect(fieldsOf('Number')).toEqual({
+      id: 'ID!',
       tid: 'ID!',
       number: 'String!',
       type: 'NumberType!',
@@ -56,6 +62,7 @@ describe('schema contract', () => {
       requestedCount: 'Int!',
       totalCount: 'Int!',
       createdAt: 'DateTime',
+      mostRecentSystemId: 'ID',
       mostRecentMessageId: 'ID',
       mostRecentAt: 'DateTime',
       optIn: 'Boolean',

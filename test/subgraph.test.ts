@@ -46,7 +46,9 @@ describe('_service', () => {
     expect(`${sdl.trimEnd()}\n`).toBe(
       await readFile(new URL('../schema.graphql', import.meta.url), 'utf8'),
     );
-    expect(sdl).toMatch(/^type Number\s+@key\(fields: "tid"\)/m);
+    expect(sdl).toMatch(
+      /^type Number implements Node\s+@key\(fields: "tid"\)\s+@key\(fields: "number"\)/m,
+    );
     expect(sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.6"');
     expect(stack.simulator.calls).toEqual([]);
   });
@@ -95,5 +97,45 @@ describe('_entities', () => {
       { path: ['_entities'], code: 'UNAUTHENTICATED' },
     ]);
     expect(stack.simulator.calls).toEqual([]);
+  });
+
+  it('resolves Number by its second key, the phone number, from the same one call', async () => {
+    const [mine, other] = DEMO_ACCOUNT.numbers;
+    const theirs = SECOND_DEMO_ACCOUNT.numbers[0]?.number ?? '';
+    const representations = [mine?.number, theirs, other?.number, '+0 000 000'].map((number) => ({
+      __typename: 'Number',
+      number,
+    }));
+    const { body } = await executeText<{ _entities: (NumberEntity | null)[] }>(
+      stack.gateway,
+      ENTITIES_QUERY,
+      { representations },
+      basicAuth(DEMO_CREDENTIALS),
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data?._entities.map((e) => e?.tid ?? null)).toEqual([
+      mine?.tid,
+      null,
+      other?.tid,
+      null,
+    ]);
+    expect(stack.simulator.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
+  });
+
+  it("resolves a recent Message by its id; another account's message is null", async () => {
+    const mine = DEMO_ACCOUNT.numbers[0]?.messages[0];
+    const theirs = SECOND_DEMO_ACCOUNT.numbers[0]?.messages[0];
+    const { body } = await executeText<{ _entities: ({ id: string; body: string } | null)[] }>(
+      stack.gateway,
+      `query Entities($representations: [_Any!]!) {
+        _entities(representations: $representations) { ... on Message { id body } }
+      }`,
+      {
+        representations: [mine, theirs].map((m) => ({ __typename: 'Message', id: m?.message_id })),
+      },
+      basicAuth(DEMO_CREDENTIALS),
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data?._entities).toEqual([{ id: mine?.message_id, body: mine?.body }, null]);
   });
 });

@@ -4,6 +4,10 @@ import DirectivesPlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from '../context.js';
+import { decodeGlobalId, encodeGlobalId } from './global-ids.js';
+
+/** A lookup reads the owned numbers, and for messages one history window per number. */
+const NODE_LOOKUP_COST = { complexity: 2 } as const;
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;
@@ -16,9 +20,25 @@ export const builder = new SchemaBuilder<{
   plugins: [RelayPlugin, DirectivesPlugin, FederationPlugin],
   defaultFieldNullability: false,
   relay: {
-    // Connections only for now: `node`/`nodes` (and global ids) can be switched on here later.
-    nodeQueryOptions: false,
-    nodesQueryOptions: false,
+    // Global ids and their lookup: global-ids.ts and nodes.ts.
+    encodeGlobalID: encodeGlobalId,
+    decodeGlobalID: decodeGlobalId,
+    nodeTypeOptions: {
+      description: 'An object with a global id, refetchable with `Query.node` (Relay).',
+    },
+    idFieldOptions: { description: 'Global id: unique across types and accounts.' },
+    nodeQueryOptions: {
+      description:
+        "The Number or Message with this global id, read with the caller's credentials: null " +
+        "for another account's id, or a message older than the newest 100 of its number.",
+      extensions: NODE_LOOKUP_COST,
+      args: { id: { description: 'A global id, as a Number or Message `id` field gave it.' } },
+    },
+    nodesQueryOptions: {
+      description: 'Several `node` lookups at once, in order; null where `node` would be.',
+      extensions: NODE_LOOKUP_COST,
+      args: { ids: { description: 'Global ids, as `id` fields gave them.' } },
+    },
     cursorType: 'String',
     edgesFieldOptions: { nullable: false, description: 'The items of this page, in order.' },
     nodeFieldOptions: { nullable: false, description: 'The item itself.' },
@@ -26,7 +46,11 @@ export const builder = new SchemaBuilder<{
       description: 'Opaque cursor naming this item: pass it as `after` or `before` unchanged.',
     },
     pageInfoFieldOptions: { description: 'Where this page sits in the whole list.' },
-    pageInfoTypeOptions: { description: 'Where a page sits in the whole list (Relay PageInfo).' },
+    pageInfoTypeOptions: {
+      description: 'Where a page sits in the whole list (Relay PageInfo).',
+      // Every Relay-style subgraph defines PageInfo; in one supergraph they must share it.
+      shareable: true,
+    },
     hasNextPageFieldOptions: { description: 'True when items follow this page (older ones).' },
     hasPreviousPageFieldOptions: {
       description: 'True when items precede this page (newer ones).',

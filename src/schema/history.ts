@@ -25,6 +25,8 @@ const MessageDirectionEnum = builder.enumType('MessageDirection', {
 });
 
 const MessageStatusRef = builder.objectRef<MessageStatus>('MessageStatus').implement({
+  // A value type another subgraph (e.g. a delivery-reports one) may define too.
+  shareable: true,
   description:
     'Delivery status: the service sends a code followed by text, e.g. "200 Message delivered".',
   fields: (t) => ({
@@ -35,15 +37,23 @@ const MessageStatusRef = builder.objectRef<MessageStatus>('MessageStatus').imple
     }),
     text: t.exposeString('text', { description: 'The explanation that follows the code.' }),
     ok: t.exposeBoolean('ok', { description: 'True when the code is a success code (2xx).' }),
-    raw: t.exposeString('raw', { description: 'The status exactly as the SMS service sent it.' }),
+    raw: t.exposeString('raw', {
+      // The service's wording, for support tools; a contract graph can leave it out by tag.
+      tag: 'internal',
+      description: 'The status exactly as the SMS service sent it.',
+    }),
   }),
 });
 
 export const MessageRef = builder.objectRef<Message>('Message').implement({
   description: 'One SMS or MMS message.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The message identifier (32 hexadecimal characters).' }),
-    systemId: t.exposeID('systemId', { description: "The service's numeric system identifier." }),
+    // `id` (the Node id, which is the service's message id) is added in nodes.ts.
+    systemId: t.exposeID('systemId', {
+      description:
+        "The service's numeric system identifier (system_id); `History.mostRecentSystemId` names " +
+        'the newest message by this one.',
+    }),
     sentAt: t.expose('sentAt', {
       type: 'DateTime',
       description: 'When the message was sent, in UTC.',
@@ -96,9 +106,21 @@ const HistoryRef = builder.objectRef<History>('History').implement({
       nullable: true,
       description: 'When the history was created, in UTC; null if the service sent none.',
     }),
+    // The service's most_recent_msg_id is the newest message's numeric *system* id, not the
+    // 32-hex message id that Message.id carries: the new name says so; the old stays for clients.
+    mostRecentSystemId: t.exposeID('mostRecentMessageId', {
+      nullable: true,
+      description:
+        "The newest message's numeric system identifier (compare with `Message.systemId`, not " +
+        '`Message.id`); null when there is none.',
+    }),
     mostRecentMessageId: t.exposeID('mostRecentMessageId', {
       nullable: true,
-      description: 'Identifier of the newest message; null when there is none.',
+      deprecationReason:
+        'Use `mostRecentSystemId`: this is the numeric system id (`Message.systemId`), not `Message.id`.',
+      description:
+        "Same value as `mostRecentSystemId`: the newest message's numeric system identifier " +
+        '(`Message.systemId`), despite the name.',
     }),
     mostRecentAt: t.expose('mostRecentAt', {
       type: 'DateTime',

@@ -5,10 +5,11 @@ import './numbers.js';
 import './history.js';
 import './messages.js';
 import './live.js';
+import './nodes.js';
 
 export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
 
 export const schema = builder.toSubGraphSchema({
   linkUrl: FEDERATION_LINK,
-  federationDirectives: ['@key'],
+  federationDirectives: ['@key', '@shareable', '@tag'],
 });

@@ -29,17 +29,40 @@ export const NumberRef = builder.objectRef<OwnedNumber>('Number').implement({
     }),
     webhook: t.exposeString('webhook', {
       nullable: true,
+      // Account configuration, not for every client: a contract graph can leave it out by tag.
+      tag: 'internal',
       description: 'URL the SMS service calls for this number; null when none is set.',
     }),
   }),
 });
 
-// An Apollo Federation entity: other subgraphs can extend Number by its tid. Every reference
-// in one request is answered from the request's one owned-numbers call.
+// An Apollo Federation entity: other subgraphs can extend Number by its tid, or by its phone
+// number (a contacts subgraph knows numbers, not tids). Every reference in one request is
+// answered from the request's one owned-numbers call.
 builder.asEntity(NumberRef, {
-  key: builder.selection<{ tid: string }>('tid'),
-  resolveReference: (ref, context) => context.upstream().numberByTid(ref.tid),
+  key: [builder.selection<{ tid: string }>('tid'), builder.selection<{ number: string }>('number')],
+  // Not async: without credentials, context.upstream() throws at once and the whole `_entities`
+  // fails with one UNAUTHENTICATED, before any upstream call.
+  resolveReference: (ref, context) => {
+    const upstream = context.upstream();
+    if ('tid' in ref) return upstream.numberByTid(ref.tid);
+    return upstream.ownedNumbers().then((numbers) => findByPhoneNumber(numbers, ref.number));
+  },
 });
+
+/** The caller's number written as given, or else with the same digits ("+1 555-0100" = "15550100"). */
+export function findByPhoneNumber(
+  numbers: readonly OwnedNumber[],
+  phone: string,
+): OwnedNumber | null {
+  const digits = (text: string) => text.replace(/\D/g, '');
+  const wanted = digits(phone);
+  return (
+    numbers.find((n) => n.number === phone) ??
+    (wanted === '' ? undefined : numbers.find((n) => digits(n.number) === wanted)) ??
+    null
+  );
+}
 
 builder.queryType({ description: 'Read access to an SMS/MMS account.' });
 
