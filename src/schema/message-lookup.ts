@@ -1,6 +1,6 @@
 /** Finding one message by its id, for `node(id)` and federation references. */
 import type { GatewayContext } from '../context.js';
-import type { Message } from '../domain.js';
+import { isUnreadable, type Message } from '../domain.js';
 import { MAX_PAGE_SIZE } from './paging.js';
 
 /**
@@ -23,7 +23,10 @@ export async function findRecentMessage(
   );
   for (const read of reads) {
     const found = read.status === 'fulfilled' && read.value.messages.find((m) => m.id === id);
-    if (found) return found;
+    if (!found) continue;
+    // Found but unreadable: its own error, as in the history it came from.
+    if (isUnreadable(found)) throw found.error;
+    return found;
   }
   // Not found: say so only when every number could be read.
   const failed = reads.find((r) => r.status === 'rejected');
