@@ -10,7 +10,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build as esbuild } from 'esbuild';
+import { build as esbuild, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT_DIR = join(ROOT, 'dist');
@@ -23,6 +23,26 @@ const REQUIRE_SHIM = [
   "import { createRequire as __gatewayCreateRequire } from 'node:module';",
   'const require = __gatewayCreateRequire(import.meta.url);',
 ].join('\n');
+
+/**
+ * @pothos/plugin-federation prints the subgraph SDL while the schema is built, which loads
+ * @apollo/federation-internals (about 0.7 MB of code) at every start. Its printer becomes a no-op
+ * here; src/service-sdl.ts prints the same SDL with the real one on the first `_service` query.
+ */
+const deferSubgraphPrinting: Plugin = {
+  name: 'defer-subgraph-printing',
+  setup(build) {
+    build.onResolve({ filter: /^@apollo\/subgraph$/ }, ({ importer }) =>
+      importer.includes('/node_modules/@pothos/plugin-federation/')
+        ? { path: 'printSubgraphSchema', namespace: 'deferred-subgraph-printer' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'deferred-subgraph-printer' }, () => ({
+      contents: "export const printSubgraphSchema = () => '';",
+      loader: 'js',
+    }));
+  },
+};
 
 export async function build(): Promise<void> {
   rmSync(OUT_DIR, { recursive: true, force: true });
@@ -46,6 +66,7 @@ export async function build(): Promise<void> {
     // graphql ships CommonJS (main) and ESM (module) builds: one copy for every importer, or
     // `instanceof GraphQLError` fails across the two. Node picks `main` too.
     mainFields: ['main', 'module'],
+    plugins: [deferSubgraphPrinting],
     logLevel: 'warning',
     // Warnings from libraries' own guarded requires (optional peers), not from our code.
     logOverride: { 'require-resolve-not-external': 'silent' },

@@ -34,6 +34,7 @@ import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { createCursorCodec } from './schema/cursors.js';
 import { schema } from './schema/index.js';
+import { printServiceSdlOnDemand } from './service-sdl.js';
 import type { UpstreamClient } from './upstream/client.js';
 
 export interface GatewayOptions {
@@ -75,6 +76,8 @@ export interface GatewayOptions {
    */
   readonly cursorKey?: string | null;
 }
+
+printServiceSdlOnDemand(schema);
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
 

@@ -4,10 +4,12 @@
  * to node_modules, and the optional subsystems stay out of it until configured.
  */
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIST_MAIN } from '../scripts/dist.js';
+import { DIST_MAIN, ROOT } from '../scripts/dist.js';
+import { startGatewayProcess } from './helpers/gateway-process.js';
 
 const STATIC_IMPORT = /^(?:import|export)\s[^;]*?from\s*"([^"]+)";/gm;
 const BARE_IMPORT = /^import\s*"([^"]+)";/gm;
@@ -59,6 +61,8 @@ describe('dist/main.js', () => {
       'src/simulator/index.ts',
       'src/simulator/demo-data.ts',
       'src/tracing.ts',
+      // Printing the subgraph SDL: src/service-sdl.ts loads it on the first _service query.
+      '@apollo/federation-internals',
     ]) {
       expect(sources.filter((s) => s.includes(lazy))).toEqual([]);
     }
@@ -68,5 +72,24 @@ describe('dist/main.js', () => {
     const sources = loadedAtStart().flatMap(sourcesOf);
     expect(sources.filter((s) => s.includes('node_modules/graphql/'))).not.toEqual([]);
     expect(sources.filter((s) => /node_modules\/graphql\/.*\.mjs$/.test(s))).toEqual([]);
+  });
+});
+
+describe('_service { sdl } from the bundle', () => {
+  it('is the checked-in schema.graphql, printed on demand', async () => {
+    const gateway = await startGatewayProcess();
+    try {
+      const response = await fetch(gateway.endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ _service { sdl } }' }),
+      });
+      const body = (await response.json()) as { data?: { _service: { sdl: string } } };
+      expect(`${body.data?._service.sdl.trimEnd()}\n`).toBe(
+        await readFile(join(ROOT, 'schema.graphql'), 'utf8'),
+      );
+    } finally {
+      await gateway.close();
+    }
   });
 });
