@@ -42,6 +42,9 @@ export function useJit(): ReturnType<typeof useGraphQlJit> {
   return useGraphQlJit(
     {},
     {
+      // No `cache` option: compiled queries are kept by DocumentNode (a WeakMap), so they live
+      // exactly as long as yoga's bounded document cache keeps the document
+      // (src/document-cache.ts); a cache by text would keep them after their document is gone.
       enableIf: ({ document, operationName }) =>
         isQuery(document, operationName) && !isIncremental(document),
     },
