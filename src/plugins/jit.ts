@@ -5,6 +5,8 @@
  * graphql-jit knows nothing of incremental delivery, so documents using @defer or @stream are
  * left to graphql-js (checked once per cached document).
  */
+// First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
+import './jit-memoize.js';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { BREAK, Kind, visit, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 
