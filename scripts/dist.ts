@@ -1,6 +1,7 @@
 /**
- * The compiled gateway (dist/, what `npm start` runs), rebuilt when any source is newer than
- * it, so tests that start the real process never run yesterday's JavaScript.
+ * The built gateway (dist/, what `npm start` runs), rebuilt when any source, the build script or
+ * the installed libraries (bundled into it) are newer than it, so tests that start the real
+ * process never run yesterday's JavaScript.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -25,16 +26,17 @@ export function distIsStale(): boolean {
   const built = statSync(DIST_MAIN).mtimeMs;
   const sources = Math.max(
     newestMtime(join(ROOT, 'src')),
-    statSync(join(ROOT, 'tsconfig.build.json')).mtimeMs,
+    statSync(join(ROOT, 'scripts', 'build.ts')).mtimeMs,
+    statSync(join(ROOT, 'package-lock.json')).mtimeMs,
   );
   return sources > built;
 }
 
-/** Runs `tsc -p tsconfig.build.json` (as `npm ci` does) when dist/ is missing or stale. */
+/** Runs scripts/build.ts (as `npm ci` does) when dist/ is missing or stale. */
 export function ensureBuilt(): void {
   if (!distIsStale()) return;
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
+  const tsx = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  execFileSync(process.execPath, [tsx, join(ROOT, 'scripts', 'build.ts')], {
     cwd: ROOT,
     stdio: 'inherit',
   });

@@ -32,8 +32,10 @@ import { useIncrementalFallback } from './plugins/incremental-fallback.js';
 import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
+import { boundedDocumentCaches } from './document-cache.js';
 import { createCursorCodec } from './schema/cursors.js';
 import { schema } from './schema/index.js';
+import { printServiceSdlOnDemand } from './service-sdl.js';
 import type { UpstreamClient } from './upstream/client.js';
 
 export interface GatewayOptions {
@@ -75,6 +77,8 @@ export interface GatewayOptions {
    */
   readonly cursorKey?: string | null;
 }
+
+printServiceSdlOnDemand(schema);
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
 
@@ -127,6 +131,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Enforced by useRequestBodyLimit (below) instead, at no cost when Content-Length is sent.
     maxRequestBodySize: false,
     logging: yogaLog,
+    // Parsed documents, and the validation and compiled state that hangs off them, bounded by
+    // their text rather than yoga's 1024 documents (src/document-cache.ts).
+    parserAndValidationCache: boundedDocumentCaches(),
     context: ({ request }) =>
       createContext(request.headers, {
         client: options.client,

@@ -117,13 +117,13 @@ describe('npm start with the built-in simulator', () => {
 });
 
 describe('the compiled build', () => {
-  it('npm start runs dist/main.js, which npm ci builds (prepare) with source maps', async () => {
+  it('npm start runs dist/main.js, which npm ci bundles (prepare) with source maps', async () => {
     const { readFile } = await import('node:fs/promises');
     const pkg = JSON.parse(await readFile(`${ROOT}/package.json`, 'utf8')) as {
       scripts: Record<string, string>;
     };
     expect(pkg.scripts.start).toBe('node dist/main.js');
-    expect(pkg.scripts.prepare).toBe('tsc -p tsconfig.build.json');
+    expect(pkg.scripts.prepare).toBe('tsx scripts/build.ts');
     expect(await readFile(`${DIST_MAIN}.map`, 'utf8')).toContain('main.ts');
   });
 });

@@ -5,6 +5,8 @@
  * graphql-jit knows nothing of incremental delivery, so documents using @defer or @stream are
  * left to graphql-js (checked once per cached document).
  */
+// First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
+import './jit-memoize.js';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { BREAK, Kind, visit, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 
@@ -42,6 +44,9 @@ export function useJit(): ReturnType<typeof useGraphQlJit> {
   return useGraphQlJit(
     {},
     {
+      // No `cache` option: compiled queries are kept by DocumentNode (a WeakMap), so they live
+      // exactly as long as yoga's bounded document cache keeps the document
+      // (src/document-cache.ts); a cache by text would keep them after their document is gone.
       enableIf: ({ document, operationName }) =>
         isQuery(document, operationName) && !isIncremental(document),
     },

@@ -1,0 +1,81 @@
+/**
+ * The production build: `src/main.ts` and every library it uses bundled by esbuild into
+ * dist/main.js, plus one chunk per lazily imported subsystem (tracing, Redis, the response cache,
+ * the simulator, GraphiQL's page, ...), still loaded only when configured. One file instead of
+ * thousands of module files is what makes start-up fast and small (docs/performance.md).
+ *
+ * `npm ci` runs it (prepare); `npm run build` by hand; scripts/dist.ts before tests that start
+ * the real process. Type checking stays with `npm run typecheck` (tsc --noEmit).
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build as esbuild, type Plugin } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OUT_DIR = join(ROOT, 'dist');
+
+/**
+ * Bundled CommonJS libraries call `require` for Node's built-ins, which an ES module lacks:
+ * give them one. (`__dirname` is not needed: no bundled library reads files beside itself.)
+ */
+const REQUIRE_SHIM = [
+  "import { createRequire as __gatewayCreateRequire } from 'node:module';",
+  'const require = __gatewayCreateRequire(import.meta.url);',
+].join('\n');
+
+/**
+ * @pothos/plugin-federation prints the subgraph SDL while the schema is built, which loads
+ * @apollo/federation-internals (about 0.7 MB of code) at every start. Its printer becomes a no-op
+ * here; src/service-sdl.ts prints the same SDL with the real one on the first `_service` query.
+ */
+const deferSubgraphPrinting: Plugin = {
+  name: 'defer-subgraph-printing',
+  setup(build) {
+    build.onResolve({ filter: /^@apollo\/subgraph$/ }, ({ importer }) =>
+      importer.includes('/node_modules/@pothos/plugin-federation/')
+        ? { path: 'printSubgraphSchema', namespace: 'deferred-subgraph-printer' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'deferred-subgraph-printer' }, () => ({
+      contents: "export const printSubgraphSchema = () => '';",
+      loader: 'js',
+    }));
+  },
+};
+
+export async function build(): Promise<void> {
+  rmSync(OUT_DIR, { recursive: true, force: true });
+  await esbuild({
+    absWorkingDir: ROOT,
+    entryPoints: { main: 'src/main.ts' },
+    outdir: OUT_DIR,
+    bundle: true,
+    // Lazy `import()`s become their own chunks, loaded only when that code path runs.
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    // The map names the sources (stack traces with --enable-source-maps) without carrying them.
+    sourcesContent: false,
+    // Class and function names stay as written: error names and log lines rely on them.
+    keepNames: true,
+    banner: { js: REQUIRE_SHIM },
+    // graphql ships CommonJS (main) and ESM (module) builds: one copy for every importer, or
+    // `instanceof GraphQLError` fails across the two. Node picks `main` too.
+    mainFields: ['main', 'module'],
+    plugins: [deferSubgraphPrinting],
+    logLevel: 'warning',
+    // Warnings from libraries' own guarded requires (optional peers), not from our code.
+    logOverride: { 'require-resolve-not-external': 'silent' },
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  build().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

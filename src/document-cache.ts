@@ -1,0 +1,46 @@
+/**
+ * Bounds on what the gateway keeps per distinct GraphQL document. yoga caches each parsed
+ * document by its text (by default up to 1024 of them, for an hour), and everything else we keep
+ * per document hangs off that DocumentNode in WeakMaps: its validation result, graphql-jit's
+ * compiled query, its cost, its operation name. A document costs far more than its text: an
+ * alias-heavy one of 5 kB held about 2 MB of heap once parsed, validated and compiled (`npm run
+ * soak -- --scenario=cache-flood`), so a count alone does not bound the memory; the text does.
+ */
+import type { DocumentNode } from 'graphql';
+import type { YogaServerOptions } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+
+/** Distinct documents kept: far more than the operations a set of clients sends. */
+export const MAX_CACHED_DOCUMENTS = 500;
+/**
+ * Their total text, in characters: about 100 operations of 1 kB fit; documents of the
+ * alias-heavy kind above are held only about 25 at a time (roughly 60 MB of heap).
+ */
+export const MAX_CACHED_DOCUMENT_TEXT = 128 * 1024;
+/** Parse errors are remembered too (a client retrying a broken query), but few of them. */
+const MAX_CACHED_PARSE_ERRORS = 100;
+
+type ParserCacheOptions = Exclude<
+  NonNullable<YogaServerOptions<object, object>['parserAndValidationCache']>,
+  boolean
+>;
+
+/** One set of caches per gateway; a document evicted here takes its compiled state with it. */
+export function boundedDocumentCaches(): ParserCacheOptions {
+  return {
+    documentCache: new LRUCache<string, DocumentNode>({
+      max: MAX_CACHED_DOCUMENTS,
+      maxSize: MAX_CACHED_DOCUMENT_TEXT,
+      // A document bigger than the whole budget is parsed again each time, never kept.
+      maxEntrySize: MAX_CACHED_DOCUMENT_TEXT,
+      sizeCalculation: (_document, text) => Math.max(1, text.length),
+    }),
+    errorCache: new LRUCache<string, object>({
+      max: MAX_CACHED_PARSE_ERRORS,
+      maxSize: MAX_CACHED_DOCUMENT_TEXT,
+      sizeCalculation: (_error, text) => Math.max(1, text.length),
+    }),
+    // By DocumentNode in a WeakMap (yoga's own): bounded by the document cache above.
+    validationCache: true,
+  };
+}
