@@ -60,8 +60,9 @@ export async function build(): Promise<void> {
     sourcemap: true,
     // The map names the sources (stack traces with --enable-source-maps) without carrying them.
     sourcesContent: false,
-    // Class and function names stay as written: error names and log lines rely on them.
-    keepNames: true,
+    // No keepNames: it wraps every function and class, closures made per request included, in
+    // a runtime __name() call (about a tenth of a small query's CPU in a profile). Names that
+    // matter are set explicitly (`error.name = ...`), and nothing is minified.
     banner: { js: REQUIRE_SHIM },
     // graphql ships CommonJS (main) and ESM (module) builds: one copy for every importer, or
     // `instanceof GraphQLError` fails across the two. Node picks `main` too.

@@ -29,11 +29,28 @@ describe('AdaptiveLimit', () => {
 
   it('settles where latency has doubled when the service slows with calls in flight', () => {
     // 10 ms when idle, +1 ms per call in flight: 2x the baseline is reached at 10 in flight.
-    const limit = new AdaptiveLimit({ initial: 64, min: 2, max: 256 });
+    const limit = new AdaptiveLimit({ initial: 64, min: 2, max: 256, slackMs: 0 });
     feed(limit, 200, 10); // the baseline is learnt at light load
     feed(limit, 3_000, (inFlight) => 10 + inFlight);
     expect(limit.current).toBeLessThan(40);
     expect(limit.current).toBeGreaterThanOrEqual(4);
+  });
+
+  it('does not throttle a fast service over a few ms of extra latency (the slack)', () => {
+    // 0.3 ms idle, 5 ms under load: "16x slower", yet no sign of overload worth idling for.
+    const slack = new AdaptiveLimit({ initial: 32, min: 4, max: 128 });
+    const none = new AdaptiveLimit({ initial: 32, min: 4, max: 128, slackMs: 0 });
+    for (const limit of [slack, none]) {
+      feed(limit, 100, 0.3);
+      feed(limit, 2_000, 5);
+    }
+    expect(slack.current).toBe(128);
+    expect(none.current).toBeLessThan(32);
+    // Past the slack, it backs off as before: 10 ms idle, 40 ms under load.
+    const slow = new AdaptiveLimit({ initial: 64, min: 4, max: 128 });
+    feed(slow, 100, 10);
+    feed(slow, 2_000, 40);
+    expect(slow.current).toBeLessThan(64);
   });
 
   it('measures its baseline at the floor now and then, so load never becomes the baseline', () => {

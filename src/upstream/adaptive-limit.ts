@@ -6,9 +6,10 @@
  *
  * Every `window` finished calls, their mean service time (queueing in the gateway excluded) is
  * compared with a baseline, the service's latency when lightly loaded:
- *   gradient = clamp(tolerance * baseline / recent, 0.5, 1)
+ *   gradient = clamp((tolerance * baseline + slack) / recent, 0.5, 1)
  *   limit    = limit * gradient + sqrt(limit)
- * While latency holds (recent <= tolerance * baseline) the limit grows by sqrt(limit) per window;
+ * While latency holds (recent <= tolerance * baseline + slack) the limit grows by sqrt(limit) per
+ * window;
  * when the service slows as calls pile up, the gradient falls below 1 and the limit shrinks, at
  * most by half per window. A 429 or a timeout halves it at once. The limit only grows when the
  * window actually used more than half of it, so an idle copy does not inflate it.
@@ -18,6 +19,10 @@
  * more than the floor in flight; their mean latency becomes the baseline, and the limit returns
  * to where it was. In between, a faster window lowers the baseline at once. So latency that grows
  * with load never becomes the baseline, and a service that got slower for good is re-measured.
+ *
+ * `slack` is an absolute allowance: a service answering in a millisecond "doubles" its latency
+ * from the gateway's own event-loop delay alone (the round trip is timed in this process), and
+ * throttling it then only leaves the gateway idle. A few ms more is no sign of overload.
  */
 export interface AdaptiveLimitOptions {
   /** Where the limit starts. */
@@ -28,6 +33,8 @@ export interface AdaptiveLimitOptions {
   readonly max: number;
   /** How much slower than its baseline the service may get before the limit shrinks. @default 2 */
   readonly tolerance?: number;
+  /** Latency above the baseline, in ms, that never counts as the service slowing. @default 10 */
+  readonly slackMs?: number;
   /** Time between two measurements of the baseline at the floor. @default 30000 */
   readonly probeIntervalMs?: number;
   /** The clock, in ms (tests pass their own). @default performance.now */
@@ -44,6 +51,7 @@ export class AdaptiveLimit {
   private windowCount = 0;
   private windowPeakInFlight = 0;
   private readonly tolerance: number;
+  private readonly slackMs: number;
   private readonly now: () => number;
   /** When the next baseline measurement starts (null until the first call). */
   private nextProbeAt: number | null = null;
@@ -56,6 +64,7 @@ export class AdaptiveLimit {
     }
     this.value = clamp(options.initial, options.min, options.max);
     this.tolerance = options.tolerance ?? 2;
+    this.slackMs = options.slackMs ?? 10;
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -122,7 +131,8 @@ export class AdaptiveLimit {
     const recent = this.windowSumMs / this.windowCount;
     const baseline = Math.min(this.baselineMs ?? recent, recent);
     this.baselineMs = baseline;
-    const gradient = clamp((this.tolerance * baseline) / Math.max(recent, 1e-3), 0.5, 1);
+    const allowed = this.tolerance * baseline + this.slackMs;
+    const gradient = clamp(allowed / Math.max(recent, 1e-3), 0.5, 1);
     const used = this.windowPeakInFlight > this.value / 2;
     const next = this.value * gradient + (used ? Math.sqrt(this.value) : 0);
     // An unused limit may shrink but never grows: there is no evidence the service takes more.
