@@ -5,6 +5,7 @@
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseEncoding } from '../src/plugins/compression.js';
+import { MAX_JIT_FIELDS } from '../src/plugins/jit.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../src/simulator/index.js';
 import { basicAuth, executeText, startStack } from './helpers/harness.js';
 
@@ -125,5 +126,33 @@ describe('response compression', () => {
     expect(chooseEncoding('br')).toBeNull();
     expect(chooseEncoding('identity')).toBeNull();
     expect(chooseEncoding(null)).toBeNull();
+  });
+});
+
+describe('very large documents', () => {
+  it(`run on graphql-js past ${MAX_JIT_FIELDS} fields, with the same answer as compiled ones`, async () => {
+    const tid = DEMO_ACCOUNT.numbers[0]!.tid;
+    const fields =
+      'id systemId sentAt tid phone direction body mms mediaUrl status { code text ok raw }';
+    const alias = (i: number) =>
+      `h${i}: history(start: ${i}, end: ${i + 3}) { totalCount messages { ${fields} } }`;
+    const aliases = Math.ceil(MAX_JIT_FIELDS / 14) + 1;
+    const large = `{ number(tid: "${tid}") { ${Array.from({ length: aliases }, (_, i) => alias(i)).join(' ')} } }`;
+    const big = await executeText<{ number: Record<string, unknown> }>(
+      stack.gateway,
+      large,
+      undefined,
+      auth,
+    );
+    expect(big.body.errors).toBeUndefined();
+    for (let i = 0; i < aliases; i += 1) {
+      const small = await executeText<{ number: Record<string, unknown> }>(
+        stack.gateway,
+        `{ number(tid: "${tid}") { ${alias(i)} } }`,
+        undefined,
+        auth,
+      );
+      expect(big.body.data?.number[`h${i}`]).toEqual(small.body.data?.number[`h${i}`]);
+    }
   });
 });
