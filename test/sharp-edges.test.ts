@@ -156,3 +156,23 @@ describe('very large documents', () => {
     }
   });
 });
+
+describe('the GraphiQL page, gzipped', () => {
+  it('is gzipped once and served the same bytes on every visit', async () => {
+    const visit = () =>
+      stack.gateway.fetch('http://gateway.test/graphql', {
+        headers: { accept: 'text/html', 'accept-encoding': 'gzip' },
+      });
+    const plain = await (
+      await stack.gateway.fetch('http://gateway.test/graphql', { headers: { accept: 'text/html' } })
+    ).text();
+    const first = await visit();
+    expect(first.headers.get('content-encoding')).toBe('gzip');
+    const a = Buffer.from(await first.arrayBuffer());
+    expect(Number(first.headers.get('content-length'))).toBe(a.length);
+    expect(gunzipSync(a).toString()).toBe(plain);
+    const b = Buffer.from(await (await visit()).arrayBuffer());
+    expect(b.equals(a)).toBe(true);
+    expect(a.length).toBeLessThan(plain.length / 3);
+  });
+});
