@@ -142,8 +142,8 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     // Live streams never end by themselves: end them, so the server can close.
-    void live?.close();
-    void webSocket?.close();
+    const liveClosed = live?.close();
+    const webSocketClosed = webSocket?.close();
     metricsServer?.close();
     // A keep-alive connection whose request finishes while draining would otherwise stay open
     // until the client drops it, holding the exit back: close each one as soon as it is idle.
@@ -156,6 +156,9 @@ async function main(): Promise<void> {
         tracing?.shutdown(),
         responseCache?.close(),
         apqStore?.close(),
+        // Their Redis connections are quit before exit, not cut.
+        liveClosed,
+        webSocketClosed,
       ]).then(() => {
         clearTimeout(force);
         flushLogs();
