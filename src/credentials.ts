@@ -1,3 +1,5 @@
+import { createHmac } from 'node:crypto';
+
 /** The account credentials a request carries; forwarded upstream as `sys_id` / `auth_token`. */
 export interface Credentials {
   readonly sysId: string;
@@ -85,4 +87,22 @@ function validated(sysId: string, authToken: string, source: string): Credential
     }
   }
   return { kind: 'present', credentials: { sysId, authToken } };
+}
+
+/**
+ * An HMAC of the credentials (and of `scope`, e.g. a tid) under `key`: a name for an account that
+ * is not its credentials and cannot be turned back into them. Parts are joined by NUL, which
+ * usable credentials never contain, so ("a", "bc") and ("ab", "c") differ.
+ */
+export function credentialsHmac(
+  key: Buffer | string,
+  credentials: Credentials,
+  ...scope: readonly string[]
+): string {
+  const hmac = createHmac('sha256', key)
+    .update(credentials.sysId)
+    .update('\u0000')
+    .update(credentials.authToken);
+  for (const part of scope) hmac.update('\u0000').update(part);
+  return hmac.digest('base64url');
 }

@@ -7,10 +7,10 @@
  *
  * Credentials are held by a running loop only, in memory, for as long as a subscriber needs them.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { Repeater } from 'graphql-yoga';
-import type { Credentials } from '../credentials.js';
+import { credentialsHmac, type Credentials } from '../credentials.js';
 import type { Logger } from '../logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
@@ -100,13 +100,7 @@ export class LiveHub {
   }
 
   private fingerprint(credentials: Credentials, tid: string): string {
-    return createHmac('sha256', this.key)
-      .update(credentials.sysId)
-      .update('\u0000')
-      .update(credentials.authToken)
-      .update('\u0000')
-      .update(tid)
-      .digest('base64url');
+    return credentialsHmac(this.key, credentials, tid);
   }
 
   private join(topic: string, target: PollTarget, credentials: Credentials): void {

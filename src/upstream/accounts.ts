@@ -7,8 +7,8 @@
  * The map is bounded: an account with nothing to remember is dropped at once, and past
  * `maxAccounts` the oldest entry goes (forgetting fails open: the call is simply made).
  */
-import { createHmac, randomBytes } from 'node:crypto';
-import type { Credentials } from '../credentials.js';
+import { randomBytes } from 'node:crypto';
+import { credentialsHmac, type Credentials } from '../credentials.js';
 import { Breaker, type BreakerState } from './breaker.js';
 
 export interface AccountTrafficOptions {
@@ -48,12 +48,7 @@ export class AccountTraffic {
   fingerprint(credentials: Credentials): string {
     let fingerprint = this.fingerprints.get(credentials);
     if (fingerprint === undefined) {
-      fingerprint = createHmac('sha256', this.key)
-        .update(credentials.sysId)
-        .update('\u0000')
-        .update(credentials.authToken)
-        .digest('base64url')
-        .slice(0, 22);
+      fingerprint = credentialsHmac(this.key, credentials).slice(0, 22);
       this.fingerprints.set(credentials, fingerprint);
     }
     return fingerprint;
