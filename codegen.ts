@@ -3,12 +3,12 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 /**
  * Typed documents for the operations the tests send: each `graphql(...)` call in test/ is
  * checked against schema.client.graphql (what a frontend would use) and its result and variables are typed.
- * test/apollo-client.test.ts is left out: it writes its operations as a frontend copying the
+ * test/e2e/apollo-client.test.ts is left out: it writes its operations as a frontend copying the
  * README would (`gql` from @apollo/client) and runs them against the real gateway.
  */
 const config: CodegenConfig = {
   schema: 'schema.client.graphql',
-  documents: ['test/**/*.ts', '!test/gql/**', '!test/apollo-client.test.ts'],
+  documents: ['test/**/*.ts', '!test/gql/**', '!test/e2e/apollo-client.test.ts'],
   ignoreNoDocuments: true,
   generates: {
     'test/gql/': {

@@ -10,7 +10,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Tests that start the real process run dist/main.js, as `npm start` does.
-    globalSetup: ['test/setup/build-dist.ts'],
+    globalSetup: ['test/fixtures/build-dist.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },

@@ -27,7 +27,7 @@ const REQUIRE_SHIM = [
 /**
  * @pothos/plugin-federation prints the subgraph SDL while the schema is built, which loads
  * @apollo/federation-internals (about 0.7 MB of code) at every start. Its printer becomes a no-op
- * here; src/service-sdl.ts prints the same SDL with the real one on the first `_service` query.
+ * here; src/graph/service-sdl.ts prints the same SDL with the real one on the first `_service` query.
  */
 const deferSubgraphPrinting: Plugin = {
   name: 'defer-subgraph-printing',

@@ -4,7 +4,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { printClientSchema, printGatewaySchema } from '../src/schema/print.js';
+import { printClientSchema, printGatewaySchema } from '../src/graph/print.js';
 
 const outputs = [
   { file: 'schema.graphql', text: printGatewaySchema() },

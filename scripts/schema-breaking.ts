@@ -4,7 +4,7 @@
  * After a release, copy schema.client.graphql over schema.released.graphql.
  */
 import { readFile } from 'node:fs/promises';
-import { printClientSchema } from '../src/schema/print.js';
+import { printClientSchema } from '../src/graph/print.js';
 import { breakingChanges } from './breaking-changes.js';
 
 const released = await readFile(new URL('../schema.released.graphql', import.meta.url), 'utf8');

@@ -6,7 +6,7 @@
  * eviction policy such as volatile-lru): CACHE_MAX_BYTES is for the in-memory store.
  */
 import { Redis } from 'ioredis';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
 /** A Redis command slower than this counts as failed: the request is answered without the cache. */

@@ -4,7 +4,7 @@
  * `extensions.stale = { ageMs }` and with a Warning header.
  */
 import type { ExecutionResult } from 'graphql';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '../core/errors.js';
 
 /**
  * The codes that say the service failed or is pausing us. Not UNAUTHENTICATED (refused

@@ -4,7 +4,7 @@
  * straight to its listeners. With Redis (redis-bus.ts) copies share the work: one holds the
  * topic's lock and polls, every copy with subscribers listens on the topic's channel.
  */
-import type { Message } from '../domain.js';
+import type { Message } from '../core/domain.js';
 import type { SeenState } from './detect.js';
 
 export type LiveEvent =

@@ -9,7 +9,7 @@
  * known message (history rewritten, or more arrived than the cap), the newest `total` growth is
  * taken as new, never more, so old messages are not sent again.
  */
-import type { MessageRecord } from '../domain.js';
+import type { MessageRecord } from '../core/domain.js';
 
 export interface SeenState {
   /** total_message_count at the last poll. */

@@ -10,8 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { Repeater } from 'graphql-yoga';
-import { credentialsHmac, type Credentials } from '../credentials.js';
-import type { Logger } from '../logger.js';
+import { credentialsHmac, type Credentials } from '../core/credentials.js';
+import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';

@@ -6,10 +6,10 @@
  * A failed poll is simply tried again on the next tick; only when `failuresBeforeError` polls in
  * a row have failed is an error event published (once, until a poll succeeds again).
  */
-import type { Credentials } from '../credentials.js';
-import { isUnreadable } from '../domain.js';
-import { ErrorCode, UpstreamError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Credentials } from '../core/credentials.js';
+import { isUnreadable } from '../core/domain.js';
+import { ErrorCode, UpstreamError } from '../core/errors.js';
+import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import { detectNew, seenFrom, type SeenState } from './detect.js';

@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Message } from '../domain.js';
-import type { Logger } from '../logger.js';
+import type { Message } from '../core/domain.js';
+import type { Logger } from '../observability/logger.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import type { SeenState } from './detect.js';
 

@@ -8,7 +8,7 @@
  * `maxAccounts` the oldest entry goes (forgetting fails open: the call is simply made).
  */
 import { randomBytes } from 'node:crypto';
-import { credentialsHmac, type Credentials } from '../credentials.js';
+import { credentialsHmac, type Credentials } from '../core/credentials.js';
 import { Breaker, type BreakerState } from './breaker.js';
 
 export interface AccountTrafficOptions {

@@ -7,7 +7,9 @@
  * who failed (an account's own trouble, or evidence about the whole service; see traffic.ts),
  * which cockatiel's policies, counting every failure they see, cannot express.
  */
-export type BreakerState = 'closed' | 'open' | 'half-open';
+import type { BreakerState } from '../core/signals.js';
+
+export type { BreakerState };
 
 export class Breaker {
   private stateName: BreakerState = 'closed';

@@ -6,10 +6,11 @@
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
-import type { Credentials } from '../credentials.js';
-import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
-import { ErrorCode, UpstreamError } from '../errors.js';
-import { parseHistory, parseOwnedNumbers, type UpstreamOperation } from './wire.js';
+import type { Credentials } from '../core/credentials.js';
+import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
+import { ErrorCode, UpstreamError } from '../core/errors.js';
+import type { UpstreamObserver, UpstreamOperation } from '../core/signals.js';
+import { parseHistory, parseOwnedNumbers } from './wire.js';
 
 export interface CallOptions {
   /** Aborts the call; its `reason`, when an UpstreamError, is what the call fails with. */
@@ -41,12 +42,7 @@ export interface UpstreamClientOptions {
   readonly observer?: UpstreamObserver;
 }
 
-export interface UpstreamObserver {
-  /** One finished attempt: `outcome` is "ok" or the error code it failed with. */
-  attempt(operation: UpstreamOperation, seconds: number, outcome: string): void;
-  /** One call refused before reaching the service (429 window, an open breaker). */
-  refused?(reason: 'rate_limited' | 'account_breaker' | 'service_breaker'): void;
-}
+export type { UpstreamObserver };
 
 export interface UpstreamPoolOptions {
   readonly connections: number;

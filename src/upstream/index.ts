@@ -1,7 +1,7 @@
 /** The upstream stack one gateway uses: a keep-alive pool, the client over it, traffic control. */
 import type { Pool } from 'undici';
-import type { UpstreamSettings } from '../config.js';
-import type { Logger } from '../logger.js';
+import type { UpstreamSettings } from '../config/config.js';
+import type { Logger } from '../observability/logger.js';
 import { createUpstreamClient, createUpstreamPool, type UpstreamObserver } from './client.js';
 import { withTrafficControl, type ManagedUpstreamClient, type TrafficOptions } from './traffic.js';
 

@@ -15,9 +15,9 @@
  *   per-request ceiling `concurrency`.
  */
 import DataLoader from 'dataloader';
-import type { Credentials } from '../credentials.js';
-import type { History, HistoryRequest, NumberType, OwnedNumber } from '../domain.js';
-import { ErrorCode, UpstreamError } from '../errors.js';
+import type { Credentials } from '../core/credentials.js';
+import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
+import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamClient } from './client.js';
 import { createLimit } from './limit.js';
 import { coalesceRanges, sliceFor, type Range } from './ranges.js';

@@ -16,12 +16,12 @@
  *    window for Retry-After (or `defaultRetryAfterMs`) and halves the adaptive limit.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
-import type { Credentials } from '../credentials.js';
-import { ErrorCode, UpstreamError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Credentials } from '../core/credentials.js';
+import { ErrorCode, UpstreamError } from '../core/errors.js';
+import type { Logger } from '../observability/logger.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import type { BreakerState } from './breaker.js';
+import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
 import type { CallOptions, UpstreamClient } from './client.js';
 import { FairScheduler, type Release } from './fair-scheduler.js';
 import { ServiceHealth } from './service-health.js';
@@ -52,13 +52,7 @@ export interface TrafficOptions {
   readonly onRefused?: (reason: RefusalReason) => void;
 }
 
-export type RefusalReason = 'rate_limited' | 'account_breaker' | 'service_breaker';
-
-export interface ConcurrencySnapshot {
-  readonly limit: number;
-  readonly inFlight: number;
-  readonly waiting: number;
-}
+export type { ConcurrencySnapshot, RefusalReason };
 
 export interface ManagedUpstreamClient extends UpstreamClient {
   /** The whole-service breaker (accounts' own breakers are not shown). */

@@ -21,10 +21,12 @@ import type {
   MessageStatus,
   NumberType,
   OwnedNumber,
-} from '../domain.js';
-import { ErrorCode, UpstreamError } from '../errors.js';
+} from '../core/domain.js';
+import { ErrorCode, UpstreamError } from '../core/errors.js';
 
-export type UpstreamOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
+import type { UpstreamOperation } from '../core/signals.js';
+
+export type { UpstreamOperation };
 
 type JsonObject = Record<string, unknown>;
 

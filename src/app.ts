@@ -1,0 +1,289 @@
+/**
+ * The composition root: the one place that assembles the gateway from a Config. `main.ts`, the
+ * tests and the benches all call it, so a feature wired here is wired everywhere.
+ *
+ * createApp() loads what is optional (the simulator, tracing, the response cache, Redis, the
+ * allow-list) only when its setting is present, then assembleApp() wires the parts. Tests that
+ * inject ready-made parts call assembleApp() directly; it is synchronous.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Plugin } from 'graphql-yoga';
+import type { Pool } from 'undici';
+import type { Config } from './config/config.js';
+import type { ResponseCache } from './cache/response-cache.js';
+import type { RedisApqStore } from './cache/apq-store.js';
+import { DEMO_AUTHORIZATION } from './http/banner.js';
+import type { APQStore } from '@graphql-yoga/plugin-apq';
+import { createGateway, GRAPHQL_PATH, type Gateway } from './http/server.js';
+import { LocalBus, type LiveBus } from './live/bus.js';
+import { LiveHub } from './live/hub.js';
+import type { PollLoopOptions } from './live/poll-loop.js';
+import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
+import type { Tracing } from './observability/tracing.js';
+import type { RunningSimulator } from './simulator/index.js';
+import { createUpstream } from './upstream/index.js';
+import type { ManagedUpstreamClient, TrafficOptions } from './upstream/traffic.js';
+
+/** Parts that createApp() loads or builds from the Config; tests may pass their own. */
+export interface AppParts {
+  /** Where logs go; false for none. @default createLogger(config.logLevel) */
+  readonly logger?: Logger | false;
+  /** @default createMetrics() when config.metrics */
+  readonly metrics?: GatewayMetrics | null;
+  readonly tracing?: Tracing | null;
+  /** The allow-list plugin; none runs any operation and accepts APQ. */
+  readonly persistedOperations?: Plugin | null;
+  /** Where APQ keeps its hashes; this process's memory when none. */
+  readonly apqStore?: APQStore | null;
+  readonly responseCache?: ResponseCache | null;
+  /** Where live events travel. @default a LocalBus */
+  readonly liveBus?: LiveBus;
+  /** The built-in simulator standing in for UPSTREAM_URL (demo mode). */
+  readonly simulator?: RunningSimulator | null;
+  /** Fine-tuning of the adaptive limit (tests, bench). */
+  readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
+  /** Poll-loop fine-tuning beyond the Config (tests). */
+  readonly liveTuning?: Pick<PollLoopOptions, 'pageSize' | 'maxCatchUp' | 'failuresBeforeError'>;
+  /** Headers GraphiQL pre-fills. @default the demo credentials in demo mode, none otherwise */
+  readonly graphiqlHeaders?: Readonly<Record<string, string>>;
+}
+
+export interface App {
+  readonly config: Config;
+  readonly gateway: Gateway;
+  readonly client: ManagedUpstreamClient;
+  readonly pool: Pool;
+  readonly live: LiveHub | null;
+  readonly metrics: GatewayMetrics | null;
+  readonly logger: Logger | false;
+  /** The service's base URL in use (the simulator's in demo mode). */
+  readonly upstreamUrl: URL;
+  readonly simulator: RunningSimulator | null;
+  readonly responseCache: ResponseCache | null;
+  /** The HTTP server with the gateway (and the WebSocket endpoint when live is on); not listening. */
+  readonly server: Server;
+  /** False once draining has begun: /readiness answers 503. */
+  readonly ready: boolean;
+  /** Starts answering 503 on /readiness while still serving. */
+  drain(): void;
+  /** Listens on config.port/config.host (0 = any free port). */
+  listen(): Promise<AddressInfo>;
+  /** Ends live streams (SSE and WebSocket), which never end by themselves, so the server can close. */
+  endStreams(): Promise<void>;
+  /**
+   * Ends live streams, then closes everything the app opened (pool, Redis, simulator, exporters).
+   * Call it once the HTTP server has closed: requests still in flight need the pool.
+   */
+  close(): Promise<void>;
+}
+
+/** Loads the optional subsystems the Config asks for, then assembles the app. */
+export async function createApp(config: Config, given: AppParts = {}): Promise<App> {
+  const logger = given.logger ?? createLogger(config.logLevel);
+  const persistedOperations =
+    given.persistedOperations !== undefined
+      ? given.persistedOperations
+      : config.persistedOperationsPath
+        ? await loadAllowList(config.persistedOperationsPath)
+        : null;
+  const metrics =
+    given.metrics !== undefined ? given.metrics : config.metrics ? createMetrics() : null;
+  const tracing =
+    given.tracing !== undefined
+      ? given.tracing
+      : config.tracingEndpoint
+        ? (await import('./observability/tracing.js')).startTracing(config.tracingEndpoint)
+        : null;
+  const simulator =
+    given.simulator !== undefined
+      ? given.simulator
+      : config.upstream.url === null
+        ? await (
+            await import('./simulator/index.js')
+          ).startSimulator({
+            latencyMs: config.simulatorLatencyMs,
+            arrivalsEveryMs: config.simulatorArrivalsMs,
+          })
+        : null;
+  const { redisUrl } = config.responseCache;
+  // With REDIS_URL, APQ hashes are shared by every copy (persisted operations replace APQ).
+  const apqStore: APQStore | null =
+    given.apqStore !== undefined
+      ? given.apqStore
+      : redisUrl && !persistedOperations
+        ? (await import('./cache/apq-store.js')).createRedisApqStore(redisUrl, logger)
+        : null;
+  const responseCache =
+    given.responseCache !== undefined
+      ? given.responseCache
+      : await startResponseCache(config, logger, metrics);
+  const liveBus = given.liveBus ?? (await createLiveBus(config, logger));
+  return assembleApp(config, {
+    ...given,
+    logger,
+    metrics,
+    tracing,
+    persistedOperations,
+    apqStore,
+    responseCache,
+    liveBus,
+    simulator,
+  });
+}
+
+/** Wires ready parts together. Everything the gateway is made of is connected here, once. */
+export function assembleApp(config: Config, parts: AppParts = {}): App {
+  const logger = parts.logger ?? false;
+  const metrics = parts.metrics ?? null;
+  const simulator = parts.simulator ?? null;
+  const upstreamUrl = config.upstream.url ?? (simulator ? new URL(simulator.url) : null);
+  if (upstreamUrl === null) throw new Error('assembleApp: no UPSTREAM_URL and no simulator');
+
+  const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
+    ...(logger ? { logger } : {}),
+    ...(metrics ? { observer: metrics.upstream } : {}),
+    ...(parts.traffic ? { traffic: parts.traffic } : {}),
+  });
+  metrics?.watchBreaker(() => client.breakerState());
+  metrics?.watchConcurrency(() => client.concurrency());
+
+  const live =
+    config.live.pollMs > 0
+      ? new LiveHub({
+          client,
+          bus: parts.liveBus ?? new LocalBus(),
+          pollMs: config.live.pollMs,
+          maxPerAccount: config.live.maxPerAccount,
+          hmacKey: config.responseCache.hmacKey,
+          ...parts.liveTuning,
+          ...(logger ? { logger } : {}),
+        })
+      : null;
+  if (live) metrics?.watchLive(() => live.stats);
+
+  let ready = true;
+  const responseCache = parts.responseCache ?? null;
+  const gateway = createGateway({
+    client,
+    limits: config.limits,
+    logger,
+    metrics,
+    metricsEndpoint: config.metricsPort === null,
+    persistedOperations: parts.persistedOperations ?? null,
+    apqStore: parts.apqStore ?? null,
+    corsOrigins: config.corsOrigins,
+    allowLoopbackOrigins: simulator !== null,
+    tracing: parts.tracing ?? null,
+    responseCache,
+    // GraphiQL pre-fills the demo credentials only when they are the simulator's, never real ones.
+    graphiqlHeaders:
+      parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
+    isReady: () => ready,
+    live,
+    // Copies behind one load balancer must share it, or a page cursor fails on another copy.
+    cursorKey: config.responseCache.hmacKey,
+  });
+  const server = createServer(gateway);
+  const webSocket: AttachedWebSocket | null = live
+    ? attachWebSocket(server, gateway, {
+        path: GRAPHQL_PATH,
+        maxPerConnection: config.live.maxPerConnection,
+      })
+    : null;
+
+  let streamsEnded: Promise<void> | null = null;
+  const endStreams = (): Promise<void> =>
+    (streamsEnded ??= Promise.allSettled([live?.close(), webSocket?.close()]).then(() => {}));
+  let closed: Promise<void> | null = null;
+  return {
+    config,
+    gateway,
+    client,
+    pool,
+    live,
+    metrics,
+    logger,
+    upstreamUrl,
+    simulator,
+    responseCache,
+    server,
+    get ready() {
+      return ready;
+    },
+    drain() {
+      ready = false;
+    },
+    listen: () =>
+      new Promise<AddressInfo>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => {
+          server.off('error', reject);
+          resolve(server.address() as AddressInfo);
+        });
+      }),
+    endStreams,
+    close() {
+      ready = false;
+      closed ??= (async () => {
+        await endStreams();
+        await Promise.allSettled([
+          pool.close(),
+          simulator?.close(),
+          parts.tracing?.shutdown(),
+          responseCache?.close(),
+          (parts.apqStore as RedisApqStore | null | undefined)?.close?.(),
+        ]);
+      })();
+      return closed;
+    },
+  };
+}
+
+async function loadAllowList(path: string): Promise<Plugin> {
+  const { allowListPlugin, readPersistedOperations } = await import('./http/plugins/allow-list.js');
+  return allowListPlugin(readPersistedOperations(path));
+}
+
+/** The response cache, when CACHE_TTL_MS > 0: its module is imported only then. */
+async function startResponseCache(
+  config: Config,
+  logger: Logger | false,
+  metrics: GatewayMetrics | null,
+): Promise<ResponseCache | null> {
+  if (config.responseCache.ttlMs <= 0) return null;
+  const { createResponseCache } = await import('./cache/response-cache.js');
+  const responseCache = createResponseCache(config.responseCache, {
+    logger,
+    ...(metrics
+      ? {
+          onCacheHit: () => metrics.cacheLookup('hit'),
+          onCacheMiss: () => metrics.cacheLookup('miss'),
+          onStaleServed: ({ code }: { code: string }) => metrics.staleServed(code),
+        }
+      : {}),
+  });
+  // Redis being down costs cache misses, not the gateway: say so, and start anyway.
+  if (responseCache && !(await responseCache.ready(5_000)) && logger) {
+    logger.warn('Response cache: Redis not reachable yet; answering without the cache meanwhile');
+  }
+  return responseCache;
+}
+
+/**
+ * Where live events travel: this process alone, or with REDIS_URL every copy on that Redis,
+ * sharing the polls (loaded only then, like the Redis client it brings).
+ */
+async function createLiveBus(config: Config, logger: Logger | false): Promise<LiveBus> {
+  const { redisUrl } = config.responseCache;
+  if (!redisUrl || config.live.pollMs <= 0) return new LocalBus();
+  const { RedisBus } = await import('./live/redis-bus.js');
+  // A copy that goes away is replaced after a few missed polls, never less than a second.
+  return new RedisBus({
+    url: redisUrl,
+    lockTtlMs: Math.max(3 * config.live.pollMs, 1_000),
+    ...(logger ? { logger } : {}),
+  });
+}

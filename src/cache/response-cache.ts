@@ -1,0 +1,243 @@
+/**
+ * The opt-in response cache (CACHE_TTL_MS): yoga's response-cache plugin, keyed by an HMAC
+ * fingerprint of the request's credentials plus the operation and its variables, kept in this
+ * process's memory or, with REDIS_URL, in Redis shared by every gateway copy.
+ *
+ * Only requests with usable credentials take part: anything else is neither read from nor
+ * written to the cache, so an answer can only ever reach a request carrying the very same
+ * sys_id and auth_token as the one that produced it.
+ *
+ * With CACHE_STALE_IF_ERROR_MS, answers are kept that much longer and one is served, marked
+ * stale, when the service fails the same request again (src/cache/stale.ts). The memory store is
+ * bounded by bytes and fair between accounts (src/cache/memory-store.ts).
+ */
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
+import type { ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { createAnswerCache } from './answers.js';
+import { MemoryAnswerStore } from './memory-store.js';
+import { connectRedis, redisAnswerStore } from './redis-store.js';
+import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
+import type { ResponseCacheSettings } from '../config/config.js';
+import { readCredentials } from '../core/credentials.js';
+import type { Logger } from '../observability/logger.js';
+
+export type CacheStore = 'memory' | 'redis';
+
+/** What a cache-hit or -miss hook is told: no account data, so it is safe as a metric label. */
+export interface CacheEvent {
+  readonly store: CacheStore;
+  readonly operationName: string | null;
+}
+
+/** A stale answer served in place of a failed one (see docs/stale-if-error.md). */
+export interface StaleEvent extends CacheEvent {
+  /** The error code that made the fresh answer fail (the first one, if several). */
+  readonly code: string;
+  readonly ageMs: number;
+}
+
+export interface ResponseCacheOptions {
+  /** Where Redis failures are logged; false for none. */
+  readonly logger: Logger | false;
+  /** Called for each request answered from the cache. */
+  readonly onCacheHit?: (event: CacheEvent) => void;
+  /**
+   * Called for each request that could have been answered from the cache and was not (it runs,
+   * and its answer is stored if it has no errors). Requests without usable credentials are
+   * neither hits nor misses: they never touch the cache.
+   */
+  readonly onCacheMiss?: (event: CacheEvent) => void;
+  /** Called for each failed answer replaced by a stale one (after its onCacheMiss). */
+  readonly onStaleServed?: (event: StaleEvent) => void;
+}
+
+/** The settings createResponseCache needs; the stale window and bounds default as in config. */
+export type ResponseCacheInput = Pick<ResponseCacheSettings, 'ttlMs' | 'redisUrl' | 'hmacKey'> &
+  Partial<Pick<ResponseCacheSettings, 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>>;
+
+export interface ResponseCache {
+  readonly store: CacheStore;
+  /** The yoga plugin; createGateway puts it right after persisted operations. */
+  readonly plugin: Plugin;
+  /** Resolves true once the store can be used (at once for memory), false after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<boolean>;
+  /** Closes the Redis connection, if any. */
+  close(): Promise<void>;
+}
+
+/**
+ * Every key this gateway writes to Redis starts with this, so it can share a Redis. v2: values
+ * carry a header (stored when, fresh how long), which v1 copies could not read.
+ */
+export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v2:';
+
+/** Defaults when the input leaves them out: the same as an empty environment's. */
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
+const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
+
+/** The account part of a key: `${CACHE_KEY_PREFIX}${fingerprint}:${operation}`. */
+function accountOf(key: string): string {
+  return key.slice(CACHE_KEY_PREFIX.length, key.indexOf(':', CACHE_KEY_PREFIX.length));
+}
+
+/**
+ * The cache for `settings`, or null when it is off (CACHE_TTL_MS unset or 0). With a Redis URL
+ * the settings must carry the HMAC key (loadConfig ensures it).
+ */
+export function createResponseCache(
+  settings: ResponseCacheInput,
+  options: ResponseCacheOptions,
+): ResponseCache | null {
+  if (settings.ttlMs <= 0) return null;
+  const fingerprint = credentialFingerprinter(settings.hmacKey);
+  const store: CacheStore = settings.redisUrl ? 'redis' : 'memory';
+  const redis = settings.redisUrl ? connectRedis(settings.redisUrl, options.logger) : null;
+  const staleIfErrorMs = settings.staleIfErrorMs ?? 0;
+  const answers = createAnswerCache(
+    redis
+      ? redisAnswerStore(redis)
+      : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_MAX_BYTES, accountOf }),
+    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES },
+  );
+
+  const fingerprintOf = (request: Request): string | null => {
+    // The plugin answers a conditional request 304 when the key it names is cached, before any
+    // credentials are read: a browser shared by two accounts would show one the other's answer.
+    // We send no ETag (see onResponse), so conditional requests simply bypass the cache.
+    if (request.headers.has('if-none-match')) return null;
+    return fingerprint(request.headers);
+  };
+
+  // The key of each cached request, for the stale lookup after it fails.
+  const keys = new WeakMap<Request, string>();
+  const responseCache = useResponseCache({
+    ttl: settings.ttlMs,
+    cache: answers.cache,
+    // Without usable credentials a request is not cached at all: the plugin would take a null
+    // session for a public answer, shared by everyone.
+    enabled: (request) => fingerprintOf(request) !== null,
+    session: (request) => fingerprintOf(request),
+    buildResponseCacheKey: ({
+      sessionId,
+      documentString,
+      operationName,
+      variableValues,
+      request,
+    }) => {
+      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(documentString, operationName, variableValues)}`;
+      if (sessionId) keys.set(request, key);
+      return key;
+    },
+    // Answers with any error (UNAUTHENTICATED, UPSTREAM_*, BAD_USER_INPUT, ...) are never stored,
+    // nor a stale answer served in place of one (it would come back fresh).
+    shouldCacheResult: ({ result }) => !result.errors?.length && !isStale(result),
+    // Schema introspection needs no account and changes with deployments: never cached.
+    ttlPerSchemaCoordinate: { 'Query.__schema': 0, 'Query.__type': 0 },
+    // The schema is read-only, so there is nothing to invalidate by entity.
+    invalidateViaMutation: false,
+    idFields: [],
+    includeExtensionMetadata: false,
+  });
+
+  const callHook = <E>(hook: ((event: E) => void) | undefined, event: E): void => {
+    try {
+      hook?.(event);
+    } catch (error) {
+      // A failing metrics hook must not fail the answer it is counting.
+      if (options.logger) options.logger.warn({ err: error }, 'Response cache hook failed');
+    }
+  };
+
+  // A hit short-cuts the request before its context exists: remember the operation's name here.
+  const operationNames = new WeakMap<Request, string | null>();
+  const staleServed = new WeakSet<Request>();
+  const plugin: Plugin = {
+    onPluginInit({ addPlugin }) {
+      addPlugin(responseCache);
+    },
+    onParams({ request, params }) {
+      operationNames.set(request, params.operationName ?? null);
+    },
+    async onExecutionResult({ request, result, setResult }) {
+      if (fingerprintOf(request) === null) return;
+      const event: CacheEvent = { store, operationName: operationNames.get(request) ?? null };
+      const hit = typeof result === 'object' && result !== null && SERVED_FROM_CACHE in result;
+      callHook(hit ? options.onCacheHit : options.onCacheMiss, event);
+      if (hit || staleIfErrorMs <= 0 || !isSingleResult(result)) return;
+      const code = serviceFailureCode(result);
+      const key = keys.get(request);
+      if (code === null || key === undefined) return;
+      const stale = await answers.stale(key);
+      if (!stale) return;
+      setResult(markStale(stale.result, stale.ageMs));
+      staleServed.add(request);
+      callHook(options.onStaleServed, { ...event, code, ageMs: stale.ageMs });
+    },
+    onResponse({ request, response }) {
+      // The plugin's ETag is the cache key and invites the 304 path refused in fingerprintOf.
+      response.headers.delete('etag');
+      response.headers.delete('last-modified');
+      if (staleServed.has(request)) response.headers.set('warning', STALE_WARNING);
+    },
+  };
+
+  return {
+    store,
+    plugin,
+    ready: (timeoutMs) => (redis ? redis.ready(timeoutMs) : Promise.resolve(true)),
+    close: () => (redis ? redis.close() : Promise.resolve()),
+  };
+}
+
+/**
+ * A whole answer, not a stream: @defer/@stream parts may already be on their way to the client
+ * when a later one fails, so those are never swapped for a stale answer.
+ */
+function isSingleResult(result: unknown): result is ExecutionResult {
+  return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
+}
+
+/**
+ * HMAC-SHA256 of the request's credentials, hex: the same for both header styles, different for
+ * any other sys_id or auth_token, and useless without the key (a plain hash of a short token
+ * could be brute-forced from a Redis dump). The key is random per process unless given, which
+ * is enough for the in-memory store; copies sharing Redis need the same CACHE_HMAC_KEY.
+ */
+export function credentialFingerprinter(
+  hmacKey: string | null,
+): (headers: Headers) => string | null {
+  const key = hmacKey ?? randomBytes(32);
+  return (headers) => {
+    const read = readCredentials(headers);
+    if (read.kind !== 'present') return null;
+    const { sysId, authToken } = read.credentials;
+    // JSON keeps the two parts apart: ("a:b", "c") and ("a", "b:c") are different accounts.
+    return createHmac('sha256', key)
+      .update(JSON.stringify([sysId, authToken]))
+      .digest('hex');
+  };
+}
+
+function operationHash(
+  documentString: string,
+  operationName: string | null | undefined,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): string {
+  return createHash('sha256')
+    .update(JSON.stringify([documentString, operationName ?? null, canonical(variables ?? {})]))
+    .digest('hex');
+}
+
+/** Objects with sorted keys, so `{a, b}` and `{b, a}` make the same key. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+  );
+}

@@ -1,0 +1,360 @@
+/** Environment -> validated, frozen configuration. Every bad value is reported, each in one line. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** What the query-limit plugins enforce on each document (src/http/plugins/limits.ts). */
+export interface QueryLimits {
+  /** Largest request body, in bytes. */
+  readonly maxBodyBytes: number;
+  /** Most lexical tokens in one document. */
+  readonly maxTokens: number;
+  readonly maxAliases: number;
+  readonly maxDepth: number;
+  readonly maxDirectives: number;
+  /** Most upstream calls a document may ask for, counted statically (src/graph/cost.ts). */
+  readonly maxCost: number;
+}
+
+/** Limits on what one GraphQL request may cost; see README "Limits and failure behaviour". */
+export interface GatewayLimits extends QueryLimits {
+  /** Widest `history(start, end)` range accepted, as `end - start`. @default 1000 */
+  readonly maxHistoryRange: number;
+  /** Upstream calls one GraphQL request may make in all. @default 250 */
+  readonly maxUpstreamCalls: number;
+  /**
+   * Upstream calls one GraphQL request may have in flight at once; 0 leaves it to the shared
+   * adaptive limit alone (see UpstreamSettings.connections). @default 0
+   */
+  readonly upstreamConcurrency: number;
+}
+
+export interface UpstreamSettings {
+  /** The service's base URL; null starts the built-in simulator instead. @default null */
+  readonly url: URL | null;
+  /** The whole wait for one upstream answer, retries and backoff included, in ms. @default 10000 */
+  readonly timeoutMs: number;
+  /** One attempt's own limit, so a hung attempt can be retried within timeoutMs. @default timeoutMs */
+  readonly attemptTimeoutMs: number;
+  /**
+   * Keep-alive connections to the upstream, shared by all requests: the hard cap of calls in
+   * flight, under which the adaptive limit moves. @default 128
+   */
+  readonly connections: number;
+  /** How long an account's calls pause after a 429 without a usable Retry-After, in ms. @default 5000 */
+  readonly defaultRetryAfterMs: number;
+  /** Extra attempts after a transient failure (reset, 502/503/504, timeout). @default 2 */
+  readonly retries: number;
+  /** First retry delay; later ones grow exponentially with jitter. @default 50 */
+  readonly retryBaseDelayMs: number;
+  /** Faults in a row that open an account's breaker, or the service's on service-wide evidence. @default 5 */
+  readonly breakerThreshold: number;
+  /** How long an open breaker fails fast before probing. @default 3000 */
+  readonly breakerCooldownMs: number;
+}
+
+/** The opt-in response cache; see README "Response cache". */
+export interface ResponseCacheSettings {
+  /** How long an answer is served from the cache, in milliseconds; 0 turns the cache off. @default 0 */
+  readonly ttlMs: number;
+  /** Redis shared by every gateway copy; null keeps the cache in this process's memory. @default null */
+  readonly redisUrl: URL | null;
+  /** Secret for the credentials' HMAC fingerprint; required with redisUrl. @default null (random per process) */
+  readonly hmacKey: string | null;
+  /**
+   * How long past its TTL an answer may still be served, marked stale, when the service fails;
+   * 0 turns stale-if-error off. See docs/stale-if-error.md. @default 0
+   */
+  readonly staleIfErrorMs: number;
+  /** Bytes (of answers' JSON) the in-memory store may hold, stale copies included. @default 67108864 (64 MiB) */
+  readonly maxBytes: number;
+  /** Larger answers are not stored at all, in memory or in Redis. @default 1048576 (1 MiB) */
+  readonly maxEntryBytes: number;
+}
+
+export interface Config {
+  /** TCP port the gateway listens on. @default 4000 */
+  readonly port: number;
+  /** Interface the gateway binds. @default "0.0.0.0" */
+  readonly host: string;
+  /** @default "info" */
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+  readonly upstream: UpstreamSettings;
+  readonly limits: GatewayLimits;
+  /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
+  readonly simulatorLatencyMs: number;
+  /** Demo mode: an inbound message arrives this often, for live updates to show; 0 never. @default 0 */
+  readonly simulatorArrivalsMs: number;
+  /** Browser origins allowed by CORS; empty sends no CORS headers. @default [] */
+  readonly corsOrigins: readonly string[];
+  /** Allow-list of operations; null runs any operation (and accepts APQ). @default null */
+  readonly persistedOperationsPath: string | null;
+  /** Serve Prometheus metrics at /metrics. @default true */
+  readonly metrics: boolean;
+  /**
+   * Serve /metrics on this port of its own (same HOST) instead of the public one, so scrapes can
+   * be kept off the public network. null serves it beside /graphql. @default null
+   */
+  readonly metricsPort: number | null;
+  /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
+  readonly tracingEndpoint: URL | null;
+  readonly responseCache: ResponseCacheSettings;
+  readonly live: LiveSettings;
+}
+
+/** Subscription.messageAdded; see docs/live-updates.md. */
+export interface LiveSettings {
+  /** How often each watched number is polled, in ms; 0 turns live updates off. @default 3000 */
+  readonly pollMs: number;
+  /** Live subscriptions one account may hold on one gateway copy. @default 50 */
+  readonly maxPerAccount: number;
+  /** Operations one WebSocket connection may run at once. @default 20 */
+  readonly maxPerConnection: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+// Byte sizes (loadConfig runs at import time, for DEFAULT_LIMITS: these must come first).
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const GIB = 1024 * MIB;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function loadConfig(env: Env): Config {
+  const problems: string[] = [];
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') return fallback;
+    const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return value;
+  };
+  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+
+  // Read in this order so problems are listed in it; the attempt timeout defaults to the deadline.
+  const port = int('PORT', 4000, 0, 65535);
+  const url = readUpstreamUrl(env.UPSTREAM_URL, problems);
+  const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
+  const livePollMs = readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems);
+  const config: Config = {
+    port,
+    host: env.HOST?.trim() || '0.0.0.0',
+    logLevel,
+    upstream: {
+      url,
+      timeoutMs,
+      attemptTimeoutMs: int('UPSTREAM_ATTEMPT_TIMEOUT_MS', timeoutMs, 1, 600_000),
+      connections: int('UPSTREAM_CONNECTIONS', 128, 1, 10_000),
+      defaultRetryAfterMs: int('UPSTREAM_RETRY_AFTER_DEFAULT_MS', 5_000, 0, 600_000),
+      retries: int('UPSTREAM_RETRIES', 2, 0, 10),
+      retryBaseDelayMs: int('UPSTREAM_RETRY_BASE_MS', 50, 1, 60_000),
+      breakerThreshold: int('UPSTREAM_BREAKER_THRESHOLD', 5, 1, 10_000),
+      breakerCooldownMs: int('UPSTREAM_BREAKER_COOLDOWN_MS', 3_000, 1, 600_000),
+    },
+    limits: {
+      maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
+      maxUpstreamCalls: int('MAX_UPSTREAM_CALLS', 250, 1, 100_000),
+      upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 0, 0, 10_000),
+      maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
+      maxTokens: int('MAX_TOKENS', 2_000, 10, 1_000_000),
+      maxAliases: int('MAX_ALIASES', 30, 0, 10_000),
+      maxDepth: int('MAX_DEPTH', 10, 1, 1_000),
+      maxDirectives: int('MAX_DIRECTIVES', 20, 0, 10_000),
+      maxCost: int('MAX_QUERY_COST', 50, 1, 100_000),
+    },
+    simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
+    simulatorArrivalsMs: int('SIMULATOR_ARRIVALS_MS', 0, 0, 3_600_000),
+    corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
+    persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
+    metrics: readSwitch('METRICS', env.METRICS, true, problems),
+    metricsPort: readMetricsPort(env, port, problems),
+    tracingEndpoint: readHttpUrl(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      problems,
+    ),
+    responseCache: readResponseCache(
+      env,
+      {
+        ttlMs: int('CACHE_TTL_MS', 0, 0, 86_400_000),
+        staleIfErrorMs: int('CACHE_STALE_IF_ERROR_MS', 0, 0, 604_800_000),
+        maxBytes: int('CACHE_MAX_BYTES', 64 * MIB, 64 * KIB, 64 * GIB),
+        maxEntryBytes: int('CACHE_MAX_ENTRY_BYTES', MIB, KIB, GIB),
+      },
+      livePollMs > 0,
+      problems,
+    ),
+    live: {
+      pollMs: livePollMs,
+      maxPerAccount: int('LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT', 50, 1, 100_000),
+      maxPerConnection: int('LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
+    },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+/** The limits an empty environment gives: what tests and embedders start from. */
+export const DEFAULT_LIMITS: GatewayLimits = loadConfig({}).limits;
+
+/** A port apart from PORT; 0 (any free port) is refused, as nobody could find it to scrape. */
+function readMetricsPort(env: Env, port: number, problems: string[]): number | null {
+  const raw = env.METRICS_PORT?.trim();
+  if (!raw) return null;
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < 1 || value > 65535) {
+    problems.push(`METRICS_PORT must be a whole number from 1 to 65535 (got "${raw}")`);
+    return null;
+  }
+  if (value === port) {
+    problems.push(`METRICS_PORT must differ from PORT (both ${value})`);
+    return null;
+  }
+  return value;
+}
+
+/** Polling faster than every 100 ms would be hammering the service, not watching it. */
+function readPollMs(value: number, problems: string[]): number {
+  if (value !== 0 && value < 100) {
+    problems.push(`LIVE_POLL_MS must be 0 (off) or at least 100 (got "${value}")`);
+  }
+  return value;
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) {
+    if (inner && typeof inner === 'object' && !(inner instanceof URL)) deepFreeze(inner as object);
+  }
+  return Object.freeze(value);
+}
+
+function readHttpUrl(name: string, raw: string | undefined, problems: string[]): URL | null {
+  const text = raw?.trim();
+  if (!text) return null;
+  try {
+    const url = new URL(text);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  } catch {
+    // reported below
+  }
+  problems.push(`${name} must be an absolute http(s) URL, e.g. http://otel-collector:4318`);
+  return null;
+}
+
+function readSwitch(
+  name: string,
+  raw: string | undefined,
+  fallback: boolean,
+  problems: string[],
+): boolean {
+  const text = raw?.trim().toLowerCase();
+  if (!text) return fallback;
+  if (['on', 'true', '1'].includes(text)) return true;
+  if (['off', 'false', '0'].includes(text)) return false;
+  problems.push(`${name} must be on or off (got "${raw}")`);
+  return fallback;
+}
+
+/** Comma-separated origins, each exactly scheme://host[:port], or a single "*". */
+function readCorsOrigins(raw: string | undefined, problems: string[]): string[] {
+  const origins = (raw ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  if (origins.length === 1 && origins[0] === '*') return origins;
+  for (const origin of origins) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (parsed?.origin !== origin) {
+      problems.push(
+        `CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com (or use "*" alone)`,
+      );
+    }
+  }
+  return origins;
+}
+
+function readUpstreamUrl(raw: string | undefined, problems: string[]): URL | null {
+  const text = raw?.trim();
+  if (!text) return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    problems.push('UPSTREAM_URL must be an absolute http(s) URL, e.g. https://sms.example.com');
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    problems.push(`UPSTREAM_URL must use http or https (got ${url.protocol.replace(':', '')})`);
+    return null;
+  }
+  // Credentials travel per request in the form body; a URL carrying some would be a second, static secret.
+  if (url.username || url.password) {
+    problems.push('UPSTREAM_URL must not contain credentials; clients send them per request');
+    return null;
+  }
+  if (url.search || url.hash) {
+    problems.push('UPSTREAM_URL must not have a query string or fragment');
+    return null;
+  }
+  return url;
+}
+
+/** Shortest CACHE_HMAC_KEY accepted: 32 characters, e.g. `openssl rand -hex 32` gives 64. */
+const MIN_HMAC_KEY_LENGTH = 32;
+
+// Messages here never echo REDIS_URL or CACHE_HMAC_KEY: the first may carry a password, the second is one.
+function readResponseCache(
+  env: Env,
+  sizes: Pick<ResponseCacheSettings, 'ttlMs' | 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>,
+  liveOn: boolean,
+  problems: string[],
+): ResponseCacheSettings {
+  const { ttlMs, maxBytes, maxEntryBytes } = sizes;
+  let redisUrl: URL | null = null;
+  const rawUrl = env.REDIS_URL?.trim();
+  if (rawUrl) {
+    try {
+      redisUrl = new URL(rawUrl);
+    } catch {
+      problems.push('REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://redis:6379');
+    }
+    if (redisUrl && redisUrl.protocol !== 'redis:' && redisUrl.protocol !== 'rediss:') {
+      problems.push('REDIS_URL must use redis:// or rediss://');
+      redisUrl = null;
+    }
+  }
+  const hmacKey = env.CACHE_HMAC_KEY || null;
+  if (hmacKey !== null && hmacKey.length < MIN_HMAC_KEY_LENGTH) {
+    problems.push(
+      `CACHE_HMAC_KEY must be at least ${MIN_HMAC_KEY_LENGTH} characters (got ${hmacKey.length})`,
+    );
+  }
+  // Copies sharing one Redis must fingerprint credentials alike, or none would hit the others'
+  // cache entries or live topics.
+  if ((ttlMs > 0 || liveOn) && rawUrl && hmacKey === null) {
+    problems.push(
+      `CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least ${MIN_HMAC_KEY_LENGTH} characters on every gateway copy`,
+    );
+  }
+  // An entry the budget cannot hold would be stored only to evict everything else.
+  if (maxEntryBytes > maxBytes) {
+    problems.push(
+      `CACHE_MAX_ENTRY_BYTES (${maxEntryBytes}) must not exceed CACHE_MAX_BYTES (${maxBytes})`,
+    );
+  }
+  return { ...sizes, redisUrl, hmacKey };
+}

@@ -1,0 +1,27 @@
+/**
+ * What the upstream layer reports about itself, as plain types: the upstream layer emits them,
+ * observability (metrics) consumes them, and neither imports the other for it.
+ */
+
+/** The service's three operations (docs/upstream-quirks.md). */
+export type UpstreamOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
+
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/** Why a call was refused before it reached the service. */
+export type RefusalReason = 'rate_limited' | 'account_breaker' | 'service_breaker';
+
+/** The shared adaptive limit and the calls under it, at one moment. */
+export interface ConcurrencySnapshot {
+  readonly limit: number;
+  readonly inFlight: number;
+  readonly waiting: number;
+}
+
+/** Told of every upstream attempt and refusal, for metrics. */
+export interface UpstreamObserver {
+  /** One finished attempt: `outcome` is "ok" or the error code it failed with. */
+  attempt(operation: UpstreamOperation, seconds: number, outcome: string): void;
+  /** One call refused before reaching the service (429 window, an open breaker). */
+  refused?(reason: RefusalReason): void;
+}

@@ -1,0 +1,21 @@
+/**
+ * What each field costs in upstream calls, for the static cost limit (MAX_QUERY_COST, enforced by
+ * src/http/plugins/limits.ts). Set on every field that calls the service; everything else costs
+ * nothing. A list's length is unknown before execution, so the per-request call budget
+ * (src/upstream/loaders.ts) backs this up at run time.
+ */
+
+/** One upstream call per occurrence (a number list, one history window). */
+export const UPSTREAM_CALL_COST = { complexity: 1 } as const;
+
+/** A lookup reads the owned numbers, and for messages one history window per number. */
+export const NODE_LOOKUP_COST = { complexity: 2 } as const;
+
+/**
+ * Number.messages: a first page from the head is one window; a page after or before a cursor, or
+ * the oldest page, may take a second one (history moved, total unknown).
+ */
+export function messagesCost({ args }: { args: Record<string, unknown> }): number {
+  const plain = args.after == null && args.before == null && args.last == null;
+  return plain ? 1 : 2;
+}

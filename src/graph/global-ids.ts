@@ -1,0 +1,44 @@
+/**
+ * Global ids for `Node` (Relay object identification). A Number's id is base64("Number:<tid>"):
+ * typed, so it never equals another type's id. A Message's id is the service's own message id
+ * (32 hex characters, unique across the service), kept as it was so `Message.id` does not change
+ * meaning; base64 of "Number:" is never 32 hex characters, so the two cannot collide.
+ * An id carries no credentials: `node(id)` always reads with the caller's own, so another
+ * account's id resolves to null.
+ */
+import { badUserInput } from '../core/errors.js';
+
+const MESSAGE_ID = /^[0-9a-fA-F]{32}$/;
+/** Types whose ids are typename-prefixed. */
+const PREFIXED_TYPES = new Set(['Number']);
+const MAX_ID_LENGTH = 512;
+
+export interface DecodedGlobalId {
+  readonly typename: string;
+  readonly id: string;
+}
+
+export function encodeGlobalId(typename: string, id: bigint | number | string): string {
+  if (typename === 'Message') return String(id);
+  return Buffer.from(`${typename}:${String(id)}`, 'utf8').toString('base64');
+}
+
+/** The type and raw id an id names; BAD_USER_INPUT for anything this gateway did not issue. */
+export function decodeGlobalId(globalId: string): DecodedGlobalId {
+  if (MESSAGE_ID.test(globalId)) return { typename: 'Message', id: globalId };
+  const refuse = () =>
+    badUserInput(
+      `"${globalId.slice(0, 64)}" is not an id this gateway issued: pass a Number's or a Message's \`id\` unchanged`,
+      'id',
+    );
+  if (globalId.length > MAX_ID_LENGTH) throw refuse();
+  const bytes = Buffer.from(globalId, 'base64');
+  // Buffer skips what is not base64; a strict round trip refuses such input.
+  if (bytes.length === 0 || bytes.toString('base64') !== globalId) throw refuse();
+  const text = bytes.toString('utf8');
+  const colon = text.indexOf(':');
+  const typename = text.slice(0, colon);
+  const id = text.slice(colon + 1);
+  if (colon < 0 || !PREFIXED_TYPES.has(typename) || id === '') throw refuse();
+  return { typename, id };
+}

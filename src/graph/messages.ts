@@ -1,0 +1,52 @@
+/** Number.messages: the message history as a Relay cursor connection (paging.ts does the work). */
+import { builder } from './builder.js';
+import { messagesCost } from './cost.js';
+import { MessageRef, messageOrError } from './history.js';
+import { NumberRef } from './numbers.js';
+import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
+
+builder.objectField(NumberRef, 'messages', (t) =>
+  t.connection(
+    {
+      type: MessageRef,
+      nullable: true,
+      // A record that cannot be read keeps its edge and cursor (paging goes on past it); only its
+      // node is null, with an UPSTREAM_ERROR at ['…', 'edges', i, 'node'].
+      nodeNullable: true,
+      extensions: { complexity: messagesCost },
+      description:
+        "This number's messages, newest first (the service's order), a page at a time. " +
+        '`first` (with `after`) pages towards older messages, `last` (with `before`) towards newer ' +
+        `ones; at most ${MAX_PAGE_SIZE} per page. Cursors name a message, so messages arriving ` +
+        'between two page requests cause no duplicate and no gap. A record the service sent that ' +
+        'cannot be read keeps its edge, with a null node and an error there. Null (with an error at this ' +
+        'path) when the service fails or the arguments are refused.',
+      resolve: async (number, args, context) => {
+        const max = Math.min(MAX_PAGE_SIZE, context.limits.maxHistoryRange);
+        const plan = planPage(args, number.tid, context.cursors, max);
+        const upstream = context.upstream();
+        const read = (range: { start: number; end: number }) =>
+          upstream.history({ tid: number.tid, number: number.number, ...range });
+        const page: MessagePage = await loadPage(plan, read, number.tid, context.cursors);
+        return {
+          ...page,
+          edges: page.edges.map((edge) => ({
+            cursor: edge.cursor,
+            node: messageOrError(edge.node),
+          })),
+        };
+      },
+    },
+    {
+      name: 'MessageConnection',
+      description: 'A page of messages of one number, newest first.',
+      fields: (c) => ({
+        totalCount: c.int({
+          description: 'How many messages the service holds for this number, as of this page.',
+          resolve: (connection) => connection.totalCount,
+        }),
+      }),
+    },
+    { name: 'MessageEdge', description: 'One message in a page, with its cursor.' },
+  ),
+);

@@ -1,0 +1,46 @@
+/**
+ * Relay object identification: `Node`, `Query.node(id)` and `Query.nodes(ids)` for Number and
+ * Message (ids: global-ids.ts). Every lookup reads with the caller's credentials, through the
+ * request's loaders, so an id of another account resolves to null and never to its data.
+ */
+import type { Message, OwnedNumber } from '../core/domain.js';
+import { builder } from './builder.js';
+import { MessageRef } from './history.js';
+import { NumberRef } from './numbers.js';
+import { findRecentMessage } from './message-lookup.js';
+
+builder.nodeRef<OwnedNumber, string, typeof NumberRef>(NumberRef, {
+  id: {
+    resolve: (n) => n.tid,
+    description:
+      'Global id (Relay Node): names this number across types and accounts. Use it as the ' +
+      "cache key; `tid` is the service's own identifier.",
+  },
+  // A copy: the plugin marks what it loads with its type, and loader results may be shared.
+  loadOne: async (tid, context) => copy(await context.upstream().numberByTid(tid)),
+});
+
+builder.nodeRef<Message, string, typeof MessageRef>(MessageRef, {
+  id: {
+    resolve: (m) => m.id,
+    description:
+      "The service's message identifier (message_id, 32 hexadecimal characters), unique across " +
+      'the service; also its global id (Relay Node). Not `systemId`.',
+  },
+  loadOne: async (id, context) => copy(await findRecentMessage(id, context)),
+});
+
+// A federation entity too: another subgraph may reference a Message by its id. It resolves the
+// way `node` does (a recent message of the caller's account, else null).
+builder.asEntity(MessageRef, {
+  key: builder.selection<{ id: string }>('id'),
+  // Checks credentials synchronously, as Number's does: one UNAUTHENTICATED for the whole call.
+  resolveReference: (ref, context) => {
+    context.upstream();
+    return findRecentMessage(ref.id, context).then(copy);
+  },
+});
+
+function copy<T extends OwnedNumber | Message>(value: T | null): T | null {
+  return value ? { ...value } : null;
+}

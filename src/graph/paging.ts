@@ -1,0 +1,213 @@
+/**
+ * Number.messages paging over the service's history ranges, newest first. Arguments are checked
+ * (and cursors verified) before any upstream call; then a page is read as one window, or two when
+ * the history moved since the cursor was issued: the first read tells how many messages arrived,
+ * the second reads at the cursor message's new position. Windows go through the request's
+ * history loader, so they coalesce with the request's other ranges of the same number.
+ */
+import type { History, MessageRecord } from '../core/domain.js';
+import { badUserInput } from '../core/errors.js';
+import type { Range } from '../upstream/ranges.js';
+import type { CursorCodec, MessageCursor } from './cursors.js';
+
+/** Most edges one page may ask for (`first` or `last`); also capped by MAX_HISTORY_RANGE. */
+export const MAX_PAGE_SIZE = 100;
+/** Page size when neither `first` nor `last` is given. */
+export const DEFAULT_PAGE_SIZE = 20;
+
+export interface PageArgs {
+  readonly first?: number | null | undefined;
+  readonly after?: string | null | undefined;
+  readonly last?: number | null | undefined;
+  readonly before?: string | null | undefined;
+}
+
+/** What to read: from the head, after or before a cursor's message, or the oldest messages. */
+export type PagePlan =
+  | { readonly kind: 'head'; readonly size: number }
+  | { readonly kind: 'after'; readonly size: number; readonly cursor: MessageCursor }
+  | { readonly kind: 'before'; readonly size: number; readonly cursor: MessageCursor }
+  | { readonly kind: 'tail'; readonly size: number };
+
+export interface MessagePage {
+  readonly totalCount: number;
+  readonly edges: readonly { readonly cursor: string; readonly node: MessageRecord }[];
+  readonly pageInfo: {
+    readonly hasNextPage: boolean;
+    readonly hasPreviousPage: boolean;
+    readonly startCursor: string | null;
+    readonly endCursor: string | null;
+  };
+}
+
+/** Reads one window of the number's history (positions [start, end), 0 = newest). */
+export type ReadWindow = (range: Range) => Promise<History>;
+
+/** Validates the arguments; throws BAD_USER_INPUT, never calling upstream. */
+export function planPage(
+  args: PageArgs,
+  tid: string,
+  codec: CursorCodec,
+  maxSize: number,
+): PagePlan {
+  const { first, after, last, before } = args;
+  const has = (v: unknown) => v !== null && v !== undefined;
+  if (has(first) && has(last)) {
+    throw badUserInput(
+      'messages: pass either `first` (with `after`) or `last` (with `before`), not both',
+      'last',
+    );
+  }
+  if (has(after) && has(before)) {
+    throw badUserInput('messages: pass either `after` or `before`, not both', 'before');
+  }
+  if (has(after) && has(last)) {
+    throw badUserInput(
+      'messages: `after` pages forward and goes with `first`, not `last`',
+      'after',
+    );
+  }
+  if (has(before) && has(first)) {
+    throw badUserInput(
+      'messages: `before` pages backward and goes with `last`, not `first`',
+      'before',
+    );
+  }
+  const size = (name: 'first' | 'last', value: number | null | undefined): number => {
+    if (value === null || value === undefined) return Math.min(DEFAULT_PAGE_SIZE, maxSize);
+    if (value < 0)
+      throw badUserInput(`messages: \`${name}\` must be 0 or more (got ${value})`, name);
+    if (value > maxSize) {
+      throw badUserInput(`messages: \`${name}\` must be at most ${maxSize} (got ${value})`, name);
+    }
+    return value;
+  };
+  const cursor = (name: 'after' | 'before', text: string): MessageCursor => {
+    const decoded = codec.decode(text);
+    if (!decoded) {
+      throw badUserInput(
+        `messages: \`${name}\` is not a cursor this gateway issued; pass back an edge's cursor or pageInfo's startCursor/endCursor unchanged`,
+        name,
+      );
+    }
+    if (decoded.tid !== tid) {
+      throw badUserInput(`messages: \`${name}\` is a cursor into another number's messages`, name);
+    }
+    return decoded;
+  };
+  if (has(last) || has(before)) {
+    const n = size('last', last);
+    return has(before)
+      ? { kind: 'before', size: n, cursor: cursor('before', before as string) }
+      : { kind: 'tail', size: n };
+  }
+  const n = size('first', first);
+  return has(after)
+    ? { kind: 'after', size: n, cursor: cursor('after', after as string) }
+    : { kind: 'head', size: n };
+}
+
+/** Reads the planned page: one window, or two when the history moved or is longer than a page. */
+export async function loadPage(
+  plan: PagePlan,
+  read: ReadWindow,
+  tid: string,
+  codec: CursorCodec,
+): Promise<MessagePage> {
+  const n = plan.size;
+  switch (plan.kind) {
+    case 'head': {
+      const range = { start: 0, end: n };
+      return page(await read(range), range, 0, n, tid, codec);
+    }
+    case 'tail': {
+      // The oldest messages: their positions are only known once the total is.
+      const probe = { start: 0, end: n };
+      const first = await read(probe);
+      if (first.totalCount <= n) return page(first, probe, 0, n, tid, codec);
+      const range = { start: first.totalCount - n, end: first.totalCount };
+      return page(await read(range), range, range.start, n, tid, codec);
+    }
+    case 'after': {
+      // The cursor's message is read too (position `anchor`), to verify it is where we think.
+      const windowAt = (anchor: number) => ({ start: anchor, end: anchor + 1 + n });
+      const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
+      return page(history, range, anchor + 1, n, tid, codec);
+    }
+    case 'before': {
+      const windowAt = (anchor: number) => ({ start: Math.max(0, anchor - n), end: anchor + 1 });
+      const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
+      const start = Math.max(0, anchor - n);
+      return page(history, range, start, anchor - start, tid, codec);
+    }
+  }
+}
+
+interface Located {
+  /** The cursor message's current position. */
+  readonly anchor: number;
+  readonly history: History;
+  readonly range: Range;
+}
+
+/**
+ * Finds the cursor's message now: first at its old position; if it is not there, at the
+ * position shifted by the growth in total count (or where the first window saw it). If it is
+ * gone altogether (the service dropped it), the shifted position is the best estimate left.
+ */
+async function locate(
+  cursor: MessageCursor,
+  windowAt: (anchor: number) => Range,
+  read: ReadWindow,
+): Promise<Located> {
+  const firstRange = windowAt(cursor.offset);
+  const first = await read(firstRange);
+  if (idAt(first, firstRange, cursor.offset) === cursor.id) {
+    return { anchor: cursor.offset, history: first, range: firstRange };
+  }
+  const anchor =
+    positionOf(first, firstRange, cursor.id) ??
+    Math.max(0, cursor.offset + first.totalCount - cursor.total);
+  const range = windowAt(anchor);
+  const second = await read(range);
+  if (idAt(second, range, anchor) === cursor.id) return { anchor, history: second, range };
+  return { anchor: positionOf(second, range, cursor.id) ?? anchor, history: second, range };
+}
+
+function idAt(history: History, range: Range, position: number): string | undefined {
+  return history.messages[position - range.start]?.id ?? undefined;
+}
+
+function positionOf(history: History, range: Range, id: string): number | null {
+  const index = history.messages.findIndex((m) => m.id === id);
+  return index < 0 ? null : range.start + index;
+}
+
+/** Edges for positions [start, start + size) out of a window read at `range`. */
+function page(
+  history: History,
+  range: Range,
+  start: number,
+  size: number,
+  tid: string,
+  codec: CursorCodec,
+): MessagePage {
+  const from = Math.max(0, start - range.start);
+  const nodes = history.messages.slice(from, from + size);
+  const total = history.totalCount;
+  const edges = nodes.map((node, i) => ({
+    // An unreadable record without an id still gets a cursor: its position alone locates it.
+    cursor: codec.encode({ tid, id: node.id ?? '', offset: start + i, total }),
+    node,
+  }));
+  return {
+    totalCount: total,
+    edges,
+    pageInfo: {
+      hasPreviousPage: start > 0,
+      hasNextPage: start + nodes.length < total,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}

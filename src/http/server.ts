@@ -1,0 +1,225 @@
+/**
+ * createGateway() builds the yoga instance: schema, per-request context, error masking,
+ * GraphiQL, health and readiness. It never listens; src/main.ts does, and tests call
+ * `gateway.fetch` directly.
+ */
+import { GraphQLError } from 'graphql';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import {
+  createYoga,
+  maskError,
+  useReadinessCheck,
+  type GraphiQLOptions,
+  type MaskError,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
+import type { ResponseCache } from '../cache/response-cache.js';
+import type { GatewayLimits } from '../config/config.js';
+import { createContext, type GatewayContext } from '../graph/context.js';
+import { upstreamErrorToGraphQL } from '../core/errors.js';
+import type { LiveHub } from '../live/hub.js';
+import { yogaLogger, type Logger } from '../observability/logger.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
+import { incrementalErrorMasking } from './plugins/incremental-errors.js';
+import { queryLimitPlugins } from './plugins/limits.js';
+import { apqPlugin, type APQStore } from './plugins/apq.js';
+import { requestLogPlugin } from './plugins/request-log.js';
+import { REQUEST_ID_HEADER } from '../observability/request-id.js';
+import type { Tracing } from '../observability/tracing.js';
+import { useJit } from './plugins/jit.js';
+import { useIncrementalFallback } from './plugins/incremental-fallback.js';
+import { useKnownOperationTypes } from './plugins/known-operation-types.js';
+import { useResponseCompression } from './plugins/compression.js';
+import { useRequestBodyLimit } from './plugins/request-body-limit.js';
+import { boundedDocumentCaches } from './document-cache.js';
+import { createCursorCodec } from '../graph/cursors.js';
+import { schema } from '../graph/schema.js';
+import { printServiceSdlOnDemand } from '../graph/service-sdl.js';
+import type { UpstreamClient } from '../upstream/client.js';
+
+export interface GatewayOptions {
+  readonly client: UpstreamClient;
+  readonly limits: GatewayLimits;
+  /** Headers GraphiQL pre-fills, e.g. the simulator's demo credentials. Never real ones. */
+  readonly graphiqlHeaders?: Readonly<Record<string, string>>;
+  /** Readiness: false while draining before shutdown. @default always ready */
+  readonly isReady?: () => boolean;
+  /** Where requests and failures are logged; false for none. */
+  readonly logger: Logger | false;
+  /** Collected when given; served at /metrics here unless `metricsEndpoint` is false. */
+  readonly metrics?: GatewayMetrics | null;
+  /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
+  readonly metricsEndpoint?: boolean;
+  /**
+   * The allow-list plugin (allowListPlugin in src/http/plugins/allow-list.ts) when given; otherwise any
+   * operation runs and APQ is accepted.
+   */
+  readonly persistedOperations?: Plugin | null;
+  /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
+  readonly apqStore?: APQStore | null;
+  /** Browser origins allowed by CORS; none sends no CORS headers. */
+  readonly corsOrigins?: readonly string[];
+  /**
+   * With no CORS_ORIGINS, also allow pages served from loopback (http://localhost:5173, …): demo
+   * mode only, so a Vite or Next dev server can call the simulator-backed gateway.
+   */
+  readonly allowLoopbackOrigins?: boolean;
+  /** OpenTelemetry spans per operation when given. */
+  readonly tracing?: Tracing | null;
+  /** The opt-in response cache (createResponseCache); none by default. */
+  readonly responseCache?: ResponseCache | null;
+  /** Live subscriptions (Subscription.messageAdded); none turns them off. */
+  readonly live?: LiveHub | null;
+  /**
+   * Secret that signs `messages` cursors (CACHE_HMAC_KEY): copies sharing it accept each other's
+   * cursors. None: a random key of this process, so its cursors die with it.
+   */
+  readonly cursorKey?: string | null;
+}
+
+printServiceSdlOnDemand(schema);
+
+export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
+
+export const GRAPHQL_PATH = '/graphql';
+
+export const DEFAULT_GRAPHIQL_QUERY = `# Your numbers and their five latest messages.
+# Credentials: the Headers tab below.
+query NumbersWithLatestMessages {
+  ownedNumbers {
+    tid
+    number
+    type
+    webhook
+    history(start: 0, end: 5) {
+      totalCount
+      mostRecentAt
+      messages {
+        sentAt
+        direction
+        phone
+        body
+        mms
+        mediaUrl
+        status { code text ok }
+      }
+    }
+    # The same messages as pages: pass pageInfo.endCursor back as \`after\` for the next one.
+    messages(first: 3) {
+      totalCount
+      edges { cursor node { sentAt body } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}
+`;
+
+export function createGateway(options: GatewayOptions): Gateway {
+  const isReady = options.isReady ?? (() => true);
+  const { logger } = options;
+  const yogaLog = logger ? yogaLogger(logger) : false;
+  const cursors = createCursorCodec(options.cursorKey ?? null);
+  return createYoga<Record<string, never>, GatewayContext>({
+    schema,
+    graphqlEndpoint: GRAPHQL_PATH,
+    healthCheckEndpoint: '/health',
+    landingPage: false,
+    // yoga logs every error it masks or converts (once, with its cause): see yogaLogger.
+    // One operation per HTTP request: a JSON array body is refused, so limits hold per request.
+    batching: false,
+    // Enforced by useRequestBodyLimit (below) instead, at no cost when Content-Length is sent.
+    maxRequestBodySize: false,
+    logging: yogaLog,
+    // Parsed documents, and the validation and compiled state that hangs off them, bounded by
+    // their text rather than yoga's 1024 documents (src/http/document-cache.ts).
+    parserAndValidationCache: boundedDocumentCaches(),
+    context: ({ request }) =>
+      createContext(request.headers, {
+        client: options.client,
+        limits: options.limits,
+        cursors,
+        live: options.live ?? null,
+      }),
+    maskedErrors: { maskError: maskGatewayError },
+    // The self-contained GraphiQL page: its scripts and styles are inlined, so it works where the
+    // browser has no internet access (yoga's default page loads them from unpkg.com). That page
+    // is a 9 MB module: loaded on the first browser visit, not at start.
+    renderGraphiQL: renderSelfContainedGraphiQL,
+    graphiql: {
+      title: 'SMS GraphQL gateway',
+      defaultQuery: DEFAULT_GRAPHIQL_QUERY,
+      headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
+      shouldPersistHeaders: false,
+    },
+    cors: corsPolicy(options.corsOrigins ?? [], options.allowLoopbackOrigins ?? false),
+    plugins: [
+      useRequestBodyLimit(options.limits.maxBodyBytes),
+      useResponseCompression(),
+      useKnownOperationTypes(),
+      // Before graphql-jit, which then compiles the document without @defer/@stream.
+      useIncrementalFallback(),
+      // Before the plugins that wrap execution (tracing), so they wrap the compiled executor.
+      useJit(),
+      ...(logger ? [requestLogPlugin(logger)] : []),
+      ...(options.metrics
+        ? [options.metrics.plugin({ endpoint: options.metricsEndpoint ?? true })]
+        : []),
+      ...(options.tracing ? [options.tracing.plugin] : []),
+      options.persistedOperations ?? apqPlugin(options.apqStore),
+      // After persisted operations (which turn a hash into its query), before everything else:
+      // a cached answer skips parsing, the limits and execution (it passed them when stored).
+      ...(options.responseCache ? [options.responseCache.plugin] : []),
+      // @defer / @stream: a client can render the number list first and each history as it lands.
+      useDeferStream(),
+      incrementalErrorMasking((error) => {
+        const masked = maskGatewayError(error, 'Unexpected error.') as GraphQLError;
+        if (masked !== error && yogaLog) yogaLog.error(error);
+        return masked;
+      }),
+      ...queryLimitPlugins(options.limits),
+      useReadinessCheck({ endpoint: '/readiness', check: isReady }),
+    ],
+  });
+}
+
+let graphiqlModule: Promise<typeof import('@graphql-yoga/render-graphiql')> | undefined;
+async function renderSelfContainedGraphiQL(options: GraphiQLOptions): Promise<string> {
+  graphiqlModule ??= import('@graphql-yoga/render-graphiql');
+  return (await graphiqlModule).renderGraphiQL(options);
+}
+
+/** Upstream failures keep their safe message and stable code; anything else is masked. */
+const maskGatewayError: MaskError = (error, message, isDev) => {
+  const converted = error instanceof GraphQLError ? upstreamErrorToGraphQL(error) : null;
+  return converted ?? maskError(error, message, isDev);
+};
+
+/** Pages served from this machine: http(s)://localhost, 127.0.0.0/8 or [::1], any port. */
+const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/;
+
+/** Only configured origins may call from a browser; credentials travel in headers, never cookies. */
+function corsPolicy(origins: readonly string[], allowLoopback: boolean) {
+  const policy = (allowed: string[]) => ({
+    origin: allowed,
+    methods: ['GET', 'POST'],
+    allowedHeaders: [
+      'authorization',
+      'x-sys-id',
+      'x-auth-token',
+      'content-type',
+      'accept',
+      REQUEST_ID_HEADER,
+    ],
+    // Warning: a stale-if-error answer says so (docs/stale-if-error.md); scripts may read it.
+    exposedHeaders: [REQUEST_ID_HEADER, 'warning'],
+    credentials: false,
+    maxAge: 600,
+  });
+  if (origins.length > 0) return policy([...origins]);
+  if (!allowLoopback) return false as const;
+  return (request: Request) => {
+    const origin = request.headers.get('origin');
+    return origin && LOOPBACK_ORIGIN.test(origin) ? policy([origin]) : (false as const);
+  };
+}

@@ -1,0 +1,218 @@
+/**
+ * Prometheus metrics, served at /metrics: GraphQL requests and their durations per operation,
+ * HTTP durations, upstream attempts (count, duration, outcome) per upstream operation, the
+ * circuit breaker's state, response-cache hits and stale answers served. One registry per gateway, so several
+ * gateways in one process (tests) never share series.
+ */
+import {
+  createCounter,
+  createHistogram,
+  usePrometheus,
+  type FillLabelsFnParams,
+} from '@graphql-yoga/plugin-prometheus';
+import type { Plugin } from 'graphql-yoga';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BreakerState, ConcurrencySnapshot, UpstreamObserver } from '../core/signals.js';
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  /** Feed to the upstream client: one observation per attempt. */
+  readonly upstream: UpstreamObserver;
+  cacheLookup(result: 'hit' | 'miss'): void;
+  /** A failed answer replaced by a stale cached one; `code` is the error that failed it. */
+  staleServed(code: string): void;
+  /** Reports the breaker's state at each scrape. */
+  watchBreaker(state: () => BreakerState): void;
+  /** Reports the adaptive limit, calls in flight and calls waiting at each scrape. */
+  watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
+  /** Reports live subscriptions held and numbers watched by this copy at each scrape. */
+  watchLive(stats: () => { readonly topics: number; readonly subscriptions: number }): void;
+  /** `endpoint: false` collects without serving /metrics (METRICS_PORT serves it apart). */
+  plugin(options?: { readonly endpoint: boolean }): Plugin;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/**
+ * Operation names come from clients: past this many distinct names, new ones are counted as
+ * "other", so a client cannot grow the metrics without bound. (Written here because the
+ * prometheus plugin labels with whatever name a client sends.)
+ */
+const MAX_OPERATION_NAMES = 200;
+
+export function createMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const upstreamCalls = new Counter({
+    name: 'sms_upstream_requests_total',
+    help: 'Attempts at upstream operations, by operation and outcome (ok or the error code).',
+    labelNames: ['operation', 'outcome'],
+    registers: [registry],
+  });
+  const upstreamDuration = new Histogram({
+    name: 'sms_upstream_request_duration_seconds',
+    help: 'Duration of upstream attempts, by operation.',
+    labelNames: ['operation'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const cache = new Counter({
+    name: 'sms_response_cache_lookups_total',
+    help: 'Response cache lookups, by result (hit or miss).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const stale = new Counter({
+    name: 'sms_response_cache_stale_total',
+    help: 'Answers served stale from the response cache because the service failed, by the error code it failed with.',
+    labelNames: ['code'],
+    registers: [registry],
+  });
+  let breakerState: (() => BreakerState) | undefined;
+  new Gauge({
+    name: 'sms_upstream_circuit_open',
+    help: '1 while the upstream circuit breaker is open or half-open, else 0.',
+    registers: [registry],
+    collect() {
+      this.set(breakerState && breakerState() !== 'closed' ? 1 : 0);
+    },
+  });
+
+  let concurrency: (() => ConcurrencySnapshot) | undefined;
+  new Gauge({
+    name: 'sms_upstream_concurrency',
+    help: 'Calls to the service: the adaptive limit, those in flight and those waiting for a slot.',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const now = concurrency?.();
+      if (!now) return;
+      this.set({ kind: 'limit' }, now.limit);
+      this.set({ kind: 'in_flight' }, now.inFlight);
+      this.set({ kind: 'waiting' }, now.waiting);
+    },
+  });
+  let live: (() => { readonly topics: number; readonly subscriptions: number }) | undefined;
+  new Gauge({
+    name: 'sms_live_subscriptions',
+    help: 'Live subscriptions open on this copy (kind subscriptions), and the numbers they watch (kind topics: one poll loop or pub/sub listener each).',
+    labelNames: ['kind'],
+    registers: [registry],
+    collect() {
+      const now = live?.();
+      if (!now) return;
+      this.set({ kind: 'subscriptions' }, now.subscriptions);
+      this.set({ kind: 'topics' }, now.topics);
+    },
+  });
+  const refused = new Counter({
+    name: 'sms_upstream_refused_total',
+    help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+
+  const seenNames = new Set<string>();
+  const operationName = (name: string | undefined): string => {
+    if (!name) return 'anonymous';
+    if (seenNames.has(name)) return name;
+    if (seenNames.size >= MAX_OPERATION_NAMES) return 'other';
+    seenNames.add(name);
+    return name;
+  };
+  const operationLabels = (params: FillLabelsFnParams) => ({
+    operationType: params.operationType ?? 'unknown',
+    operationName: operationName(params.operationName),
+  });
+
+  return {
+    registry,
+    upstream: {
+      attempt(operation, seconds, outcome) {
+        upstreamCalls.inc({ operation, outcome });
+        upstreamDuration.observe({ operation }, seconds);
+      },
+      refused(reason) {
+        refused.inc({ reason });
+      },
+    },
+    cacheLookup(result) {
+      cache.inc({ result });
+    },
+    staleServed(code) {
+      stale.inc({ code });
+    },
+    watchBreaker(state) {
+      breakerState = state;
+    },
+    watchConcurrency(snapshot) {
+      concurrency = snapshot;
+    },
+    watchLive(stats) {
+      live = stats;
+    },
+    plugin({ endpoint } = { endpoint: true }) {
+      return usePrometheus({
+        registry,
+        endpoint: endpoint ? '/metrics' : false,
+        metrics: {
+          graphql_envelop_request: createCounter({
+            registry,
+            counter: {
+              name: 'graphql_envelop_request',
+              help: 'GraphQL operations executed, by operation.',
+              labelNames: ['operationType', 'operationName'],
+            },
+            fillLabelsFn: operationLabels,
+          }),
+          graphql_envelop_request_duration: createHistogram({
+            registry,
+            histogram: {
+              name: 'graphql_envelop_request_duration',
+              help: 'Duration of GraphQL operations (parse to result), in seconds, by operation.',
+              labelNames: ['operationType', 'operationName'],
+              buckets: LATENCY_BUCKETS,
+            },
+            fillLabelsFn: operationLabels,
+          }),
+          graphql_envelop_error_result: createCounter({
+            registry,
+            counter: {
+              name: 'graphql_envelop_error_result',
+              help: 'GraphQL results with errors, by phase and operation.',
+              labelNames: ['phase', 'operationName'],
+            },
+            fillLabelsFn: (params) => ({
+              phase: params.errorPhase ?? 'unknown',
+              operationName: operationName(params.operationName),
+            }),
+          }),
+          graphql_yoga_http_duration: createHistogram({
+            registry,
+            histogram: {
+              name: 'graphql_yoga_http_duration',
+              help: 'Duration of HTTP requests to the GraphQL endpoint, in seconds, by status.',
+              labelNames: ['method', 'statusCode'],
+              buckets: LATENCY_BUCKETS,
+            },
+            fillLabelsFn: (
+              params: FillLabelsFnParams & { request: Request; response: Response },
+            ) => ({
+              method: params.request.method,
+              statusCode: params.response.status,
+            }),
+          }),
+          graphql_envelop_phase_parse: false,
+          graphql_envelop_phase_validate: false,
+          graphql_envelop_phase_context: false,
+          graphql_envelop_phase_execute: false,
+          graphql_envelop_phase_subscribe: false,
+          graphql_envelop_request_time_summary: false,
+          graphql_envelop_deprecated_field: false,
+          graphql_envelop_schema_change: false,
+          graphql_envelop_execute_resolver: false,
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,297 @@
+/**
+ * Stale-if-error against a real loopback upstream that fails on command, with the cache in
+ * memory and in a real redis-server: a recent answer is served, marked, when the service fails
+ * the same request from the same account; never to another account or query, never to refused
+ * credentials, never without saying so; and fresh answers come back once the service does.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createResponseCache,
+  type CacheStore,
+  type StaleEvent,
+} from '../../src/cache/response-cache.js';
+import type { UpstreamSettings } from '../../src/config/config.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { serviceFailureCode } from '../../src/cache/stale.js';
+import type { Gateway } from '../../src/http/server.js';
+import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { basicAuth, createTestGateway, pairAuth } from '../fixtures/harness.js';
+import { startRedis, type RunningRedis } from '../fixtures/redis.js';
+import {
+  historyReply,
+  ownedNumbersReply,
+  startScriptedUpstream,
+  type ScriptedReply,
+  type ScriptedUpstream,
+} from '../fixtures/scripted-upstream.js';
+
+const HMAC_KEY = 'stale-test-hmac-key-0123456789abcdef-0123';
+const TTL_MS = 300;
+const WINDOW_MS = 60_000;
+const OWNED = '{ ownedNumbers { tid } }';
+const LOCAL = '{ ownedNumbers(type: LOCAL) { tid } }';
+const WITH_HISTORY = '{ ownedNumbers { tid history(start: 0, end: 1) { totalCount } } }';
+
+type Mode = 'ok' | '503' | 'hang' | 'reset' | '429' | '401' | 'history-503';
+let mode: Mode = 'ok';
+/** The numbers the healthy service reports: changed by tests to tell fresh from stale. */
+let tids: string[] = ['TN-1', 'TN-2'];
+
+const replies: Record<Exclude<Mode, 'ok' | 'history-503'>, ScriptedReply> = {
+  '503': { status: 503, text: 'busy' },
+  hang: { hang: true },
+  reset: { reset: true },
+  '429': { status: 429, text: '', headers: { 'retry-after': '30' } },
+  '401': { status: 401, text: '' },
+};
+
+let upstream: ScriptedUpstream;
+let redis: RunningRedis;
+let admin: Redis;
+const closers: Array<() => Promise<void>> = [];
+
+beforeAll(async () => {
+  upstream = await startScriptedUpstream((call) => {
+    if (mode === 'ok' || mode === 'history-503') {
+      if (call.operation !== 'smshistory') return ownedNumbersReply(tids);
+      return mode === 'ok' ? historyReply(call) : replies['503'];
+    }
+    return replies[mode];
+  });
+  redis = await startRedis();
+  admin = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+  await admin?.quit();
+  await redis?.close();
+  await upstream?.close();
+});
+
+beforeEach(async () => {
+  mode = 'ok';
+  tids = ['TN-1', 'TN-2'];
+  await admin.flushdb();
+});
+
+interface StaleGateway {
+  readonly gateway: Gateway;
+  readonly served: StaleEvent[];
+  readonly metricsText: () => Promise<string>;
+}
+
+async function staleGateway(
+  store: CacheStore,
+  options: { windowMs?: number; resilience?: Partial<UpstreamSettings> } = {},
+): Promise<StaleGateway> {
+  const served: StaleEvent[] = [];
+  const metrics = createMetrics();
+  const cache = createResponseCache(
+    {
+      ttlMs: TTL_MS,
+      staleIfErrorMs: options.windowMs ?? WINDOW_MS,
+      redisUrl: store === 'redis' ? new URL(redis.url) : null,
+      hmacKey: store === 'redis' ? HMAC_KEY : null,
+    },
+    {
+      logger: false,
+      onStaleServed: (event) => {
+        served.push(event);
+        metrics.staleServed(event.code);
+      },
+    },
+  );
+  if (!cache) throw new Error('the cache should be on');
+  expect(await cache.ready(5_000)).toBe(true);
+  const test = createTestGateway(upstream.url, {
+    responseCache: cache,
+    timeoutMs: 300,
+    ...(options.resilience ? { resilience: options.resilience } : {}),
+  });
+  closers.push(async () => {
+    await test.close();
+    await cache.close();
+  });
+  return { gateway: test.gateway, served, metricsText: () => metrics.registry.metrics() };
+}
+
+interface Answer {
+  readonly warning: string | null;
+  readonly body: {
+    data?: { ownedNumbers?: { tid: string }[] | null } | null;
+    errors?: { extensions?: { code?: string } }[];
+    extensions?: { stale?: { ageMs: number } };
+  };
+}
+
+async function ask(
+  gateway: Gateway,
+  query: string,
+  headers: Record<string, string> = basicAuth(DEMO_CREDENTIALS),
+): Promise<Answer> {
+  const response = await gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query }),
+  });
+  return {
+    warning: response.headers.get('warning'),
+    body: (await response.json()) as Answer['body'],
+  };
+}
+
+const codes = (answer: Answer) => answer.body.errors?.map((e) => e.extensions?.code);
+
+describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
+  it('serves the expired answer, marked with its age, while the service fails; fresh again after', async () => {
+    const { gateway, served, metricsText } = await staleGateway(store);
+    const before = Date.now();
+    const fresh = await ask(gateway, OWNED);
+    expect(fresh.body).toEqual({ data: { ownedNumbers: [{ tid: 'TN-1' }, { tid: 'TN-2' }] } });
+    expect(fresh.warning).toBeNull();
+    await sleep(TTL_MS + 50);
+
+    mode = '503';
+    const calls = upstream.calls.length;
+    const stale = await ask(gateway, OWNED);
+    const bound = Date.now() - before;
+    // The service was asked first: the stale answer stands in for its failure.
+    expect(upstream.calls.length).toBe(calls + 1);
+    expect(stale.body.data).toEqual(fresh.body.data);
+    expect(stale.body.errors).toBeUndefined();
+    const ageMs = stale.body.extensions?.stale?.ageMs ?? -1;
+    expect(ageMs).toBeGreaterThanOrEqual(TTL_MS);
+    expect(ageMs).toBeLessThanOrEqual(bound);
+    expect(stale.warning).toMatch(/^110 - "Response is Stale"/);
+    expect(served).toMatchObject([{ store, code: 'UPSTREAM_ERROR', operationName: null }]);
+    expect(await metricsText()).toContain(
+      'sms_response_cache_stale_total{code="UPSTREAM_ERROR"} 1',
+    );
+
+    // Another account, and another query of this account: their own errors, no stale data.
+    const other = await ask(gateway, OWNED, pairAuth(SECOND_DEMO_CREDENTIALS));
+    expect(codes(other)).toEqual(['UPSTREAM_ERROR']);
+    expect(other.body.data?.ownedNumbers).toBeNull();
+    expect(other.body.extensions?.stale).toBeUndefined();
+    expect(other.warning).toBeNull();
+    const otherQuery = await ask(gateway, LOCAL);
+    expect(codes(otherQuery)).toEqual(['UPSTREAM_ERROR']);
+    expect(otherQuery.body.extensions?.stale).toBeUndefined();
+
+    // Credentials the service refuses see no data, stale or not.
+    mode = '401';
+    const refused = await ask(gateway, OWNED);
+    expect(codes(refused)).toEqual(['UNAUTHENTICATED']);
+    expect(refused.body.data?.ownedNumbers).toBeNull();
+    expect(refused.body.extensions?.stale).toBeUndefined();
+    expect(refused.warning).toBeNull();
+
+    // The service is back: a fresh answer, unmarked, which is then cached as usual.
+    mode = 'ok';
+    tids = ['TN-1', 'TN-2', 'TN-3'];
+    const back = await ask(gateway, OWNED);
+    expect(back.body).toEqual({
+      data: { ownedNumbers: [{ tid: 'TN-1' }, { tid: 'TN-2' }, { tid: 'TN-3' }] },
+    });
+    expect(back.warning).toBeNull();
+    const callsAfter = upstream.calls.length;
+    expect((await ask(gateway, OWNED)).body).toEqual(back.body);
+    expect(upstream.calls.length).toBe(callsAfter);
+    expect(served).toHaveLength(1);
+  });
+
+  it.each([
+    ['a timeout', 'hang', 'UPSTREAM_TIMEOUT'],
+    ['a reset connection', 'reset', 'UPSTREAM_ERROR'],
+    ['a 429', '429', 'RATE_LIMITED'],
+  ] as const)('serves stale for %s', async (_, failure, code) => {
+    const { gateway, served } = await staleGateway(store);
+    const fresh = await ask(gateway, OWNED);
+    await sleep(TTL_MS + 50);
+    mode = failure;
+    const stale = await ask(gateway, OWNED);
+    expect(stale.body.data).toEqual(fresh.body.data);
+    expect(stale.body.extensions?.stale?.ageMs).toBeGreaterThanOrEqual(TTL_MS);
+    expect(served.map((e) => e.code)).toEqual([code]);
+  });
+
+  it('serves stale while the breaker is open (UPSTREAM_UNAVAILABLE)', async () => {
+    const { gateway, served } = await staleGateway(store, {
+      resilience: { breakerThreshold: 1, breakerCooldownMs: 60_000 },
+    });
+    const fresh = await ask(gateway, OWNED);
+    await sleep(TTL_MS + 50);
+    mode = '503';
+    expect(codes(await ask(gateway, LOCAL))).toEqual(['UPSTREAM_ERROR']);
+    const calls = upstream.calls.length;
+    const stale = await ask(gateway, OWNED);
+    expect(upstream.calls.length).toBe(calls);
+    expect(stale.body.data).toEqual(fresh.body.data);
+    expect(served.map((e) => e.code)).toEqual(['UPSTREAM_UNAVAILABLE']);
+  });
+
+  it('replaces a partial answer (some fields failed upstream) with the complete stale one', async () => {
+    const { gateway, served } = await staleGateway(store);
+    const fresh = await ask(gateway, WITH_HISTORY);
+    expect(fresh.body.errors).toBeUndefined();
+    await sleep(TTL_MS + 50);
+    mode = 'history-503';
+    const stale = await ask(gateway, WITH_HISTORY);
+    expect(stale.body.data).toEqual(fresh.body.data);
+    expect(stale.body.errors).toBeUndefined();
+    expect(stale.body.extensions?.stale).toBeDefined();
+    expect(served).toHaveLength(1);
+  });
+
+  it('gives the error once the answer is older than TTL plus the window', async () => {
+    const { gateway, served } = await staleGateway(store, { windowMs: 200 });
+    await ask(gateway, OWNED);
+    await sleep(TTL_MS + 250);
+    mode = '503';
+    const failed = await ask(gateway, OWNED);
+    expect(codes(failed)).toEqual(['UPSTREAM_ERROR']);
+    expect(failed.body.extensions?.stale).toBeUndefined();
+    expect(failed.warning).toBeNull();
+    expect(served).toHaveLength(0);
+  });
+});
+
+describe('stale-if-error in Redis, shared', () => {
+  it('lets one gateway copy serve, stale, an answer another copy stored', async () => {
+    const first = await staleGateway('redis');
+    const second = await staleGateway('redis');
+    const fresh = await ask(first.gateway, OWNED);
+    await sleep(TTL_MS + 50);
+    mode = '503';
+    const stale = await ask(second.gateway, OWNED, pairAuth(DEMO_CREDENTIALS));
+    expect(stale.body.data).toEqual(fresh.body.data);
+    expect(stale.body.extensions?.stale?.ageMs).toBeGreaterThanOrEqual(TTL_MS);
+    expect(stale.warning).toMatch(/^110 /);
+    expect(second.served).toHaveLength(1);
+    // Still only for that account.
+    const other = await ask(second.gateway, OWNED, basicAuth(SECOND_DEMO_CREDENTIALS));
+    expect(codes(other)).toEqual(['UPSTREAM_ERROR']);
+  });
+});
+
+describe('serviceFailureCode', () => {
+  const result = (...errorCodes: (string | undefined)[]) => ({
+    data: null,
+    errors: errorCodes.map((code) => ({
+      message: 'x',
+      extensions: code === undefined ? {} : { code },
+    })) as never,
+  });
+  it('is the first code only when every error is the service failing', () => {
+    expect(serviceFailureCode(result('UPSTREAM_TIMEOUT', 'RATE_LIMITED'))).toBe('UPSTREAM_TIMEOUT');
+    expect(serviceFailureCode(result('UPSTREAM_UNAVAILABLE'))).toBe('UPSTREAM_UNAVAILABLE');
+    expect(serviceFailureCode(result('UPSTREAM_ERROR', 'UNAUTHENTICATED'))).toBeNull();
+    expect(serviceFailureCode(result('UPSTREAM_ERROR', 'BAD_USER_INPUT'))).toBeNull();
+    expect(serviceFailureCode(result('UPSTREAM_CALL_LIMIT'))).toBeNull();
+    expect(serviceFailureCode(result('UPSTREAM_ERROR', undefined))).toBeNull();
+    expect(serviceFailureCode({ data: {} })).toBeNull();
+  });
+});

@@ -1,0 +1,305 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+
+const HMAC_KEY = 'k'.repeat(32);
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('has working defaults for an empty environment', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 4000,
+      host: '0.0.0.0',
+      logLevel: 'info',
+      upstream: {
+        url: null,
+        timeoutMs: 10_000,
+        attemptTimeoutMs: 10_000,
+        connections: 128,
+        defaultRetryAfterMs: 5_000,
+        retries: 2,
+        breakerThreshold: 5,
+        breakerCooldownMs: 3_000,
+      },
+      limits: {
+        upstreamConcurrency: 0,
+        maxHistoryRange: 1000,
+        maxUpstreamCalls: 250,
+        maxCost: 50,
+      },
+      responseCache: {
+        ttlMs: 0,
+        redisUrl: null,
+        hmacKey: null,
+        staleIfErrorMs: 0,
+        maxBytes: 64 * 1024 * 1024,
+        maxEntryBytes: 1024 * 1024,
+      },
+      metrics: true,
+      metricsPort: null,
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      UPSTREAM_URL: 'https://sms.example.com/v2/',
+      UPSTREAM_TIMEOUT_MS: '2500',
+      UPSTREAM_ATTEMPT_TIMEOUT_MS: '800',
+      UPSTREAM_CONNECTIONS: '10',
+      UPSTREAM_RETRY_AFTER_DEFAULT_MS: '2000',
+      UPSTREAM_RETRIES: '0',
+      UPSTREAM_RETRY_BASE_MS: '20',
+      UPSTREAM_BREAKER_THRESHOLD: '3',
+      UPSTREAM_BREAKER_COOLDOWN_MS: '1000',
+      UPSTREAM_CONCURRENCY: '4',
+      MAX_HISTORY_RANGE: '200',
+      MAX_UPSTREAM_CALLS: '40',
+      MAX_BODY_BYTES: '5000',
+      MAX_TOKENS: '300',
+      MAX_ALIASES: '5',
+      MAX_DEPTH: '7',
+      MAX_DIRECTIVES: '3',
+      MAX_QUERY_COST: '9',
+      SIMULATOR_LATENCY_MS: '20',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
+      PERSISTED_OPERATIONS: 'ops.json',
+      METRICS: 'off',
+      METRICS_PORT: '9464',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+      CACHE_TTL_MS: '30000',
+      REDIS_URL: 'redis://redis.internal:6380/2',
+      CACHE_HMAC_KEY: HMAC_KEY,
+      LIVE_POLL_MS: '1500',
+      LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '7',
+      LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: '3',
+      CACHE_STALE_IF_ERROR_MS: '300000',
+      CACHE_MAX_BYTES: '8000000',
+      CACHE_MAX_ENTRY_BYTES: '200000',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      logLevel: 'warn',
+      upstream: {
+        url: new URL('https://sms.example.com/v2/'),
+        timeoutMs: 2500,
+        attemptTimeoutMs: 800,
+        connections: 10,
+        defaultRetryAfterMs: 2000,
+        retries: 0,
+        retryBaseDelayMs: 20,
+        breakerThreshold: 3,
+        breakerCooldownMs: 1000,
+      },
+      limits: {
+        upstreamConcurrency: 4,
+        maxHistoryRange: 200,
+        maxUpstreamCalls: 40,
+        maxBodyBytes: 5000,
+        maxTokens: 300,
+        maxAliases: 5,
+        maxDepth: 7,
+        maxDirectives: 3,
+        maxCost: 9,
+      },
+      simulatorLatencyMs: 20,
+      simulatorArrivalsMs: 0,
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      persistedOperationsPath: 'ops.json',
+      metrics: false,
+      metricsPort: 9464,
+      tracingEndpoint: new URL('http://otel-collector:4318'),
+      responseCache: {
+        ttlMs: 30_000,
+        redisUrl: new URL('redis://redis.internal:6380/2'),
+        hmacKey: HMAC_KEY,
+        staleIfErrorMs: 300_000,
+        maxBytes: 8_000_000,
+        maxEntryBytes: 200_000,
+      },
+      live: { pollMs: 1500, maxPerAccount: 7, maxPerConnection: 3 },
+    });
+    expect(
+      Object.isFrozen(config) &&
+        Object.isFrozen(config.limits) &&
+        Object.isFrozen(config.upstream) &&
+        Object.isFrozen(config.responseCache),
+    ).toBe(true);
+  });
+
+  it('reports every bad value at once, each by name', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        UPSTREAM_TIMEOUT_MS: '0',
+        UPSTREAM_URL: 'ftp://x',
+        UPSTREAM_CONCURRENCY: '-1',
+        LOG_LEVEL: 'loud',
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toHaveLength(5);
+    expect(problems.join('\n')).toMatch(
+      /LOG_LEVEL[\s\S]*PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONCURRENCY/,
+    );
+  });
+
+  it.each([['https://app.example.com/'], ['app.example.com'], ['https://a.example.com,*']])(
+    'refuses CORS_ORIGINS=%s',
+    (origins) => {
+      expect(() => loadConfig({ CORS_ORIGINS: origins })).toThrow(
+        /CORS_ORIGINS: .* is not an origin/,
+      );
+    },
+  );
+
+  it('accepts CORS_ORIGINS=* alone, and refuses METRICS values other than on/off', () => {
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+    expect(() => loadConfig({ METRICS: 'maybe' })).toThrow(/METRICS must be on or off/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute/,
+    );
+  });
+
+  it.each([['0'], ['65536'], ['nine'], ['-1']])('refuses METRICS_PORT=%s', (value) => {
+    expect(() => loadConfig({ METRICS_PORT: value })).toThrow(
+      /METRICS_PORT must be a whole number from 1 to 65535/,
+    );
+  });
+
+  it('refuses a METRICS_PORT equal to PORT', () => {
+    expect(() => loadConfig({ PORT: '4000', METRICS_PORT: '4000' })).toThrow(
+      /METRICS_PORT must differ from PORT/,
+    );
+  });
+
+  it.each([
+    ['not a url'],
+    ['https://user:secret@sms.example.com'],
+    ['https://sms.example.com/?x=1'],
+  ])('refuses UPSTREAM_URL=%s without echoing secrets', (url) => {
+    expect(() => loadConfig({ UPSTREAM_URL: url })).toThrow(ConfigError);
+    try {
+      loadConfig({ UPSTREAM_URL: url });
+    } catch (error) {
+      expect((error as Error).message).not.toContain('secret');
+    }
+  });
+
+  describe('live updates', () => {
+    it('polls every 3 s by default, 0 turns them off, faster than 100 ms is refused', () => {
+      expect(loadConfig({}).live).toEqual({
+        pollMs: 3000,
+        maxPerAccount: 50,
+        maxPerConnection: 20,
+      });
+      expect(loadConfig({ LIVE_POLL_MS: '0' }).live.pollMs).toBe(0);
+      expect(problemsOf({ LIVE_POLL_MS: '50' })).toEqual([
+        'LIVE_POLL_MS must be 0 (off) or at least 100 (got "50")',
+      ]);
+      expect(problemsOf({ LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '0' })).toHaveLength(1);
+    });
+
+    it('needs CACHE_HMAC_KEY with REDIS_URL, since copies share live topics there', () => {
+      expect(problemsOf({ REDIS_URL: 'redis://redis:6379' })).toEqual([
+        'CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+      ]);
+      expect(problemsOf({ REDIS_URL: 'redis://redis:6379', LIVE_POLL_MS: '0' })).toEqual([]);
+    });
+  });
+
+  describe('response cache', () => {
+    it('is off unless CACHE_TTL_MS is set, and in memory unless REDIS_URL is', () => {
+      expect(
+        loadConfig({ REDIS_URL: 'redis://redis:6379', LIVE_POLL_MS: '0' }).responseCache.ttlMs,
+      ).toBe(0);
+      expect(loadConfig({ CACHE_TTL_MS: '0' }).responseCache.ttlMs).toBe(0);
+      expect(loadConfig({ CACHE_TTL_MS: '5000' }).responseCache).toEqual({
+        ttlMs: 5000,
+        redisUrl: null,
+        hmacKey: null,
+        staleIfErrorMs: 0,
+        maxBytes: 67_108_864,
+        maxEntryBytes: 1_048_576,
+      });
+      expect(
+        loadConfig({ CACHE_TTL_MS: '5000', REDIS_URL: 'rediss://r:6380', CACHE_HMAC_KEY: HMAC_KEY })
+          .responseCache.redisUrl?.href,
+      ).toBe('rediss://r:6380');
+    });
+
+    it('requires CACHE_HMAC_KEY with REDIS_URL, so copies sharing Redis fingerprint alike', () => {
+      expect(problemsOf({ CACHE_TTL_MS: '5000', REDIS_URL: 'redis://redis:6379' })).toEqual([
+        'CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+      ]);
+    });
+
+    it('reports every bad cache value at once, without echoing the key or the URL', () => {
+      const shortKey = 'short-S3CRET-key';
+      const problems = problemsOf({
+        CACHE_TTL_MS: '-5',
+        REDIS_URL: 'http://:pw-S3CRET@redis:6379',
+        CACHE_HMAC_KEY: shortKey,
+      });
+      expect(problems).toEqual([
+        'CACHE_TTL_MS must be a whole number from 0 to 86400000 (got "-5")',
+        'REDIS_URL must use redis:// or rediss://',
+        `CACHE_HMAC_KEY must be at least 32 characters (got ${shortKey.length})`,
+      ]);
+      expect(problems.join('\n')).not.toContain('S3CRET');
+      expect(
+        problemsOf({ CACHE_TTL_MS: '1', REDIS_URL: 'not a url', CACHE_HMAC_KEY: HMAC_KEY }),
+      ).toEqual(['REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://redis:6379']);
+      expect(problemsOf({ CACHE_TTL_MS: '86400001' })).toHaveLength(1);
+    });
+
+    it('reads the stale-if-error window and the memory bounds', () => {
+      expect(
+        loadConfig({
+          CACHE_TTL_MS: '5000',
+          CACHE_STALE_IF_ERROR_MS: '600000',
+          CACHE_MAX_BYTES: '1000000',
+          CACHE_MAX_ENTRY_BYTES: '100000',
+        }).responseCache,
+      ).toMatchObject({
+        ttlMs: 5000,
+        staleIfErrorMs: 600_000,
+        maxBytes: 1_000_000,
+        maxEntryBytes: 100_000,
+      });
+    });
+
+    it('refuses bad stale-if-error and size values, each by name', () => {
+      expect(
+        problemsOf({
+          CACHE_STALE_IF_ERROR_MS: '-1',
+          CACHE_MAX_BYTES: '10',
+          CACHE_MAX_ENTRY_BYTES: '1MB',
+        }),
+      ).toEqual([
+        'CACHE_STALE_IF_ERROR_MS must be a whole number from 0 to 604800000 (got "-1")',
+        'CACHE_MAX_BYTES must be a whole number from 65536 to 68719476736 (got "10")',
+        'CACHE_MAX_ENTRY_BYTES must be a whole number from 1024 to 1073741824 (got "1MB")',
+      ]);
+      // One answer larger than the whole budget could only be stored by evicting everything.
+      expect(problemsOf({ CACHE_MAX_BYTES: '100000', CACHE_MAX_ENTRY_BYTES: '200000' })).toEqual([
+        'CACHE_MAX_ENTRY_BYTES (200000) must not exceed CACHE_MAX_BYTES (100000)',
+      ]);
+    });
+  });
+});

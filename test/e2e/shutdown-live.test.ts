@@ -1,0 +1,79 @@
+/**
+ * Shutdown with live subscriptions open, on the real process (dist/main.js): SIGTERM ends an SSE
+ * stream and completes a graphql-ws subscription cleanly, and the process still exits 0.
+ */
+import { once } from 'node:events';
+import { createClient } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
+
+const AUTHORIZATION = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
+const QUERY = `subscription { messageAdded(tids: ["${DEMO_ACCOUNT.numbers[0]!.tid}"]) { id } }`;
+
+let gateway: GatewayProcess;
+beforeAll(async () => {
+  gateway = await startGatewayProcess({ LIVE_POLL_MS: '200' });
+});
+afterAll(() => gateway.close());
+
+describe('SIGTERM with live subscriptions open', () => {
+  it('ends the SSE stream and completes the WebSocket subscription, then exits 0', async () => {
+    const sse = await fetch(gateway.endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        authorization: AUTHORIZATION,
+      },
+      body: JSON.stringify({ query: QUERY }),
+    });
+    expect(sse.status).toBe(200);
+    const sseEnded = (async () => {
+      const reader = sse.body!.getReader();
+      while (!(await reader.read()).done);
+      return 'ended';
+    })();
+
+    let connected: () => void = () => undefined;
+    const wsConnected = new Promise<void>((resolve) => (connected = resolve));
+    const ws = createClient({
+      url: gateway.endpoint.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { Authorization: AUTHORIZATION },
+      retryAttempts: 0,
+      on: { connected: () => connected() },
+    });
+    let wsError: unknown = null;
+    const wsCompleted = new Promise<string>((resolve) => {
+      ws.subscribe(
+        { query: QUERY },
+        {
+          next: () => undefined,
+          error: (error) => {
+            wsError = error;
+            resolve('error');
+          },
+          complete: () => resolve('completed'),
+        },
+      );
+    });
+    // Credentials accepted on the socket, and a poll interval for both subscriptions to start.
+    await wsConnected;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const exited = once(gateway.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    gateway.child.kill('SIGTERM');
+    expect(await sseEnded).toBe('ended');
+    const wsOutcome = await wsCompleted;
+    // The server closes the socket as "going away" (1001) or normally (1000); anything else,
+    // or no close at all, fails.
+    if (wsOutcome === 'error') {
+      expect([1000, 1001]).toContain((wsError as { code?: number }).code);
+    }
+    const [code, signal] = await exited;
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    await ws.dispose();
+  });
+});

@@ -1,0 +1,167 @@
+/**
+ * Relay object identification (src/graph/nodes.ts, global-ids.ts): `node`/`nodes` refetch a
+ * Number or a recent Message by its `id`, another account's ids resolve to null, ids this gateway
+ * did not issue are BAD_USER_INPUT before any upstream call. Also History.mostRecentSystemId.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  DEMO_ACCOUNT,
+  DEMO_CREDENTIALS,
+  SECOND_DEMO_ACCOUNT,
+  SECOND_DEMO_CREDENTIALS,
+} from '../../src/simulator/index.js';
+import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+
+let stack: Awaited<ReturnType<typeof startStack>>;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+beforeEach(() => stack.simulator.resetCalls());
+
+const auth = basicAuth(DEMO_CREDENTIALS);
+const NODE = `
+  query Node($id: ID!) {
+    node(id: $id) {
+      __typename
+      id
+      ... on Number { tid number }
+      ... on Message { tid body systemId }
+    }
+  }
+`;
+const NODES = `query Nodes($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`;
+
+interface Ids {
+  ownedNumbers: {
+    id: string;
+    tid: string;
+    number: string;
+    messages: { edges: { node: { id: string } }[] };
+  }[];
+}
+
+async function idsOf(credentials = DEMO_CREDENTIALS): Promise<Ids['ownedNumbers']> {
+  const { body } = await executeText<Ids>(
+    stack.gateway,
+    '{ ownedNumbers { id tid number messages(first: 2) { edges { node { id } } } } }',
+    {},
+    basicAuth(credentials),
+  );
+  expect(body.errors).toBeUndefined();
+  return body.data?.ownedNumbers ?? [];
+}
+
+describe('Number.id and Message.id as global ids', () => {
+  it('gives every Number a typed id distinct from its tid and from every Message id', async () => {
+    const numbers = await idsOf();
+    expect(numbers.map((n) => n.tid)).toEqual(DEMO_ACCOUNT.numbers.map((n) => n.tid));
+    for (const n of numbers) {
+      expect(Buffer.from(n.id, 'base64').toString()).toBe(`Number:${n.tid}`);
+      for (const { node } of n.messages.edges) expect(node.id).toMatch(/^[0-9a-f]{32}$/);
+    }
+    const all = numbers.flatMap((n) => [n.id, ...n.messages.edges.map((e) => e.node.id)]);
+    expect(new Set(all).size).toBe(all.length);
+  });
+});
+
+describe('node(id)', () => {
+  it('refetches a Number by its id, as Relay does', async () => {
+    const [first] = await idsOf();
+    stack.simulator.resetCalls();
+    const { body } = await executeText(stack.gateway, NODE, { id: first?.id }, auth);
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.node).toEqual({
+      __typename: 'Number',
+      id: first?.id,
+      tid: first?.tid,
+      number: first?.number,
+    });
+    expect(stack.simulator.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
+  });
+
+  it('refetches a recent Message by its id, reading the newest messages of each number', async () => {
+    const numbers = await idsOf();
+    const target = numbers[1];
+    const messageId = target?.messages.edges[1]?.node.id;
+    const demo = DEMO_ACCOUNT.numbers[1]?.messages[1];
+    stack.simulator.resetCalls();
+    const { body } = await executeText(stack.gateway, NODE, { id: messageId }, auth);
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.node).toEqual({
+      __typename: 'Message',
+      id: messageId,
+      tid: target?.tid,
+      body: demo?.body,
+      systemId: String(demo?.system_id),
+    });
+    // One owned-numbers call, then one history window per number.
+    expect(stack.simulator.calls.map((c) => c.operation).sort()).toEqual(
+      ['allownednumbers', ...numbers.map(() => 'smshistory')].sort(),
+    );
+  });
+
+  it("resolves another account's Number and Message ids to null, never to their data", async () => {
+    const [theirs] = await idsOf(SECOND_DEMO_CREDENTIALS);
+    const theirMessage = theirs?.messages.edges[0]?.node.id;
+    const mine = (await idsOf())[0];
+    stack.simulator.resetCalls();
+    const { body } = await executeText(
+      stack.gateway,
+      NODES,
+      { ids: [theirs?.id, mine?.id, theirMessage] },
+      auth,
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.nodes).toEqual([null, { __typename: 'Number', id: mine?.id }, null]);
+    expect(SECOND_DEMO_ACCOUNT.numbers.some((n) => n.tid === theirs?.tid)).toBe(true);
+    // Every call was made with the caller's own credentials.
+    expect(new Set(stack.simulator.calls.map((c) => c.accountSysId))).toEqual(
+      new Set([DEMO_CREDENTIALS.sysId]),
+    );
+  });
+
+  it.each([
+    ['not base64', 'not an id!'],
+    ['an unknown type', Buffer.from('Account:1').toString('base64')],
+    ['no type prefix', Buffer.from('TN-L-0001').toString('base64')],
+    ['an empty id', Buffer.from('Number:').toString('base64')],
+    ['a bare tid', 'TN-L-0001'],
+  ])('refuses an id with %s as BAD_USER_INPUT, calling nothing', async (_case, id) => {
+    const { body } = await executeText(stack.gateway, NODE, { id }, auth);
+    expect(body.data?.node).toBeNull();
+    expect(body.errors?.map((e) => ({ path: e.path, code: e.extensions?.code }))).toEqual([
+      { path: ['node'], code: 'BAD_USER_INPUT' },
+    ]);
+    expect(stack.simulator.calls).toEqual([]);
+  });
+});
+
+describe('History.mostRecentSystemId', () => {
+  it("is the newest message's systemId (the deprecated mostRecentMessageId says the same)", async () => {
+    const { body } = await executeText<{
+      ownedNumbers: {
+        history: {
+          mostRecentSystemId: string | null;
+          mostRecentMessageId: string | null;
+          messages: { id: string; systemId: string }[];
+        } | null;
+      }[];
+    }>(
+      stack.gateway,
+      `{ ownedNumbers { history(start: 0, end: 3) {
+          mostRecentSystemId mostRecentMessageId messages { id systemId } } } }`,
+      {},
+      auth,
+    );
+    expect(body.errors).toBeUndefined();
+    const histories = (body.data?.ownedNumbers ?? []).map((n) => n.history);
+    const withMessages = histories.filter((h) => (h?.messages.length ?? 0) > 0);
+    expect(withMessages.length).toBeGreaterThan(0);
+    for (const h of withMessages) {
+      expect(h?.mostRecentSystemId).toBe(h?.messages[0]?.systemId);
+      expect(h?.mostRecentMessageId).toBe(h?.mostRecentSystemId);
+      expect(h?.mostRecentSystemId).not.toBe(h?.messages[0]?.id);
+    }
+  });
+});

@@ -1,0 +1,34 @@
+/** What the gateway keeps per distinct document is bounded by the documents' text. */
+import { parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import {
+  boundedDocumentCaches,
+  MAX_CACHED_DOCUMENT_TEXT,
+  MAX_CACHED_DOCUMENTS,
+} from '../../src/http/document-cache.js';
+
+const query = (n: number, padding = 0) => `query Q${n} { __typename ${' '.repeat(padding)}}`;
+
+describe('boundedDocumentCaches', () => {
+  it('keeps recent documents, dropping the oldest past the text budget', () => {
+    const { documentCache } = boundedDocumentCaches();
+    const size = 16 * 1024;
+    const fit = Math.floor(MAX_CACHED_DOCUMENT_TEXT / size);
+    for (let n = 0; n <= fit; n++) {
+      const text = query(n, size - query(n).length);
+      documentCache?.set(text, parse(text));
+    }
+    expect(documentCache?.get(query(0, size - query(0).length))).toBeUndefined();
+    expect(documentCache?.get(query(fit, size - query(fit).length))).toBeDefined();
+  });
+
+  it('never keeps more than MAX_CACHED_DOCUMENTS, nor one bigger than the whole budget', () => {
+    const { documentCache } = boundedDocumentCaches();
+    for (let n = 0; n <= MAX_CACHED_DOCUMENTS; n++) documentCache?.set(query(n), parse(query(n)));
+    expect(documentCache?.get(query(0))).toBeUndefined();
+    expect(documentCache?.get(query(MAX_CACHED_DOCUMENTS))).toBeDefined();
+    const huge = query(999_999, MAX_CACHED_DOCUMENT_TEXT);
+    documentCache?.set(huge, parse(huge));
+    expect(documentCache?.get(huge)).toBeUndefined();
+  });
+});

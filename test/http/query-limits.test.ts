@@ -1,0 +1,196 @@
+/** Query and request limits refuse hostile input clearly, before any upstream call. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { getIntrospectionQuery } from 'graphql';
+import { request } from 'undici';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/config/config.js';
+import { DEFAULT_GRAPHIQL_QUERY } from '../../src/http/server.js';
+import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+
+let stack: Awaited<ReturnType<typeof startStack>>;
+const limits = {
+  maxAliases: 8,
+  maxDepth: 3,
+  maxTokens: 400,
+  maxDirectives: 6,
+  maxCost: 5,
+  maxBodyBytes: 10_000,
+};
+beforeAll(async () => {
+  stack = await startStack({}, { limits });
+});
+afterAll(() => stack.close());
+beforeEach(() => stack.simulator.resetCalls());
+
+const auth = basicAuth(DEMO_CREDENTIALS);
+let lastMessage: string | undefined;
+
+async function refused(query: string, variables?: unknown) {
+  const { status, body } = await executeText(stack.gateway, query, variables, auth);
+  expect(stack.simulator.calls).toHaveLength(0);
+  expect(body.data ?? null).toBeNull();
+  expect(body.errors).toHaveLength(1);
+  lastMessage = body.errors?.[0]?.message;
+  return { status, error: body.errors?.[0] };
+}
+
+describe('document limits', () => {
+  // Each refusal reads as the limit it is: never as a syntax error.
+  afterEach(() => expect(lastMessage ?? '').not.toMatch(/Syntax Error/));
+
+  it('aliases', async () => {
+    const aliases = Array.from({ length: 9 }, (_, i) => `a${i}: ownedNumbers { tid }`).join(' ');
+    const { status, error } = await refused(`{ ${aliases} }`);
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(error?.message).toBe('Too many aliases: 9 in this document, at most 8 allowed.');
+  });
+
+  it('depth', async () => {
+    const { status, error } = await refused(
+      '{ ownedNumbers { history(start: 0, end: 1) { messages { id } } } }',
+    );
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(error?.message).toBe('Query too deep: 4 levels of fields, at most 3 allowed.');
+  });
+
+  it('depth through fragments', async () => {
+    const { error } = await refused(`
+      query Deep { ownedNumbers { ...A } }
+      fragment A on Number { history(start: 0, end: 1) { ...B } }
+      fragment B on History { messages { id } }
+    `);
+    expect(error?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(error?.message).toMatch(/^Query too deep: 4 levels/);
+  });
+
+  it('tokens', async () => {
+    const { status, error } = await refused(`{ ${'__typename '.repeat(401)} }`);
+    expect(status).toBe(400);
+    // Counted while parsing, yet a limit, not a syntax error.
+    expect(error).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(error?.message).toBe(
+      'Document too long: more than 400 tokens (names, punctuation and values), the limit.',
+    );
+  });
+
+  it('directives', async () => {
+    const fields = Array.from({ length: 7 }, (_, i) => `f${i}: __typename @include(if: true)`).join(
+      ' ',
+    );
+    const { status, error } = await refused(`{ ${fields} }`);
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(error?.message).toBe('Too many directives: 7 in this document, at most 6 allowed.');
+  });
+
+  it('cost: each history field counts as one upstream call', async () => {
+    const histories = Array.from(
+      { length: 5 },
+      (_, i) => `h${i}: history(start: ${i}, end: ${i + 1}) { totalCount }`,
+    ).join(' ');
+    const { status, error } = await refused(`{ ownedNumbers { ${histories} } }`);
+    expect(status).toBe(400);
+    expect(error).toMatchObject({ extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } });
+    expect(error?.message).toMatch(/^Query cost limit of 5 exceeded, found 6/);
+  });
+
+  it('cost follows @skip and @include with the request variables', async () => {
+    const histories = Array.from(
+      { length: 5 },
+      (_, i) => `h${i}: history(start: ${i}, end: ${i + 1}) @include(if: $all) { totalCount }`,
+    ).join(' ');
+    const query = `query($all: Boolean!) { ownedNumbers { tid ${histories} } }`;
+    const cheap = await executeText(stack.gateway, query, { all: false }, auth);
+    expect(cheap.body.errors).toBeUndefined();
+    stack.simulator.resetCalls();
+    const { error } = await refused(query, { all: true });
+    expect(error?.message).toMatch(/cost limit of 5 exceeded, found 6/);
+  });
+
+  it('lets the GraphiQL default query and the full introspection query through', async () => {
+    const introspection = await executeText(stack.gateway, getIntrospectionQuery());
+    expect(introspection.body.errors).toBeUndefined();
+    const defaults = await startStack();
+    try {
+      const first = await executeText(defaults.gateway, DEFAULT_GRAPHIQL_QUERY, undefined, auth);
+      expect(first.body.errors).toBeUndefined();
+      const full = await executeText(
+        defaults.gateway,
+        getIntrospectionQuery({
+          descriptions: true,
+          specifiedByUrl: true,
+          directiveIsRepeatable: true,
+          inputValueDeprecation: true,
+        }),
+      );
+      expect(full.body.errors).toBeUndefined();
+    } finally {
+      await defaults.close();
+    }
+    expect(DEFAULT_LIMITS.maxTokens).toBeGreaterThan(0);
+  });
+});
+
+describe('HTTP limits', () => {
+  const post = (body: string, headers: Record<string, string>) =>
+    stack.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth, ...headers },
+      body,
+    });
+
+  it('refuses a body over MAX_BODY_BYTES with 413', async () => {
+    const body = JSON.stringify({
+      query: '{ __typename }',
+      variables: { pad: 'x'.repeat(12_000) },
+    });
+    const response = await post(body, { 'content-length': String(body.length) });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({
+      errors: [
+        { message: 'Request body too large', extensions: { code: 'REQUEST_ENTITY_TOO_LARGE' } },
+      ],
+    });
+  });
+
+  it('counts a chunked body as it streams in (no Content-Length to trust)', async () => {
+    const server = createServer(stack.gateway);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const chunk = JSON.stringify({
+        query: '{ __typename }',
+        variables: { pad: 'x'.repeat(12_000) },
+      });
+      const response = await request(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth },
+        body: Readable.from([chunk.slice(0, 6_000), chunk.slice(6_000)]),
+      });
+      expect(response.statusCode).toBe(413);
+      await response.body.dump();
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+    expect(stack.simulator.calls).toHaveLength(0);
+  });
+
+  it('refuses JSON batching (an array of operations)', async () => {
+    const body = JSON.stringify([
+      { query: '{ ownedNumbers { tid } }' },
+      { query: '{ ownedNumbers { tid } }' },
+    ]);
+    const response = await post(body, { 'content-length': String(body.length) });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toMatch(
+      /Invalid JSON body|batching is not supported|Expected params to be an object/i,
+    );
+    expect(stack.simulator.calls).toHaveLength(0);
+  });
+});

@@ -1,0 +1,92 @@
+/** HTTP surface and the less common upstream answers, through real loopback servers. */
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createTestGateway,
+  execute,
+  type TestGateway,
+  type TestGatewayOptions,
+} from '../fixtures/harness.js';
+import { OwnedNumbersQuery } from '../fixtures/operations.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.js';
+
+const auth = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok' };
+const numbers = [
+  { number: '15125550101', tid: 'L1', type: 'local', webhook: '' },
+  { number: '18885550111', tid: 'T1', type: 'tollfree', webhook: 'https://hooks.example.com/t1' },
+  { number: '55555', tid: 'S1', type: 'shortcode', webhook: '' },
+];
+let upstream: ScriptedUpstream | undefined;
+let test: TestGateway | undefined;
+afterEach(async () => {
+  await test?.close();
+  await upstream?.close();
+});
+
+async function gatewayOver(
+  reply: Parameters<typeof startScriptedUpstream>[0],
+  options: TestGatewayOptions = {},
+) {
+  upstream = await startScriptedUpstream(reply);
+  test = createTestGateway(upstream.url, options);
+  return test.gateway;
+}
+
+describe('HTTP surface', () => {
+  it('answers GraphQL over GET', async () => {
+    const gateway = await gatewayOver(() => ({ json: { success: '1', data: numbers } }));
+    const query = encodeURIComponent('{ ownedNumbers { tid } }');
+    const response = await gateway.fetch(`http://gateway.test/graphql?query=${query}`, {
+      headers: { accept: 'application/json', ...auth },
+    });
+    expect(await response.json()).toEqual({
+      data: { ownedNumbers: numbers.map((n) => ({ tid: n.tid })) },
+    });
+  });
+
+  it('reports not ready (503) while draining, and alive all the same', async () => {
+    const gateway = await gatewayOver(() => ({ json: {} }));
+    expect((await gateway.fetch('http://gateway.test/readiness')).status).toBe(200);
+    test?.app.drain();
+    expect((await gateway.fetch('http://gateway.test/readiness')).status).toBe(503);
+    expect((await gateway.fetch('http://gateway.test/health')).status).toBe(200);
+  });
+});
+
+describe('number types', () => {
+  it('lists numbers of an unrecognised type as UNKNOWN, from the full list', async () => {
+    const gateway = await gatewayOver(() => ({ json: { success: '1', data: numbers } }));
+    const all = await execute(gateway, OwnedNumbersQuery, {}, auth);
+    expect(all.body.data?.ownedNumbers?.map((n) => n.type)).toEqual([
+      'LOCAL',
+      'TOLLFREE',
+      'UNKNOWN',
+    ]);
+    const unknown = await execute(gateway, OwnedNumbersQuery, { type: 'UNKNOWN' }, auth);
+    expect(unknown.body.data?.ownedNumbers?.map((n) => n.tid)).toEqual(['S1']);
+    expect(upstream?.calls.map((c) => c.operation)).toEqual(['allownednumbers', 'allownednumbers']);
+  });
+
+  it('keeps only the requested type when the typed call returns others', async () => {
+    const gateway = await gatewayOver(() => ({ json: { success: '1', data: numbers } }));
+    const { body } = await execute(gateway, OwnedNumbersQuery, { type: 'TOLLFREE' }, auth);
+    expect(body.data?.ownedNumbers?.map((n) => n.tid)).toEqual(['T1']);
+    expect(upstream?.calls.map((c) => [c.operation, c.params.get('number_type')])).toEqual([
+      ['ownednumbers', 'tollfree'],
+    ]);
+  });
+});
+
+describe('response size', () => {
+  it('refuses an upstream body over 16 MiB with UPSTREAM_ERROR', async () => {
+    const huge = {
+      success: '1',
+      data: [{ number: '1', tid: 'x'.repeat(17 * 1024 * 1024), type: 'local', webhook: '' }],
+    };
+    const gateway = await gatewayOver(() => ({ json: huge }));
+    const { body } = await execute(gateway, OwnedNumbersQuery, {}, auth);
+    expect(body.errors?.[0]).toMatchObject({
+      message: "The SMS service's allownednumbers response is larger than the 16 MiB allowed",
+      extensions: { code: 'UPSTREAM_ERROR' },
+    });
+  });
+});

@@ -1,0 +1,256 @@
+/**
+ * Live updates over GraphQL over SSE, against a real loopback upstream whose histories grow on
+ * command: delivery, shared polling (counted upstream calls), stopping, isolation, limits and
+ * failed polls.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { subscribeSse, type SseStream } from '../fixtures/sse.js';
+import { createMetrics, type GatewayMetrics } from '../../src/observability/metrics.js';
+import { sleep } from '../fixtures/wait.js';
+
+const POLL_MS = 50;
+const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
+const TWO = { 'x-sys-id': 'AC-2', 'x-auth-token': 'tok-AC-2' };
+const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id tid body } }';
+
+let upstream: GrowingUpstream | undefined;
+let test: TestGateway | undefined;
+const streams: SseStream[] = [];
+afterEach(async () => {
+  for (const stream of streams.splice(0)) stream.close();
+  await test?.close();
+  await upstream?.close();
+  test = undefined;
+  upstream = undefined;
+});
+
+async function stack(
+  live: { maxPerAccount?: number; failuresBeforeError?: number } = {},
+  metrics?: GatewayMetrics,
+) {
+  upstream = await startGrowingUpstream({ 'AC-1': ['T-A', 'T-B'], 'AC-2': ['T-C'] });
+  test = createTestGateway(upstream.url, {
+    live: { pollMs: POLL_MS, ...live },
+    ...(metrics ? { metrics } : {}),
+  });
+  return { upstream, gateway: test.gateway, hub: test.live! };
+}
+
+async function open(query: string, headers: Record<string, string>) {
+  const stream = await subscribeSse(test!.gateway, query, headers);
+  streams.push(stream);
+  return stream;
+}
+
+/** Waits until `count` more history polls of `sysId` have reached the upstream. */
+async function polls(count: number, sysId = 'AC-1') {
+  const target = upstream!.callsOf('smshistory', sysId) + count;
+  for (let i = 0; i < 200 && upstream!.callsOf('smshistory', sysId) < target; i += 1) {
+    await sleep(10);
+  }
+}
+
+describe('Subscription.messageAdded over SSE', () => {
+  it('delivers new messages once each, oldest first, and nothing that was there before', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, ONE);
+    await polls(1); // the first poll learns what is there
+    const ids = s.upstream.add('T-A', 2);
+    await stream.waitFor(2);
+    await polls(2);
+    s.upstream.add('T-A', 1);
+    await stream.waitFor(3);
+    await polls(2);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual([
+      ...ids,
+      expect.any(String),
+    ]);
+    expect(stream.events.every((e) => e.errors === undefined)).toBe(true);
+    expect(stream.events).toHaveLength(3);
+  });
+
+  it('catches up when more arrive at once than a poll page holds', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, ONE);
+    await polls(1);
+    const ids = s.upstream.add('T-A', 45);
+    await stream.waitFor(45);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
+  });
+
+  it('watches every number of the account when tids is left out', async () => {
+    const s = await stack();
+    const stream = await open('subscription { messageAdded { tid } }', ONE);
+    await polls(2);
+    s.upstream.add('T-B', 1);
+    s.upstream.add('T-A', 1);
+    await stream.waitFor(2);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { tid: string }).tid).sort()).toEqual([
+      'T-A',
+      'T-B',
+    ]);
+  });
+
+  it('ten subscribers of one account and number share one poll loop, stopped after the last leaves', async () => {
+    const s = await stack();
+    const subscribers = await Promise.all(Array.from({ length: 10 }, () => open(ON_A, ONE)));
+    await polls(1);
+    expect(s.hub.stats).toEqual({ topics: 1, subscriptions: 10 });
+    const before = s.upstream.callsOf('smshistory');
+    const started = performance.now();
+    await sleep(POLL_MS * 6);
+    const made = s.upstream.callsOf('smshistory') - before;
+    // One loop: about one poll per interval, never one per subscriber.
+    expect(made).toBeGreaterThanOrEqual(2);
+    expect(made).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / POLL_MS) + 1);
+
+    s.upstream.add('T-A', 1);
+    await Promise.all(subscribers.map((stream) => stream.waitFor(1)));
+
+    for (const stream of subscribers) stream.close();
+    for (let i = 0; i < 100 && s.hub.stats.topics > 0; i += 1) await sleep(10);
+    expect(s.hub.stats).toEqual({ topics: 0, subscriptions: 0 });
+    const after = s.upstream.callsOf('smshistory');
+    await sleep(POLL_MS * 4);
+    expect(s.upstream.callsOf('smshistory')).toBe(after);
+  });
+
+  it('reports subscriptions and watched numbers as metrics', async () => {
+    const metrics = createMetrics();
+    await stack({}, metrics);
+    await open(ON_A, ONE);
+    await open(ON_A, ONE);
+    await open('subscription { messageAdded { id } }', ONE);
+    await polls(3);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('sms_live_subscriptions{kind="subscriptions"} 3');
+    // T-A (shared by two) and T-B.
+    expect(text).toContain('sms_live_subscriptions{kind="topics"} 2');
+  });
+
+  it('refuses a tid of another account with an error and no data, without polling it', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, TWO);
+    await stream.waitFor(1);
+    expect(stream.events[0]).toMatchObject({
+      errors: [
+        {
+          message: 'messageAdded: this account has no number with tid "T-A"',
+          extensions: { code: 'BAD_USER_INPUT' },
+        },
+      ],
+    });
+    expect(stream.events[0]?.data ?? null).toBeNull();
+    expect(s.upstream.callsOf('smshistory')).toBe(0);
+    expect(s.hub.stats.topics).toBe(0);
+  });
+
+  it('needs credentials: UNAUTHENTICATED without them, and no upstream call', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, {});
+    await stream.waitFor(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect(s.upstream.calls).toHaveLength(0);
+  });
+
+  it('caps subscriptions per account with a clear error', async () => {
+    await stack({ maxPerAccount: 2 });
+    await open(ON_A, ONE);
+    await open(ON_A, ONE);
+    await polls(1);
+    const third = await open(ON_A, ONE);
+    await third.waitFor(1);
+    expect(third.events[0]?.errors?.[0]).toMatchObject({
+      message: 'This account already holds 2 live subscriptions, the most allowed; close one first',
+      extensions: { code: 'SUBSCRIPTION_LIMIT' },
+    });
+    // Another account is not affected by the first one's cap.
+    const other = await open('subscription { messageAdded { id } }', TWO);
+    await polls(1, 'AC-2');
+    expect(other.events).toHaveLength(0);
+  });
+
+  it('an unreadable new record is one error event; the messages around it are delivered', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, ONE);
+    await polls(1);
+    const [before] = s.upstream.add('T-A', 1);
+    s.upstream.addUnreadable('T-A');
+    const [after] = s.upstream.add('T-A', 1);
+    await stream.waitFor(3);
+    await polls(2);
+    expect(stream.events).toHaveLength(3);
+    expect((stream.events[0]?.data?.messageAdded as { id: string }).id).toBe(before);
+    expect(stream.events[1]).toMatchObject({
+      data: null,
+      errors: [{ path: ['messageAdded'], extensions: { code: 'UPSTREAM_ERROR' } }],
+    });
+    expect(stream.events[1]?.errors?.[0]?.message).toContain('GMTdate');
+    expect((stream.events[2]?.data?.messageAdded as { id: string }).id).toBe(after);
+  });
+
+  it('reports a failing service once, after three failed polls, then carries on', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, ONE);
+    await polls(1);
+    s.upstream.failWith({ status: 503, text: '' });
+    await stream.waitFor(1, 3_000);
+    expect(stream.events[0]).toMatchObject({
+      data: null,
+      errors: [
+        {
+          message:
+            'Live updates for T-A are failing: The SMS service answered smshistory with HTTP 503',
+          extensions: { code: 'UPSTREAM_ERROR' },
+        },
+      ],
+    });
+    await polls(3);
+    expect(stream.events).toHaveLength(1); // once, not every poll
+    s.upstream.failWith(null);
+    await polls(1);
+    const ids = s.upstream.add('T-A', 1);
+    await stream.waitFor(2);
+    expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
+  });
+
+  it('polls obey the 429 window like queries: no poll reaches the service inside it', async () => {
+    const s = await stack({ failuresBeforeError: 1 });
+    const stream = await open(ON_A, ONE);
+    await polls(1);
+    s.upstream.failWith({ status: 429, text: '', headers: { 'retry-after': '2' } });
+    await polls(1);
+    s.upstream.failWith(null);
+    const atWindow = s.upstream.callsOf('smshistory');
+    await stream.waitFor(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    // Ten poll intervals inside the 2 s window: refused before the service, not sent.
+    await sleep(POLL_MS * 10);
+    expect(s.upstream.callsOf('smshistory')).toBe(atWindow);
+    // After the window, polling resumes and delivers what arrived meanwhile.
+    const ids = s.upstream.add('T-A', 1);
+    await stream.waitFor(2, 5_000);
+    expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
+  });
+
+  it('answers LIVE_UPDATES_OFF when live updates are turned off', async () => {
+    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+    test = createTestGateway(upstream.url);
+    const stream = await open(ON_A, ONE);
+    await stream.waitFor(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('LIVE_UPDATES_OFF');
+    expect(upstream.callsOf('smshistory')).toBe(0);
+  });
+
+  it('shutdown ends every stream cleanly', async () => {
+    const s = await stack();
+    const stream = await open(ON_A, ONE);
+    await polls(1);
+    await s.hub.close();
+    for (let i = 0; i < 100 && !stream.done(); i += 1) await sleep(10);
+    expect(stream.done()).toBe(true);
+    expect(s.hub.stats).toEqual({ topics: 0, subscriptions: 0 });
+  });
+});

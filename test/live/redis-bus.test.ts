@@ -1,0 +1,140 @@
+/**
+ * Live updates across two gateway copies on one real redis-server: one copy polls a topic, the
+ * other receives its events through pub/sub, and the other takes over when the polling one goes
+ * away, continuing from the seen state in Redis (no message lost, none sent twice).
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RedisBus } from '../../src/live/redis-bus.js';
+import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startRedis, type RunningRedis } from '../fixtures/redis.js';
+import { subscribeSse, type SseStream } from '../fixtures/sse.js';
+import { sleep, until } from '../fixtures/wait.js';
+
+const POLL_MS = 60;
+const LOCK_TTL_MS = 400;
+const HMAC_KEY = 'live-test-key-0123456789abcdef0123456789';
+const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
+const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
+
+let redis: RunningRedis;
+let upstream: GrowingUpstream;
+const copies: Array<{ test: TestGateway; bus: RedisBus }> = [];
+const streams: SseStream[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis.close();
+});
+afterEach(async () => {
+  for (const stream of streams.splice(0)) stream.close();
+  for (const copy of copies.splice(0)) await copy.test.close();
+  await upstream.close();
+});
+
+function copy() {
+  const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs: LOCK_TTL_MS, logger: false });
+  const test = createTestGateway(upstream.url, {
+    live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY },
+  });
+  copies.push({ test, bus });
+  return { test, bus };
+}
+
+async function open(test: TestGateway) {
+  const stream = await subscribeSse(test.gateway, ON_A, ONE);
+  streams.push(stream);
+  return stream;
+}
+
+const idsOf = (stream: SseStream) =>
+  stream.events.map((e) => (e.data?.messageAdded as { id: string } | undefined)?.id);
+
+describe('live updates across two copies on one Redis', () => {
+  it('one copy polls, both copies deliver each new message once', async () => {
+    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+    const a = copy();
+    const b = copy();
+    const onA = await open(a.test);
+    const onB = await open(b.test);
+    await until(() => upstream.callsOf('smshistory') >= 2);
+
+    const before = upstream.callsOf('smshistory');
+    const started = performance.now();
+    await sleep(POLL_MS * 8);
+    const made = upstream.callsOf('smshistory') - before;
+    // One poller between them: about one poll per interval, not two.
+    expect(made).toBeGreaterThanOrEqual(3);
+    expect(made).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / POLL_MS) + 1);
+
+    const ids = upstream.add('T-A', 3);
+    await onA.waitFor(3);
+    await onB.waitFor(3);
+    await sleep(POLL_MS * 3);
+    expect(idsOf(onA)).toEqual(ids);
+    expect(idsOf(onB)).toEqual(ids);
+  });
+
+  it('keys and channels are HMACs: no credential reaches Redis', async () => {
+    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+    const a = copy();
+    await open(a.test);
+    await until(() => upstream.callsOf('smshistory') >= 2);
+    const inspect = new Redis(redis.url);
+    try {
+      const keys = await inspect.keys('*');
+      const channels = (await inspect.pubsub('CHANNELS', '*')) as string[];
+      expect(keys.some((k) => k.startsWith('sms-gateway:live:v1:lock:'))).toBe(true);
+      expect(channels.some((c) => c.startsWith('sms-gateway:live:v1:events:'))).toBe(true);
+      const values = await Promise.all(keys.map((k) => inspect.get(k)));
+      const everything = [...keys, ...channels, ...values].join('\n');
+      expect(everything).not.toContain('AC-1');
+      expect(everything).not.toContain('tok-AC-1');
+      expect(everything).not.toContain('T-A');
+    } finally {
+      inspect.disconnect();
+    }
+  });
+
+  it('another copy takes over when the polling one goes away, losing and repeating nothing', async () => {
+    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+    const a = copy();
+    const onA = await open(a.test);
+    await until(() => upstream.callsOf('smshistory') >= 1);
+    const b = copy();
+    const onB = await open(b.test);
+    const first = upstream.add('T-A', 1);
+    await onB.waitFor(1);
+    await onA.waitFor(1);
+    expect(idsOf(onB)).toEqual(first);
+    expect(idsOf(onA)).toEqual(first);
+
+    // Copy A vanishes without a word: its Redis connection drops, its lock is not released.
+    await a.bus.close();
+    const gap = upstream.add('T-A', 2);
+    await onB.waitFor(3, LOCK_TTL_MS + POLL_MS * 20);
+    const later = upstream.add('T-A', 1);
+    await onB.waitFor(4);
+    await sleep(POLL_MS * 3);
+    expect(idsOf(onB)).toEqual([...first, ...gap, ...later]);
+  });
+
+  it('when the polling copy’s last subscriber leaves, the other copy polls at once', async () => {
+    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+    const a = copy();
+    const onA = await open(a.test);
+    await until(() => upstream.callsOf('smshistory') >= 1);
+    const b = copy();
+    const onB = await open(b.test);
+    await sleep(POLL_MS * 2);
+    onA.close();
+    await until(() => a.test.live!.stats.topics === 0);
+    const ids = upstream.add('T-A', 2);
+    // Released, not expired: B claims on its next tick, well before the lock's TTL.
+    await onB.waitFor(2, LOCK_TTL_MS);
+    expect(idsOf(onB)).toEqual(ids);
+  });
+});

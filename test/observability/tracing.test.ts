@@ -1,0 +1,180 @@
+/**
+ * Opt-in OpenTelemetry: spans reach an OTLP/HTTP receiver on loopback, upstream attempts nest
+ * under their GraphQL operation, no span carries a credential, and a caller's W3C trace context
+ * is continued (and passed on to the service).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DEMO_CREDENTIALS,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/simulator/index.js';
+import { startTracing, type Tracing } from '../../src/observability/tracing.js';
+import {
+  basicAuth,
+  createTestGateway,
+  execute,
+  executeText,
+  type TestGateway,
+} from '../fixtures/harness.js';
+import { EveryHistoryQuery } from '../fixtures/operations.js';
+
+interface OtlpSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  attributes: { key: string; value: Record<string, unknown> }[];
+}
+
+let receiver: Server;
+const exports: string[] = [];
+let simulator: RunningSimulator;
+let tracing: Tracing;
+let test: TestGateway;
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      if (req.url === '/otel/v1/traces') exports.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const { port } = receiver.address() as AddressInfo;
+  tracing = startTracing(new URL(`http://127.0.0.1:${port}/otel`));
+  simulator = await startSimulator();
+  test = createTestGateway(simulator.url, { tracing });
+});
+afterAll(async () => {
+  await tracing.shutdown();
+  await test.close();
+  await simulator.close();
+  receiver.close();
+});
+
+function exportedSpans(): OtlpSpan[] {
+  return exports.flatMap((text) =>
+    (
+      JSON.parse(text) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }
+    ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
+  );
+}
+
+/** The spans of the one operation named `name` (spans of other tests are told apart by name). */
+async function traceOf(name: string): Promise<{ operation: OtlpSpan; upstream: OtlpSpan[] }> {
+  await tracing.flush();
+  const operation = exportedSpans().find((s) => s.name === name);
+  if (!operation) throw new Error(`no span ${name}`);
+  const upstream = exportedSpans().filter(
+    (s) => s.name.startsWith('sms.upstream ') && s.parentSpanId === operation.spanId,
+  );
+  return { operation, upstream };
+}
+
+describe('tracing', () => {
+  it('exports the operation span with one child span per upstream attempt, and no secrets', async () => {
+    const { body } = await execute(
+      test.gateway,
+      EveryHistoryQuery,
+      { start: 0, end: 1 },
+      basicAuth(DEMO_CREDENTIALS),
+    );
+    expect(body.errors).toBeUndefined();
+    await tracing.flush();
+    const spans = exports.flatMap((text) =>
+      (
+        JSON.parse(text) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }
+      ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
+    );
+    const operation = spans.find((s) => s.name === 'query.EveryHistory');
+    expect(operation).toBeDefined();
+    const upstream = spans.filter((s) => s.name.startsWith('sms.upstream '));
+    expect(upstream.map((s) => s.name).sort()).toEqual([
+      'sms.upstream allownednumbers',
+      ...Array<string>(7).fill('sms.upstream smshistory'),
+    ]);
+    for (const span of upstream) {
+      expect(span.traceId).toBe(operation?.traceId);
+      expect(span.attributes).toContainEqual({ key: 'sms.outcome', value: { stringValue: 'ok' } });
+    }
+    const raw = exports.join('\n');
+    expect(raw).not.toContain(DEMO_CREDENTIALS.authToken);
+    expect(raw).not.toContain(
+      Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64'),
+    );
+  });
+
+  it("continues the caller's W3C trace: the operation span is a child of its traceparent", async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const callerSpanId = '00f067aa0ba902b7';
+    const { body } = await executeText(
+      test.gateway,
+      'query FromRouter { ownedNumbers { tid } }',
+      undefined,
+      {
+        ...basicAuth(DEMO_CREDENTIALS),
+        traceparent: `00-${traceId}-${callerSpanId}-01`,
+        tracestate: 'router=1',
+      },
+    );
+    expect(body.errors).toBeUndefined();
+    const { operation, upstream } = await traceOf('query.FromRouter');
+    expect(operation.traceId).toBe(traceId);
+    expect(operation.parentSpanId).toBe(callerSpanId);
+    expect(upstream.map((s) => s.traceId)).toEqual([traceId]);
+  });
+
+  it('starts a fresh trace without a traceparent, or with one that is not valid', async () => {
+    await executeText(
+      test.gateway,
+      'query Untraced { ownedNumbers { tid } }',
+      undefined,
+      basicAuth(DEMO_CREDENTIALS),
+    );
+    await executeText(test.gateway, 'query BadParent { ownedNumbers { tid } }', undefined, {
+      ...basicAuth(DEMO_CREDENTIALS),
+      traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+    });
+    for (const name of ['query.Untraced', 'query.BadParent']) {
+      const { operation, upstream } = await traceOf(name);
+      expect(operation.parentSpanId ?? '').toBe('');
+      expect(operation.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(operation.traceId).not.toBe('00000000000000000000000000000000');
+      expect(upstream).toHaveLength(1);
+    }
+  });
+
+  it('passes the trace context on to the service: traceparent names the upstream attempt', async () => {
+    const seen: (string | undefined)[] = [];
+    const service = createServer((req, res) => {
+      seen.push(req.headers.traceparent as string | undefined);
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          success: '1',
+          data: [{ number: '15550001', tid: 'T1', type: 'local', webhook: '' }],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    const { port } = service.address() as AddressInfo;
+    const gateway = createTestGateway(`http://127.0.0.1:${port}`, { tracing });
+    try {
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      await executeText(gateway.gateway, 'query Passed { ownedNumbers { tid } }', undefined, {
+        ...basicAuth(DEMO_CREDENTIALS),
+        traceparent: `00-${traceId}-b7ad6b7169203331-01`,
+      });
+      const { upstream } = await traceOf('query.Passed');
+      expect(seen).toEqual([`00-${traceId}-${upstream[0]?.spanId}-01`]);
+    } finally {
+      await gateway.close();
+      service.close();
+    }
+  });
+});

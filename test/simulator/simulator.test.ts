@@ -1,0 +1,590 @@
+import { performance } from 'node:perf_hooks';
+
+import { request } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import {
+  BENCH_MESSAGES_PER_NUMBER,
+  benchAccountNumbers,
+  benchCredentials,
+  DEMO_ACCOUNT,
+  DEMO_CREDENTIALS,
+  SECOND_DEMO_ACCOUNT,
+  SECOND_DEMO_CREDENTIALS,
+  startSimulator,
+} from '../../src/simulator/index.js';
+import type { RunningSimulator, SimulatorCredentials } from '../../src/simulator/index.js';
+
+type Json = Record<string, unknown>;
+
+interface Reply {
+  status: number;
+  contentType: string | undefined;
+  text: string;
+  json: Json;
+}
+
+let sim: RunningSimulator;
+
+beforeAll(async () => {
+  sim = await startSimulator({ port: 0 });
+});
+
+afterAll(async () => {
+  await sim.close();
+});
+
+beforeEach(() => {
+  sim.resetCalls();
+});
+
+function creds(c: SimulatorCredentials = DEMO_CREDENTIALS): Record<string, string> {
+  return { sys_id: c.sysId, auth_token: c.authToken };
+}
+
+async function call(
+  path: string,
+  params: Record<string, string>,
+  options: { query?: Record<string, string>; method?: 'POST' | 'GET'; base?: string } = {},
+): Promise<Reply> {
+  const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : '';
+  const method = options.method ?? 'POST';
+  const res = await request(`${options.base ?? sim.url}${path}${query}`, {
+    method,
+    ...(method === 'POST'
+      ? {
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(params).toString(),
+        }
+      : {}),
+  });
+  const text = await res.body.text();
+  const header = res.headers['content-type'];
+  return {
+    status: res.statusCode,
+    contentType: typeof header === 'string' ? header : undefined,
+    text,
+    json: JSON.parse(text) as Json,
+  };
+}
+
+function history(
+  tid: string,
+  number: string,
+  start: number | string,
+  end: number | string,
+  c: SimulatorCredentials = DEMO_CREDENTIALS,
+  base?: string,
+): Promise<Reply> {
+  return call(
+    '/api/smshistory',
+    {
+      ...creds(c),
+      tid,
+      number,
+      history_start: String(start),
+      history_end: String(end),
+    },
+    base === undefined ? {} : { base },
+  );
+}
+
+function demoNumber(tid: string): (typeof DEMO_ACCOUNT.numbers)[number] {
+  const found = DEMO_ACCOUNT.numbers.find((n) => n.tid === tid);
+  if (!found) throw new Error(`no demo number ${tid}`);
+  return found;
+}
+
+const BIG = demoNumber('TN-L-0001'); // 450 messages
+const LOOSE = demoNumber('TN-L-0002'); // loosely typed
+const EMPTY = demoNumber('TN-L-0003'); // 0 messages
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+function messagesOf(reply: Reply): Json[] {
+  const messages = reply.json['messages'];
+  expect(Array.isArray(messages)).toBe(true);
+  return messages as Json[];
+}
+
+describe('demo data', () => {
+  it('has the shape the brief asks for', () => {
+    const local = DEMO_ACCOUNT.numbers.filter((n) => n.type === 'local');
+    const tollfree = DEMO_ACCOUNT.numbers.filter((n) => n.type === 'tollfree');
+    expect(local.length).toBeGreaterThanOrEqual(4);
+    expect(tollfree.length).toBeGreaterThanOrEqual(3);
+    const counts = DEMO_ACCOUNT.numbers.map((n) => n.messages.length);
+    expect(counts).toContain(0);
+    expect(counts).toContain(450);
+    expect(DEMO_ACCOUNT.numbers.filter((n) => n.looselyTyped)).toHaveLength(1);
+    expect(DEMO_ACCOUNT.numbers.filter((n) => n.optin === 'no')).toHaveLength(1);
+    expect(DEMO_ACCOUNT.numbers.some((n) => n.webhook === '')).toBe(true);
+    expect(DEMO_ACCOUNT.numbers.some((n) => n.webhook.startsWith('https://'))).toBe(true);
+    const messages = DEMO_ACCOUNT.numbers.flatMap((n) => n.messages);
+    const outbound = messages.filter((m) => m.direction === 'outbound').length;
+    const inbound = messages.filter((m) => m.direction === 'inbound').length;
+    expect(inbound).toBeGreaterThan(0);
+    expect(outbound).toBeGreaterThan(inbound);
+    expect(messages.some((m) => m.mms === 'yes')).toBe(true);
+    expect(messages.some((m) => m.mms === 'no')).toBe(true);
+    expect(messages.some((m) => m.status.startsWith('400 '))).toBe(true);
+    expect(messages.some((m) => m.status.startsWith('200 '))).toBe(true);
+    const secondTids = new Set(SECOND_DEMO_ACCOUNT.numbers.map((n) => n.tid));
+    const secondNumbers = new Set(SECOND_DEMO_ACCOUNT.numbers.map((n) => n.number));
+    for (const n of DEMO_ACCOUNT.numbers) {
+      expect(secondTids.has(n.tid)).toBe(false);
+      expect(secondNumbers.has(n.number)).toBe(false);
+    }
+  });
+
+  it('has unique 32-hex message ids and strictly decreasing timestamps', () => {
+    const ids = new Set<string>();
+    for (const account of [DEMO_ACCOUNT, SECOND_DEMO_ACCOUNT]) {
+      for (const n of account.numbers) {
+        let previous: string | null = null;
+        for (const m of n.messages) {
+          expect(m.message_id).toMatch(/^[0-9a-f]{32}$/);
+          expect(ids.has(m.message_id)).toBe(false);
+          ids.add(m.message_id);
+          expect(m.GMTdate).toMatch(TIMESTAMP);
+          expect(m.GMTdate.startsWith('2026-')).toBe(true);
+          if (previous !== null) expect(m.GMTdate < previous).toBe(true);
+          previous = m.GMTdate;
+          expect(m.mms_url === '').toBe(m.mms === 'no');
+        }
+      }
+    }
+  });
+});
+
+describe('smshistory', () => {
+  it('returns the exact key set, including the trailing-space key, and success "1"', async () => {
+    const reply = await history(BIG.tid, BIG.number, 0, 10);
+    expect(reply.status).toBe(200);
+    expect(reply.contentType).toBe('application/json');
+    expect(Object.keys(reply.json)).toEqual([
+      'success',
+      'message_count_requested ',
+      'total_message_count',
+      'created_date',
+      'most_recent_msg_id',
+      'most_recent_date',
+      'tid',
+      'number',
+      'optin',
+      'messages',
+    ]);
+    expect(reply.json['success']).toBe('1');
+    expect(reply.json['message_count_requested ']).toBe(10);
+    expect(reply.json).not.toHaveProperty('message_count_requested');
+    expect(reply.json['total_message_count']).toBe(450);
+    expect(reply.json['tid']).toBe(BIG.tid);
+    expect(reply.json['number']).toBe(BIG.number);
+    expect(reply.json['optin']).toBe('yes');
+    expect(reply.json['created_date']).toMatch(TIMESTAMP);
+    expect(reply.json['most_recent_date']).toBe(BIG.messages[0]?.GMTdate);
+    expect(reply.json['most_recent_msg_id']).toBe(BIG.messages[0]?.system_id);
+    const first = messagesOf(reply)[0];
+    expect(Object.keys(first ?? {})).toEqual([
+      'system_id',
+      'message_id',
+      'GMTdate',
+      'tid',
+      'phone',
+      'direction',
+      'body',
+      'mms',
+      'mms_url',
+      'status',
+    ]);
+    expect(typeof first?.['system_id']).toBe('number');
+  });
+
+  it('slices with start inclusive, end exclusive, newest first', async () => {
+    const reply = await history(BIG.tid, BIG.number, 5, 12);
+    const messages = messagesOf(reply);
+    expect(reply.json['message_count_requested ']).toBe(7);
+    expect(messages.map((m) => m['message_id'])).toEqual(
+      BIG.messages.slice(5, 12).map((m) => m.message_id),
+    );
+    const dates = messages.map((m) => String(m['GMTdate']));
+    expect([...dates].sort().reverse()).toEqual(dates);
+    // Position 0 is the newest message of the number.
+    const head = messagesOf(await history(BIG.tid, BIG.number, 0, 1));
+    expect(head).toHaveLength(1);
+    expect(head[0]?.['GMTdate']).toBe(reply.json['most_recent_date']);
+  });
+
+  it("serves every number's messages byte-exactly for assorted ranges", async () => {
+    for (const account of [DEMO_ACCOUNT, SECOND_DEMO_ACCOUNT]) {
+      const c = account === DEMO_ACCOUNT ? DEMO_CREDENTIALS : SECOND_DEMO_CREDENTIALS;
+      for (const n of account.numbers) {
+        const total = n.messages.length;
+        for (const [start, end] of [
+          [0, total],
+          [0, 1],
+          [1, 4],
+          [Math.floor(total / 2), total + 3],
+          [total - 1, total],
+        ] as const) {
+          if (start < 0 || end < start) continue;
+          const reply = await history(n.tid, n.number, start, end, c);
+          expect(reply.status).toBe(200);
+          expect(messagesOf(reply)).toEqual(n.messages.slice(start, end));
+        }
+      }
+    }
+  });
+
+  it('returns what exists when the range reaches past the end, and [] beyond it', async () => {
+    const tail = await history(BIG.tid, BIG.number, 445, 460);
+    expect(tail.json['message_count_requested ']).toBe(15);
+    expect(messagesOf(tail).map((m) => m['message_id'])).toEqual(
+      BIG.messages.slice(445).map((m) => m.message_id),
+    );
+    expect(messagesOf(tail)).toHaveLength(5);
+    const beyond = await history(BIG.tid, BIG.number, 500, 510);
+    expect(beyond.status).toBe(200);
+    expect(beyond.json['success']).toBe('1');
+    expect(beyond.json['total_message_count']).toBe(450);
+    expect(messagesOf(beyond)).toEqual([]);
+  });
+
+  it('handles a number with zero messages', async () => {
+    const reply = await history(EMPTY.tid, EMPTY.number, 0, 20);
+    expect(reply.json['success']).toBe('1');
+    expect(reply.json['total_message_count']).toBe(0);
+    expect(reply.json['most_recent_msg_id']).toBe(0);
+    expect(reply.json['created_date']).toBe(EMPTY.createdDate);
+    expect(reply.json['most_recent_date']).toMatch(TIMESTAMP);
+    expect(messagesOf(reply)).toEqual([]);
+  });
+
+  it('sends the loosely typed number with numeric strings, other numbers with integers', async () => {
+    const loose = await history(LOOSE.tid, LOOSE.number, 0, 5);
+    expect(loose.json['message_count_requested ']).toBe('5');
+    expect(loose.json['total_message_count']).toBe(String(LOOSE.messages.length));
+    expect(loose.json['most_recent_msg_id']).toMatch(/^\d+$/);
+    for (const m of messagesOf(loose)) expect(m['system_id']).toMatch(/^\d+$/);
+
+    const strict = await history(demoNumber('TN-T-0001').tid, '18885550111', 0, 5);
+    expect(strict.json['message_count_requested ']).toBe(5);
+    expect(typeof strict.json['total_message_count']).toBe('number');
+    expect(typeof strict.json['most_recent_msg_id']).toBe('number');
+    for (const m of messagesOf(strict)) expect(typeof m['system_id']).toBe('number');
+  });
+
+  it('answers "number not found" (HTTP 200) for a foreign tid or mismatched number', async () => {
+    const mismatched = await history(BIG.tid, LOOSE.number, 0, 5);
+    expect(mismatched.status).toBe(200);
+    expect(mismatched.json).toEqual({ success: '0', error: 'number not found' });
+
+    // A tid that belongs to the other account is invisible.
+    const other = SECOND_DEMO_ACCOUNT.numbers[0];
+    const foreign = await history(other?.tid ?? '', other?.number ?? '', 0, 5);
+    expect(foreign.status).toBe(200);
+    expect(foreign.json).toEqual({ success: '0', error: 'number not found' });
+
+    // ...but the second account sees its own number, with its own data.
+    const own = await history(other?.tid ?? '', other?.number ?? '', 0, 5, SECOND_DEMO_CREDENTIALS);
+    expect(own.json['success']).toBe('1');
+    expect(own.json['total_message_count']).toBe(other?.messages.length);
+  });
+
+  it('rejects a reversed range and non-integer bounds with 400', async () => {
+    const reversed = await history(BIG.tid, BIG.number, 10, 5);
+    expect(reversed.status).toBe(400);
+    expect(reversed.json['success']).toBe('0');
+    expect(String(reversed.json['error'])).toMatch(/history_end/);
+
+    for (const bad of ['-1', '1.5', 'abc', '']) {
+      const reply = await history(BIG.tid, BIG.number, bad, 5);
+      expect(reply.status).toBe(400);
+      expect(String(reply.json['error'])).toMatch(/history_start/);
+    }
+    const missingTid = await call('/api/smshistory', {
+      ...creds(),
+      number: BIG.number,
+      history_start: '0',
+      history_end: '5',
+    });
+    expect(missingTid.status).toBe(400);
+    expect(String(missingTid.json['error'])).toMatch(/tid/);
+  });
+});
+
+describe('ownednumbers / allownednumbers', () => {
+  it('filters ownednumbers by type', async () => {
+    for (const type of ['local', 'tollfree'] as const) {
+      const reply = await call('/api/ownednumbers', { ...creds(), number_type: type });
+      expect(reply.status).toBe(200);
+      expect(reply.contentType).toBe('application/json');
+      expect(reply.json['success']).toBe('1');
+      const data = reply.json['data'] as Json[];
+      const expected = DEMO_ACCOUNT.numbers.filter((n) => n.type === type);
+      expect(data).toEqual(
+        expected.map((n) => ({ number: n.number, tid: n.tid, type: n.type, webhook: n.webhook })),
+      );
+      expect(data.every((d) => d['type'] === type)).toBe(true);
+    }
+  });
+
+  it('mixes both types, interleaved, in allownednumbers', async () => {
+    const reply = await call('/api/allownednumbers', creds());
+    expect(reply.json['success']).toBe('1');
+    const types = (reply.json['data'] as Json[]).map((d) => d['type']);
+    expect(types).toHaveLength(DEMO_ACCOUNT.numbers.length);
+    expect(new Set(types)).toEqual(new Set(['local', 'tollfree']));
+    const sorted = [...types].sort();
+    expect(types).not.toEqual(sorted);
+    expect(types).not.toEqual([...sorted].reverse());
+  });
+
+  it('keeps the accounts apart', async () => {
+    const reply = await call('/api/allownednumbers', creds(SECOND_DEMO_CREDENTIALS));
+    const tids = (reply.json['data'] as Json[]).map((d) => d['tid']);
+    expect(tids).toEqual(SECOND_DEMO_ACCOUNT.numbers.map((n) => n.tid));
+    expect(tids.every((t) => String(t).startsWith('TN2-'))).toBe(true);
+  });
+
+  it('rejects a bad or missing number_type with 400', async () => {
+    const bad = await call('/api/ownednumbers', { ...creds(), number_type: 'mobile' });
+    expect(bad.status).toBe(400);
+    expect(bad.json['success']).toBe('0');
+    expect(String(bad.json['error'])).toMatch(/number_type/);
+    const missing = await call('/api/ownednumbers', creds());
+    expect(missing.status).toBe(400);
+    expect(String(missing.json['error'])).toMatch(/number_type/);
+  });
+});
+
+describe('transport', () => {
+  it('401s on a wrong token without echoing it', async () => {
+    const token = 'wrong-token-SENTINEL-91x';
+    const reply = await call('/api/allownednumbers', {
+      sys_id: DEMO_CREDENTIALS.sysId,
+      auth_token: token,
+    });
+    expect(reply.status).toBe(401);
+    expect(reply.json).toEqual({ success: '0', error: 'invalid credentials' });
+    expect(reply.text).not.toContain(token);
+    expect(reply.text).not.toContain(DEMO_CREDENTIALS.sysId);
+
+    const swapped = await call('/api/allownednumbers', {
+      sys_id: SECOND_DEMO_CREDENTIALS.sysId,
+      auth_token: DEMO_CREDENTIALS.authToken,
+    });
+    expect(swapped.status).toBe(401);
+  });
+
+  it('accepts parameters from the query string, with the body winning on conflict', async () => {
+    const viaQuery = await call(
+      '/api/ownednumbers',
+      {},
+      { query: { ...creds(), number_type: 'tollfree' } },
+    );
+    expect(viaQuery.status).toBe(200);
+    expect((viaQuery.json['data'] as Json[]).map((d) => d['type'])).toEqual(
+      DEMO_ACCOUNT.numbers.filter((n) => n.type === 'tollfree').map(() => 'tollfree'),
+    );
+
+    const conflict = await call(
+      '/api/ownednumbers',
+      { number_type: 'local' },
+      { query: { ...creds(), number_type: 'tollfree' } },
+    );
+    expect(conflict.status).toBe(200);
+    const types = (conflict.json['data'] as Json[]).map((d) => d['type']);
+    expect(types.length).toBeGreaterThan(0);
+    expect(types.every((t) => t === 'local')).toBe(true);
+  });
+
+  it('404s unknown paths and 405s non-POST on known paths', async () => {
+    const unknown = await call('/api/nope', creds());
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toEqual({ success: '0', error: 'not found' });
+    const get = await call('/api/allownednumbers', {}, { method: 'GET', query: creds() });
+    expect(get.status).toBe(405);
+    expect(get.json['success']).toBe('0');
+  });
+
+  it('records calls in order, without secrets', async () => {
+    await call('/api/ownednumbers', { ...creds(), number_type: 'local' });
+    await history(BIG.tid, BIG.number, 0, 3);
+    await call('/api/allownednumbers', { sys_id: DEMO_CREDENTIALS.sysId, auth_token: 'nope' });
+    expect(sim.calls).toEqual([
+      {
+        operation: 'ownednumbers',
+        accountSysId: DEMO_CREDENTIALS.sysId,
+        params: { number_type: 'local' },
+        status: 200,
+      },
+      {
+        operation: 'smshistory',
+        accountSysId: DEMO_CREDENTIALS.sysId,
+        params: { tid: BIG.tid, number: BIG.number, history_start: '0', history_end: '3' },
+        status: 200,
+      },
+      { operation: 'allownednumbers', accountSysId: null, params: {}, status: 401 },
+    ]);
+    const serialized = JSON.stringify(sim.calls);
+    expect(serialized).not.toContain(DEMO_CREDENTIALS.authToken);
+    expect(serialized).not.toContain('nope');
+    sim.resetCalls();
+    expect(sim.calls).toHaveLength(0);
+  });
+
+  it('delays responses by latencyMs', async () => {
+    const latencyMs = 150;
+    const slow = await startSimulator({ latencyMs });
+    try {
+      expect(slow.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const started = performance.now();
+      const reply = await call('/api/allownednumbers', creds(), { base: slow.url });
+      const elapsed = performance.now() - started;
+      expect(reply.status).toBe(200);
+      expect(elapsed).toBeGreaterThanOrEqual(latencyMs);
+      expect(slow.calls).toHaveLength(1);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('load-test accounts (benchAccounts)', () => {
+  it('exist only when asked for', async () => {
+    const reply = await call('/api/allownednumbers', creds(benchCredentials(0)));
+    expect(reply.status).toBe(401);
+  });
+
+  it('give each index its own credentials, all owning the same numbers', async () => {
+    const bench = await startSimulator({ benchAccounts: { count: 3, numbers: 200 } });
+    try {
+      const numbers = benchAccountNumbers(200);
+      expect(numbers).toHaveLength(200);
+      expect(numbers.slice(0, DEMO_ACCOUNT.numbers.length).map((n) => n.tid)).toEqual(
+        DEMO_ACCOUNT.numbers.map((n) => n.tid),
+      );
+      expect(new Set(numbers.map((n) => n.tid)).size).toBe(200);
+      const generated = numbers[199];
+      expect(generated?.tid).toBe('TN-B-0200');
+      expect(generated?.messages).toHaveLength(BENCH_MESSAGES_PER_NUMBER);
+
+      for (const index of [0, 2]) {
+        const c = benchCredentials(index);
+        const all = await call('/api/allownednumbers', creds(c), { base: bench.url });
+        expect((all.json.data as unknown[]).length).toBe(200);
+        const page = await call(
+          '/api/smshistory',
+          {
+            ...creds(c),
+            tid: 'TN-B-0200',
+            number: generated?.number ?? '',
+            history_start: '0',
+            history_end: '50',
+          },
+          { base: bench.url },
+        );
+        expect(page.json.success).toBe('1');
+        expect(page.json.messages as unknown[]).toHaveLength(50);
+      }
+      expect(bench.calls.map((c) => c.accountSysId)).toEqual([
+        'AC-bench-00000',
+        'AC-bench-00000',
+        'AC-bench-00002',
+        'AC-bench-00002',
+      ]);
+      // Out of range, a wrong token and the demo account still behave as without the option.
+      const outside = await call('/api/allownednumbers', creds(benchCredentials(3)), {
+        base: bench.url,
+      });
+      expect(outside.status).toBe(401);
+      const wrong = await call(
+        '/api/allownednumbers',
+        { sys_id: benchCredentials(1).sysId, auth_token: benchCredentials(0).authToken },
+        { base: bench.url },
+      );
+      expect(wrong.status).toBe(401);
+      const demo = await call('/api/allownednumbers', creds(), { base: bench.url });
+      expect((demo.json.data as unknown[]).length).toBe(DEMO_ACCOUNT.numbers.length);
+    } finally {
+      await bench.close();
+    }
+  });
+
+  it("default to the demo account's seven numbers", async () => {
+    const bench = await startSimulator({ benchAccounts: { count: 1 } });
+    try {
+      const page = await call(
+        '/api/smshistory',
+        {
+          ...creds(benchCredentials(0)),
+          tid: BIG.tid,
+          number: BIG.number,
+          history_start: '0',
+          history_end: '50',
+        },
+        { base: bench.url },
+      );
+      expect(page.json.total_message_count).toBe(450);
+      expect(page.json.messages as unknown[]).toHaveLength(50);
+      const all = await call('/api/allownednumbers', creds(benchCredentials(0)), {
+        base: bench.url,
+      });
+      expect((all.json.data as { tid: string }[]).map((n) => n.tid)).toEqual(
+        DEMO_ACCOUNT.numbers.map((n) => n.tid),
+      );
+    } finally {
+      await bench.close();
+    }
+  });
+
+  it('refuses a bad count', async () => {
+    await expect(startSimulator({ benchAccounts: { count: 0 } })).rejects.toThrow(RangeError);
+    await expect(startSimulator({ benchAccounts: { count: 1, numbers: 3 } })).rejects.toThrow(
+      RangeError,
+    );
+  });
+});
+
+describe('arrivals (live updates in demo mode)', () => {
+  it('puts a delivered message at the head of one simulator’s history, newer than the rest', async () => {
+    const other = await startSimulator({ port: 0 });
+    try {
+      const message = other.deliver(DEMO_CREDENTIALS.sysId, BIG.tid, 'hello from the test');
+      const reply = await history(BIG.tid, BIG.number, 0, 2, DEMO_CREDENTIALS, other.url);
+      expect(reply.json['total_message_count']).toBe(BIG.messages.length + 1);
+      expect(reply.json['most_recent_msg_id']).toBe(Number(message.system_id));
+      expect(Number(message.system_id)).toBe(Number(BIG.messages[0]?.system_id) + 1);
+      expect(messagesOf(reply).map((m) => m['message_id'])).toEqual([
+        message.message_id,
+        BIG.messages[0]?.message_id,
+      ]);
+      expect(messagesOf(reply)[0]).toMatchObject({
+        direction: 'inbound',
+        body: 'hello from the test',
+      });
+      expect(String(message.GMTdate) > String(BIG.messages[0]?.GMTdate)).toBe(true);
+      // The shared demo data and every other simulator are untouched.
+      const untouched = await history(BIG.tid, BIG.number, 0, 1);
+      expect(untouched.json['total_message_count']).toBe(BIG.messages.length);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('makes messages arrive by themselves with arrivalsEveryMs', async () => {
+    const other = await startSimulator({ port: 0, arrivalsEveryMs: 20 });
+    try {
+      const first = DEMO_ACCOUNT.numbers[0]!;
+      let total = first.messages.length;
+      for (let i = 0; i < 100 && total < first.messages.length + 2; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const reply = await history(first.tid, first.number, 0, 1, DEMO_CREDENTIALS, other.url);
+        total = Number(reply.json['total_message_count']);
+      }
+      expect(total).toBeGreaterThanOrEqual(first.messages.length + 2);
+    } finally {
+      await other.close();
+    }
+  });
+});

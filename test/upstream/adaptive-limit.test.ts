@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { AdaptiveLimit } from '../../src/upstream/adaptive-limit.js';
+import { FairScheduler, type Release } from '../../src/upstream/fair-scheduler.js';
+import { parseRetryAfter } from '../../src/upstream/client.js';
+
+/** Feeds `count` samples of `rttMs`, each with the limit fully used. */
+function feed(limit: AdaptiveLimit, count: number, rttMs: number | ((inFlight: number) => number)) {
+  for (let i = 0; i < count; i += 1) {
+    const inFlight = limit.current;
+    limit.sample(typeof rttMs === 'number' ? rttMs : rttMs(inFlight), inFlight);
+  }
+}
+
+describe('AdaptiveLimit', () => {
+  it('grows while latency holds, up to its cap', () => {
+    const limit = new AdaptiveLimit({ initial: 16, min: 4, max: 128 });
+    feed(limit, 100, 20);
+    const grown = limit.current;
+    expect(grown).toBeGreaterThan(16);
+    feed(limit, 5_000, 20);
+    expect(limit.current).toBe(128);
+  });
+
+  it('does not grow when the limit is not used', () => {
+    const limit = new AdaptiveLimit({ initial: 16, min: 4, max: 128 });
+    for (let i = 0; i < 500; i += 1) limit.sample(20, 1);
+    expect(limit.current).toBe(16);
+  });
+
+  it('settles where latency has doubled when the service slows with calls in flight', () => {
+    // 10 ms when idle, +1 ms per call in flight: 2x the baseline is reached at 10 in flight.
+    const limit = new AdaptiveLimit({ initial: 64, min: 2, max: 256, slackMs: 0 });
+    feed(limit, 200, 10); // the baseline is learnt at light load
+    feed(limit, 3_000, (inFlight) => 10 + inFlight);
+    expect(limit.current).toBeLessThan(40);
+    expect(limit.current).toBeGreaterThanOrEqual(4);
+  });
+
+  it('does not throttle a fast service over a few ms of extra latency (the slack)', () => {
+    // 0.3 ms idle, 5 ms under load: "16x slower", yet no sign of overload worth idling for.
+    const slack = new AdaptiveLimit({ initial: 32, min: 4, max: 128 });
+    const none = new AdaptiveLimit({ initial: 32, min: 4, max: 128, slackMs: 0 });
+    for (const limit of [slack, none]) {
+      feed(limit, 100, 0.3);
+      feed(limit, 2_000, 5);
+    }
+    expect(slack.current).toBe(128);
+    expect(none.current).toBeLessThan(32);
+    // Past the slack, it backs off as before: 10 ms idle, 40 ms under load.
+    const slow = new AdaptiveLimit({ initial: 64, min: 4, max: 128 });
+    feed(slow, 100, 10);
+    feed(slow, 2_000, 40);
+    expect(slow.current).toBeLessThan(64);
+  });
+
+  it('measures its baseline at the floor now and then, so load never becomes the baseline', () => {
+    let now = 0;
+    const limit = new AdaptiveLimit({
+      initial: 64,
+      min: 4,
+      max: 256,
+      probeIntervalMs: 30_000,
+      now: () => now,
+    });
+    // The first calls come in under load: 50 ms looks like the service's normal latency.
+    feed(limit, 64, 50);
+    expect(limit.baseline).toBe(50);
+    now = 5_000;
+    feed(limit, 1, 50);
+    expect(limit.probing).toBe(true);
+    expect(limit.current).toBe(4);
+    const before = limit.current;
+    // Calls finishing with more than the floor in flight do not count; light ones do.
+    limit.sample(50, 30);
+    for (let i = 0; i < 8; i += 1) limit.sample(10, 4);
+    expect(limit.probing).toBe(false);
+    expect(limit.baseline).toBe(10);
+    expect(limit.current).toBeGreaterThan(before);
+    // Now 50 ms is five times the baseline: the limit shrinks.
+    const after = limit.current;
+    feed(limit, 200, 50);
+    expect(limit.current).toBeLessThan(after);
+  });
+
+  it('halves at once when the service pushes back, never below its floor', () => {
+    const limit = new AdaptiveLimit({ initial: 40, min: 8, max: 128 });
+    limit.overloaded();
+    expect(limit.current).toBe(20);
+    limit.overloaded();
+    limit.overloaded();
+    expect(limit.current).toBe(8);
+  });
+});
+
+describe('FairScheduler', () => {
+  const never = new AbortController().signal;
+
+  it('hands freed slots to accounts in turn, not in arrival order', async () => {
+    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }));
+    const first = await scheduler.acquire('a', never);
+    const order: string[] = [];
+    const queued = ['a', 'a', 'a', 'b', 'c'].map((account) =>
+      scheduler.acquire(account, never).then((release) => {
+        order.push(account);
+        release();
+      }),
+    );
+    first();
+    await Promise.all(queued);
+    expect(order).toEqual(['a', 'b', 'c', 'a', 'a']);
+    expect(scheduler.inFlight).toBe(0);
+  });
+
+  it('drops a waiting call whose deadline passes, with its reason', async () => {
+    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }));
+    const held: Release = await scheduler.acquire('a', never);
+    const deadline = new AbortController();
+    const waiting = scheduler.acquire('b', deadline.signal);
+    expect(scheduler.waiting).toBe(1);
+    deadline.abort(new Error('too late'));
+    await expect(waiting).rejects.toThrow('too late');
+    expect(scheduler.waiting).toBe(0);
+    held();
+    expect(scheduler.inFlight).toBe(0);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.parse('2026-11-23T10:00:00Z');
+  it.each([
+    ['120', 120_000],
+    ['0', 0],
+    ['Mon, 23 Nov 2026 10:00:30 GMT', 30_000],
+    ['Mon, 23 Nov 2026 09:00:00 GMT', 0],
+    ['soon', null],
+    ['-5', null],
+    ['', null],
+    [undefined, null],
+  ])('%s -> %s ms', (value, expected) => {
+    expect(parseRetryAfter(value, now)).toBe(expected);
+  });
+});

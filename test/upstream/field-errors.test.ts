@@ -1,0 +1,173 @@
+/** Upstream failures reach the client as coded field errors, with everything else intact. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../src/config/config.js';
+import { createGateway } from '../../src/http/server.js';
+import { createTestGateway, execute, executeText, type TestGateway } from '../fixtures/harness.js';
+import { EveryHistoryQuery, HistoryRangeQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
+import {
+  historyReply,
+  ownedNumbersReply,
+  startScriptedUpstream,
+  type ScriptedReply,
+  type ScriptedUpstream,
+} from '../fixtures/scripted-upstream.js';
+
+const auth = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-S3CR3T' };
+const TIDS = ['T-A', 'T-B', 'T-C'];
+let upstream: ScriptedUpstream | undefined;
+let test: TestGateway | undefined;
+afterEach(async () => {
+  await test?.close();
+  await upstream?.close();
+  test = undefined;
+  upstream = undefined;
+});
+
+/** A gateway over an upstream whose history for T-B answers `failure`; everything else succeeds. */
+async function withFailingHistory(failure: ScriptedReply, timeoutMs = 2_000) {
+  upstream = await startScriptedUpstream((call) => {
+    if (call.operation !== 'smshistory') return ownedNumbersReply(TIDS);
+    return call.params.get('tid') === 'T-B' ? failure : historyReply(call);
+  });
+  test = createTestGateway(upstream.url, { timeoutMs });
+  return execute(test.gateway, EveryHistoryQuery, { start: 0, end: 1 }, auth);
+}
+
+describe('one number failing leaves the rest of the answer intact', () => {
+  it.each([
+    [
+      'HTTP 500',
+      { status: 500, json: { success: '0' } },
+      'UPSTREAM_ERROR',
+      /answered smshistory with HTTP 500/,
+    ],
+    [
+      'an HTML error page',
+      { status: 502, text: '<html>Bad gateway</html>' },
+      'UPSTREAM_ERROR',
+      /HTTP 502/,
+    ],
+    ['HTML with status 200', { text: '<html>maintenance</html>' }, 'UPSTREAM_ERROR', /not JSON/],
+    [
+      'truncated JSON',
+      { text: '{"success":"1","messa', contentType: 'application/json' },
+      'UPSTREAM_ERROR',
+      /not JSON/,
+    ],
+    [
+      'success other than "1"',
+      { json: { success: '0', error: 'internal detail' } },
+      'UPSTREAM_ERROR',
+      /success was not "1"/,
+    ],
+    [
+      'a wrong field type',
+      { json: { success: '1', 'message_count_requested ': 1, total_message_count: 'many' } },
+      'UPSTREAM_ERROR',
+      /total_message_count/,
+    ],
+    ['a connection reset', { reset: true }, 'UPSTREAM_ERROR', /could not be reached/],
+    [
+      'HTTP 401',
+      { status: 401, json: { success: '0' } },
+      'UNAUTHENTICATED',
+      /refused the credentials/,
+    ],
+  ] as const)('%s', async (_name, failure, code, message) => {
+    const { status, body } = await withFailingHistory(failure);
+    expect(status).toBe(200);
+    const numbers = body.data?.ownedNumbers ?? [];
+    expect(numbers.map((n) => n.tid)).toEqual(TIDS);
+    expect(numbers[0]?.history?.messages).toHaveLength(1);
+    expect(numbers[1]?.history).toBeNull();
+    expect(numbers[2]?.history?.messages).toHaveLength(1);
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors?.[0]).toMatchObject({
+      path: ['ownedNumbers', 1, 'history'],
+      extensions: { code },
+    });
+    expect(body.errors?.[0]?.message).toMatch(message);
+    expect(JSON.stringify(body)).not.toMatch(/S3CR3T|internal detail|<html>/);
+  });
+
+  it('a hanging upstream becomes UPSTREAM_TIMEOUT after the configured deadline', async () => {
+    const { body } = await withFailingHistory({ hang: true }, 300);
+    expect(body.data?.ownedNumbers?.[0]?.history).not.toBeNull();
+    expect(body.data?.ownedNumbers?.[1]?.history).toBeNull();
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'The SMS service did not answer smshistory within 300 ms',
+      path: ['ownedNumbers', 1, 'history'],
+      extensions: { code: 'UPSTREAM_TIMEOUT' },
+    });
+  });
+});
+
+describe('whole-list failures', () => {
+  it('an unreachable upstream nulls the field with UPSTREAM_ERROR', async () => {
+    upstream = await startScriptedUpstream(() => ({ json: {} }));
+    const url = upstream.url;
+    await upstream.close();
+    upstream = undefined;
+    test = createTestGateway(url);
+    const { status, body } = await execute(test.gateway, OwnedNumbersQuery, {}, auth);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      data: { ownedNumbers: null },
+      errors: [{ path: ['ownedNumbers'], extensions: { code: 'UPSTREAM_ERROR' } }],
+    });
+  });
+});
+
+describe('history range validation', () => {
+  async function range(start: number, end: number) {
+    upstream = await startScriptedUpstream((call) =>
+      call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(TIDS),
+    );
+    test = createTestGateway(upstream.url, { limits: { maxHistoryRange: 100 } });
+    const result = await execute(test.gateway, HistoryRangeQuery, { tid: 'T-A', start, end }, auth);
+    return { ...result, historyCalls: upstream.calls.filter((c) => c.operation === 'smshistory') };
+  }
+
+  it.each([
+    [-1, 5, /start must be 0 or more/],
+    [10, 9, /end \(9\) must not be less than start \(10\)/],
+    [0, 101, /wider than the maximum of 100/],
+  ])(
+    'refuses start=%i end=%i with BAD_USER_INPUT and no history call',
+    async (start, end, message) => {
+      const { body, historyCalls } = await range(start, end);
+      expect(body.data?.number).toEqual({ tid: 'T-A', history: null });
+      expect(body.errors?.[0]).toMatchObject({
+        path: ['number', 'history'],
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
+      expect(body.errors?.[0]?.message).toMatch(message);
+      expect(historyCalls).toHaveLength(0);
+    },
+  );
+
+  it('passes accepted bounds through to the upstream unchanged', async () => {
+    const { body, historyCalls } = await range(7, 107);
+    expect(body.errors).toBeUndefined();
+    expect(
+      historyCalls.map((c) => [c.params.get('history_start'), c.params.get('history_end')]),
+    ).toEqual([['7', '107']]);
+  });
+});
+
+describe('unexpected errors', () => {
+  it('are masked: the client sees neither the message nor the stack', async () => {
+    const failing = () => Promise.reject(new Error('internal detail tok-S3CR3T'));
+    const gateway = createGateway({
+      client: { history: failing, ownedNumbers: failing, allOwnedNumbers: failing },
+      limits: DEFAULT_LIMITS,
+      logger: false,
+    });
+    const { body } = await executeText(gateway, '{ ownedNumbers { tid } }', undefined, auth);
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'Unexpected error.',
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    });
+    expect(JSON.stringify(body)).not.toMatch(/S3CR3T|internal detail/);
+  });
+});

@@ -1,0 +1,263 @@
+/**
+ * The service as a shared, finite resource, at a real loopback upstream with exact call counts:
+ * deadlines that hold retries included, failures scoped to the account they hit, 429 windows,
+ * recovery once the service heals, and fair share between accounts.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createTestGateway,
+  execute,
+  type TestGateway,
+  type TestGatewayOptions,
+} from '../fixtures/harness.js';
+import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
+import {
+  historyReply,
+  ownedNumbersReply,
+  startScriptedUpstream,
+  type ScriptedCall,
+  type ScriptedReply,
+  type ScriptedUpstream,
+} from '../fixtures/scripted-upstream.js';
+
+const A = { 'x-sys-id': 'AC-A', 'x-auth-token': 'tok-a' };
+const B = { 'x-sys-id': 'AC-B', 'x-auth-token': 'tok-b' };
+const C = { 'x-sys-id': 'AC-C', 'x-auth-token': 'tok-c' };
+const healthy = (call: ScriptedCall): ScriptedReply =>
+  call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(['T-1', 'T-2']);
+const sysIdOf = (call: ScriptedCall) => call.params.get('sys_id');
+
+let upstream: ScriptedUpstream | undefined;
+let test: TestGateway | undefined;
+afterEach(async () => {
+  await test?.close();
+  await upstream?.close();
+  test = undefined;
+  upstream = undefined;
+});
+
+async function stack(options: TestGatewayOptions = {}) {
+  let reply: (call: ScriptedCall) => ScriptedReply = healthy;
+  upstream = await startScriptedUpstream((call) => reply(call));
+  test = createTestGateway(upstream.url, options);
+  const server = upstream;
+  const gateway = test.gateway;
+  return {
+    gateway,
+    client: test.client,
+    calls: (sysId?: string) =>
+      sysId ? server.calls.filter((c) => sysIdOf(c) === sysId).length : server.calls.length,
+    setReply(next: (call: ScriptedCall) => ScriptedReply) {
+      reply = next;
+    },
+    async owned(headers: Record<string, string>) {
+      const started = performance.now();
+      const { body } = await execute(gateway, OwnedNumbersQuery, {}, headers);
+      return { body, ms: performance.now() - started };
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('deadline: UPSTREAM_TIMEOUT_MS bounds the whole wait', () => {
+  it('a hung service answers UPSTREAM_TIMEOUT at the deadline, retries or not', async () => {
+    const s = await stack({ timeoutMs: 300, resilience: { retries: 2, retryBaseDelayMs: 5 } });
+    s.setReply(() => ({ hang: true }));
+    const { body, ms } = await s.owned(A);
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'The SMS service did not answer allownednumbers within 300 ms',
+      extensions: { code: 'UPSTREAM_TIMEOUT' },
+    });
+    // The one attempt had the whole budget: no retry could fit after it.
+    expect(s.calls()).toBe(1);
+    expect(ms).toBeGreaterThanOrEqual(295);
+    expect(ms).toBeLessThan(300 + 150);
+  });
+
+  it('retries hung attempts only while the rest of the deadline can hold one', async () => {
+    const s = await stack({
+      timeoutMs: 500,
+      resilience: { retries: 5, retryBaseDelayMs: 5, attemptTimeoutMs: 200 },
+    });
+    s.setReply(() => ({ hang: true }));
+    const { body, ms } = await s.owned(A);
+    expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
+    // 0-200 ms, then ~205-405 ms; a third 200 ms attempt no longer fits before 500 ms.
+    expect(s.calls()).toBe(2);
+    expect(ms).toBeGreaterThanOrEqual(395);
+    expect(ms).toBeLessThan(500 + 100);
+  });
+
+  it("gives the service's own error when no retry fits, instead of waiting out the deadline", async () => {
+    const s = await stack({ timeoutMs: 400, resilience: { retries: 5, retryBaseDelayMs: 5 } });
+    s.setReply(() => ({ status: 503, text: '', delayMs: 150 }));
+    const { body, ms } = await s.owned(A);
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'The SMS service answered allownednumbers with HTTP 503',
+      extensions: { code: 'UPSTREAM_ERROR' },
+    });
+    expect(s.calls()).toBe(2);
+    expect(ms).toBeLessThan(400);
+  });
+});
+
+describe('failure scoped to whom it hits', () => {
+  it("one account failing alone never stops another account's calls", async () => {
+    const s = await stack({ resilience: { retries: 2, retryBaseDelayMs: 1, breakerThreshold: 5 } });
+    s.setReply((call) => (sysIdOf(call) === 'AC-A' ? { status: 502, text: '' } : healthy(call)));
+    for (let i = 0; i < 12; i += 1) {
+      const { body } = await execute(s.gateway, EveryHistoryQuery, { start: 0, end: 1 }, A);
+      expect(body.data?.ownedNumbers).toBeNull();
+    }
+    // Five faults (two requests of three attempts, cut at the fifth) opened A's breaker; the
+    // other ten requests failed fast without a call.
+    expect(s.calls('AC-A')).toBe(5);
+    expect(s.client.breakerState()).toBe('closed');
+
+    const { body } = await execute(s.gateway, EveryHistoryQuery, { start: 0, end: 1 }, B);
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.ownedNumbers?.map((n) => n.history?.messages.length)).toEqual([1, 1]);
+    expect(s.calls('AC-B')).toBe(3);
+  });
+
+  it('an unreachable service opens the service breaker from one account alone', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    test = createTestGateway(`http://127.0.0.1:${port}`, {
+      resilience: { retries: 0, breakerThreshold: 3, breakerCooldownMs: 10_000 },
+    });
+    for (let i = 0; i < 3; i += 1) {
+      const { body } = await execute(test.gateway, OwnedNumbersQuery, {}, A);
+      expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+    }
+    expect(test.client.breakerState()).toBe('open');
+    const { body } = await execute(test.gateway, OwnedNumbersQuery, {}, B);
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'The SMS service is failing; calls to it are paused for up to 10 s',
+      extensions: { code: 'UPSTREAM_UNAVAILABLE' },
+    });
+  });
+
+  it.each([
+    ['the service breaker', [A, B, A, B], C],
+    ["an account's breaker", [A, A, A, A], A],
+  ] as const)(
+    '%s lets calls through again within its cooldown of healing',
+    async (_n, failing, probe) => {
+      const s = await stack({
+        resilience: { retries: 0, breakerThreshold: 3, breakerCooldownMs: 300 },
+      });
+      s.setReply(() => ({ status: 503, text: '' }));
+      for (const headers of failing) await s.owned(headers);
+      const before = s.calls();
+      expect((await s.owned(probe)).body.errors?.[0]?.extensions?.code).toBe(
+        'UPSTREAM_UNAVAILABLE',
+      );
+      expect(s.calls()).toBe(before);
+
+      s.setReply(healthy);
+      const healed = performance.now();
+      let recoveredAfter = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 100; i += 1) {
+        if ((await s.owned(probe)).body.errors === undefined) {
+          recoveredAfter = performance.now() - healed;
+          break;
+        }
+        await sleep(20);
+      }
+      expect(recoveredAfter).toBeLessThan(300 + 500);
+      // While open, nothing reached the service but the one probe that closed it.
+      expect(s.calls()).toBe(before + 1);
+    },
+  );
+});
+
+describe('429 and Retry-After', () => {
+  const limitedFor = (sysId: string, reply: ScriptedReply) => (call: ScriptedCall) =>
+    sysIdOf(call) === sysId ? reply : healthy(call);
+
+  it('answers RATE_LIMITED with retryAfter, fails fast inside the window, other accounts unaffected', async () => {
+    const s = await stack({ resilience: { retries: 3, retryBaseDelayMs: 1 } });
+    s.setReply(limitedFor('AC-A', { status: 429, text: '', headers: { 'retry-after': '1' } }));
+    const first = await s.owned(A);
+    expect(first.body.errors?.[0]).toMatchObject({
+      message: 'The SMS service is rate limiting this account (HTTP 429 on allownednumbers)',
+      extensions: { code: 'RATE_LIMITED', retryAfter: 1 },
+    });
+    expect(s.calls('AC-A')).toBe(1); // never retried
+
+    const inWindow = await s.owned(A);
+    expect(inWindow.body.errors?.[0]).toMatchObject({
+      message: 'The SMS service is rate limiting this account; try again in 1 s',
+      extensions: { code: 'RATE_LIMITED', retryAfter: 1 },
+    });
+    expect(s.calls('AC-A')).toBe(1);
+
+    expect((await s.owned(B)).body.errors).toBeUndefined();
+    expect(s.calls('AC-B')).toBe(1);
+
+    s.setReply(healthy);
+    await sleep(1_050);
+    expect((await s.owned(A)).body.errors).toBeUndefined();
+    expect(s.calls('AC-A')).toBe(2);
+  });
+
+  it('without Retry-After, pauses the account for the configured default', async () => {
+    const s = await stack({ resilience: { defaultRetryAfterMs: 400 } });
+    s.setReply(limitedFor('AC-A', { status: 429, text: 'slow down' }));
+    expect((await s.owned(A)).body.errors?.[0]?.extensions).toEqual({
+      code: 'RATE_LIMITED',
+      retryAfter: 1,
+    });
+    s.setReply(healthy);
+    expect((await s.owned(A)).body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect(s.calls('AC-A')).toBe(1);
+    await sleep(450);
+    expect((await s.owned(A)).body.errors).toBeUndefined();
+    expect(s.calls('AC-A')).toBe(2);
+  });
+
+  it('halves the adaptive limit: the service is pushing back', async () => {
+    const s = await stack({ traffic: { initialConcurrency: 16, minConcurrency: 2 } });
+    s.setReply(limitedFor('AC-A', { status: 429, text: '' }));
+    await s.owned(A);
+    expect(s.client.concurrency().limit).toBe(8);
+  });
+});
+
+describe('fair share between accounts', () => {
+  it("one account's large fan-out does not queue another account's single call", async () => {
+    const tids = Array.from({ length: 200 }, (_, i) => `T-${i}`);
+    // Eight calls in flight at most, fixed, so the test does not depend on the adaptive limit.
+    const s = await stack({
+      resilience: { connections: 8 },
+      traffic: { initialConcurrency: 8, minConcurrency: 8 },
+    });
+    s.setReply((call) => {
+      if (call.operation !== 'smshistory') {
+        return sysIdOf(call) === 'AC-A' ? ownedNumbersReply(tids) : ownedNumbersReply(['T-1']);
+      }
+      return { ...(historyReply(call) as { json: unknown }), delayMs: 20 };
+    });
+    const fanOutStarted = performance.now();
+    const fanOut = execute(s.gateway, EveryHistoryQuery, { start: 0, end: 1 }, A).then(
+      ({ body }) => ({ body, ms: performance.now() - fanOutStarted }),
+    );
+    await sleep(60); // A's 200 histories are queued by now
+    const single = await s.owned(B);
+    const { body, ms } = await fanOut;
+
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.ownedNumbers).toHaveLength(200);
+    expect(single.body.errors).toBeUndefined();
+    expect(s.calls('AC-A')).toBe(201);
+    expect(s.calls('AC-B')).toBe(1);
+    // In line behind A, B would wait for ~190 calls (~24 rounds of 20 ms); it takes about one.
+    expect(single.ms).toBeLessThan(ms / 3);
+  }, 20_000);
+});
