@@ -35,7 +35,6 @@ import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { schema } from '../graph/schema.js';
-import { printServiceSdlOnDemand } from '../graph/service-sdl.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
 export interface GatewayOptions {
@@ -77,8 +76,6 @@ export interface GatewayOptions {
    */
   readonly cursorKey?: string | null;
 }
-
-printServiceSdlOnDemand(schema);
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
 
