@@ -22,7 +22,7 @@ import type { LiveHub } from '../live/hub.js';
 import { yogaLogger, type Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { incrementalErrorMasking } from './plugins/incremental-errors.js';
-import { queryLimitPlugins } from './plugins/limits.js';
+import { queryLimitPlugins } from './plugins/query-limits.js';
 import { apqPlugin, type APQStore } from './plugins/apq.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { REQUEST_ID_HEADER } from '../observability/request-id.js';
