@@ -4,7 +4,7 @@ import type { Message } from '../core/domain.js';
 import { badUserInput } from '../core/errors.js';
 import type { LiveEvent } from '../live/bus.js';
 import { builder } from './builder.js';
-import { MessageRef } from './history.js';
+import { MessageRef } from './message.js';
 
 builder.subscriptionType({
   description: 'Live updates, over GraphQL over SSE or graphql-ws (WebSocket) at /graphql.',

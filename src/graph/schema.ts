@@ -3,8 +3,10 @@ import { builder } from './builder.js';
 import { printServiceSdlOnDemand } from './service-sdl.js';
 import './scalars.js';
 import './numbers.js';
+
+import './message.js';
 import './history.js';
-import './messages.js';
+import './message-connection.js';
 import './live.js';
 import './nodes.js';
 
