@@ -13,9 +13,10 @@ import type { Pool } from 'undici';
 import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
+import { manageConnections } from './http/connections.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
-import { createGateway, GRAPHQL_PATH, type Gateway } from './http/server.js';
+import { createGateway, GRAPHQL_PATH, type Gateway, type ReadinessReport } from './http/server.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub } from './live/hub.js';
 import type { PollLoopOptions } from './live/poll-loop.js';
@@ -23,6 +24,9 @@ import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
+import { gatewayVersion } from './observability/version.js';
+import { webSocketLog } from './observability/connection-log.js';
+import type { RedisConnection, RedisUse } from './redis/connection.js';
 import type { RunningSimulator } from './simulator/index.js';
 import { createUpstream } from './upstream/index.js';
 import type { ManagedUpstreamClient, TrafficOptions } from './upstream/traffic.js';
@@ -49,6 +53,8 @@ export interface AppParts {
   readonly liveTuning?: Pick<PollLoopOptions, 'pageSize' | 'maxCatchUp' | 'failuresBeforeError'>;
   /** Headers GraphiQL pre-fills. @default the demo credentials in demo mode, none otherwise */
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
+  /** Redis connections per use (src/redis), reported in sms_redis_up and on /readiness. */
+  readonly redis?: Partial<Readonly<Record<RedisUse, RedisConnection>>>;
 }
 
 export interface App {
@@ -67,8 +73,18 @@ export interface App {
   readonly server: Server;
   /** False once draining has begun: /readiness answers 503. */
   readonly ready: boolean;
-  /** Starts answering 503 on /readiness while still serving. */
+  /** What /readiness answers: ready or draining, and each Redis use up or down. */
+  readiness(): ReadinessReport;
+  /**
+   * Starts draining while still serving: /readiness answers 503, and every response closes its
+   * connection once sent, so clients and balancers move to other copies.
+   */
   drain(): void;
+  /**
+   * Stops accepting connections and resolves once every one has closed: idle ones at once, busy
+   * ones after their response (src/http/connections.ts). Live streams must be ended meanwhile.
+   */
+  stopAccepting(): Promise<void>;
   /** Listens on config.port/config.host (0 = any free port). */
   listen(): Promise<AddressInfo>;
   /** Ends live streams (SSE and WebSocket), which never end by themselves, so the server can close. */
@@ -82,7 +98,8 @@ export interface App {
 
 /** Loads the optional subsystems the Config asks for, then assembles the app. */
 export async function createApp(config: Config, given: AppParts = {}): Promise<App> {
-  const logger = given.logger ?? createLogger(config.logLevel);
+  const logger = given.logger ?? createLogger(config.logLevel, undefined, config.instanceId);
+  const identity = { instanceId: config.instanceId, version: gatewayVersion() };
   const persistedOperations =
     given.persistedOperations !== undefined
       ? given.persistedOperations
@@ -90,12 +107,15 @@ export async function createApp(config: Config, given: AppParts = {}): Promise<A
         ? await loadAllowList(config.persistedOperationsPath)
         : null;
   const metrics =
-    given.metrics !== undefined ? given.metrics : config.metrics ? createMetrics() : null;
+    given.metrics !== undefined ? given.metrics : config.metrics ? createMetrics(identity) : null;
   const tracing =
     given.tracing !== undefined
       ? given.tracing
       : config.tracingEndpoint
-        ? (await import('./observability/tracing.js')).startTracing(config.tracingEndpoint)
+        ? (await import('./observability/tracing.js')).startTracing(
+            config.tracingEndpoint,
+            identity,
+          )
         : null;
   const simulator =
     given.simulator !== undefined
@@ -108,19 +128,19 @@ export async function createApp(config: Config, given: AppParts = {}): Promise<A
             arrivalsEveryMs: config.simulatorArrivalsMs,
           })
         : null;
-  const { redisUrl } = config.responseCache;
+  const redis = given.redis ?? (await connectRedisUses(config, logger, !persistedOperations));
   // With REDIS_URL, APQ hashes are shared by every copy (persisted operations replace APQ).
   const apqStore: APQStore | null =
     given.apqStore !== undefined
       ? given.apqStore
-      : redisUrl && !persistedOperations
-        ? (await import('./cache/apq-store.js')).createRedisApqStore(redisUrl, logger)
+      : redis.apq
+        ? (await import('./cache/apq-store.js')).createRedisApqStore(redis.apq)
         : null;
   const responseCache =
     given.responseCache !== undefined
       ? given.responseCache
-      : await startResponseCache(config, logger, metrics);
-  const liveBus = given.liveBus ?? (await createLiveBus(config, logger));
+      : await startResponseCache(config, logger, metrics, redis.cache);
+  const liveBus = given.liveBus ?? (await createLiveBus(config, redis.live));
   return assembleApp(config, {
     ...given,
     logger,
@@ -131,7 +151,43 @@ export async function createApp(config: Config, given: AppParts = {}): Promise<A
     responseCache,
     liveBus,
     simulator,
+    redis,
   });
+}
+
+/**
+ * How long start-up waits for Redis: enough for a reachable one to connect, so the first requests
+ * already share the cache; an unreachable one costs no more than this (the copy then serves
+ * degraded, says so on /readiness and in sms_redis_up, and reconnects in the background).
+ */
+const REDIS_START_WAIT_MS = 300;
+
+/** One connection per use of Redis the Config turns on (src/redis), opened together. */
+async function connectRedisUses(
+  config: Config,
+  logger: Logger | false,
+  apqOn: boolean,
+): Promise<Partial<Record<RedisUse, RedisConnection>>> {
+  if (config.redis === null) return {};
+  const target = config.redis;
+  const uses: Partial<Record<RedisUse, RedisConnection>> = {};
+  if (config.responseCache.ttlMs > 0) {
+    uses.cache = (await import('./cache/redis-store.js')).connectRedis(target, logger);
+  }
+  if (apqOn) uses.apq = (await import('./cache/apq-store.js')).connectApqRedis(target, logger);
+  if (config.live.pollMs > 0) {
+    const { connectRedis } = await import('./redis/connection.js');
+    uses.live = connectRedis(target, 'live', {
+      logger,
+      commandTimeoutMs: 1_000,
+      messages: {
+        down: 'live updates: Redis unavailable, polls wait for it',
+        up: 'live updates: Redis reachable again',
+      },
+    });
+  }
+  await Promise.all(Object.values(uses).map((use) => use.ready(REDIS_START_WAIT_MS)));
+  return uses;
 }
 
 /** Wires ready parts together. Everything the gateway is made of is connected here, once. */
@@ -166,6 +222,22 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
 
   let ready = true;
   const responseCache = parts.responseCache ?? null;
+  const redis = parts.redis ?? {};
+  for (const [use, connection] of Object.entries(redis)) {
+    metrics?.watchRedis(use, () => connection.up);
+  }
+  if (responseCache) metrics?.watchCacheBytes(() => responseCache.bytes());
+  const readiness = (): ReadinessReport => {
+    const uses = Object.entries(redis);
+    return {
+      ready,
+      status: ready ? 'ready' : 'draining',
+      instance: config.instanceId,
+      ...(uses.length > 0
+        ? { redis: Object.fromEntries(uses.map(([use, c]) => [use, c.up ? 'up' : 'down'])) }
+        : {}),
+    };
+  };
   const gateway = createGateway({
     client,
     limits: config.limits,
@@ -181,16 +253,20 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     // GraphiQL pre-fills the demo credentials only when they are the simulator's, never real ones.
     graphiqlHeaders:
       parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
-    isReady: () => ready,
+    readiness,
     live,
     // Copies behind one load balancer must share it, or a page cursor fails on another copy.
     cursorKey: config.responseCache.hmacKey,
   });
   const server = createServer(gateway);
+  const connections = manageConnections(server, {
+    keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
+  });
   const webSocket: AttachedWebSocket | null = live
     ? attachWebSocket(server, gateway, {
         path: GRAPHQL_PATH,
         maxPerConnection: config.live.maxPerConnection,
+        ...(logger ? webSocketLog(logger) : {}),
       })
     : null;
 
@@ -213,14 +289,30 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     get ready() {
       return ready;
     },
+    readiness,
     drain() {
       ready = false;
+      connections.closeAfterEachResponse();
     },
+    stopAccepting: () => connections.stopAccepting(),
     listen: () =>
       new Promise<AddressInfo>((resolve, reject) => {
-        server.once('error', reject);
+        // The WebSocket server re-emits the HTTP server's errors, and graphql-ws prints them with
+        // a stack ("Internal error emitted on the WebSocket server"): while listening, a failure
+        // (port in use) goes to the caller alone, as one clear line.
+        const others = server.listeners('error') as Array<(error: Error) => void>;
+        server.removeAllListeners('error');
+        const restore = (): void => {
+          server.off('error', fail);
+          for (const listener of others) server.on('error', listener);
+        };
+        const fail = (error: Error): void => {
+          restore();
+          reject(error);
+        };
+        server.once('error', fail);
         server.listen(config.port, config.host, () => {
-          server.off('error', reject);
+          restore();
           resolve(server.address() as AddressInfo);
         });
       }),
@@ -236,6 +328,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
           responseCache?.close(),
           (parts.apqStore as RedisApqStore | null | undefined)?.close?.(),
         ]);
+        // Each use closes its own; this is for uses given without their owner (idempotent).
+        await Promise.allSettled(Object.values(redis).map((connection) => connection.close()));
       })();
       return closed;
     },
@@ -252,6 +346,7 @@ async function startResponseCache(
   config: Config,
   logger: Logger | false,
   metrics: GatewayMetrics | null,
+  redis: RedisConnection | undefined,
 ): Promise<ResponseCache | null> {
   if (config.responseCache.ttlMs <= 0) return null;
   const { createResponseCache } = await import('./cache/response-cache.js');
@@ -264,11 +359,9 @@ async function startResponseCache(
           onStaleServed: ({ code }: { code: string }) => metrics.staleServed(code),
         }
       : {}),
+    ...(redis ? { redis } : {}),
   });
-  // Redis being down costs cache misses, not the gateway: say so, and start anyway.
-  if (responseCache && !(await responseCache.ready(5_000)) && logger) {
-    logger.warn('Response cache: Redis not reachable yet; answering without the cache meanwhile');
-  }
+  // Redis being down costs cache misses, not the gateway: its connection has said so already.
   return responseCache;
 }
 
@@ -276,14 +369,12 @@ async function startResponseCache(
  * Where live events travel: this process alone, or with REDIS_URL every copy on that Redis,
  * sharing the polls (loaded only then, like the Redis client it brings).
  */
-async function createLiveBus(config: Config, logger: Logger | false): Promise<LiveBus> {
-  const { redisUrl } = config.responseCache;
-  if (!redisUrl || config.live.pollMs <= 0) return new LocalBus();
+async function createLiveBus(
+  config: Config,
+  connection: RedisConnection | undefined,
+): Promise<LiveBus> {
+  if (!connection || config.live.pollMs <= 0) return new LocalBus();
   const { RedisBus } = await import('./live/redis-bus.js');
   // A copy that goes away is replaced after a few missed polls, never less than a second.
-  return new RedisBus({
-    url: redisUrl,
-    lockTtlMs: Math.max(3 * config.live.pollMs, 1_000),
-    ...(logger ? { logger } : {}),
-  });
+  return new RedisBus({ connection, lockTtlMs: Math.max(3 * config.live.pollMs, 1_000) });
 }

@@ -11,12 +11,10 @@ import { GRAPHQL_PATH } from './http/server.js';
 import { flushLogs } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 
-const SHUTDOWN_GRACE_MS = 10_000;
-
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const app = await createApp(config);
-  const { server, logger, simulator, upstreamUrl, metrics } = app;
+  const { logger, simulator, upstreamUrl, metrics } = app;
   const { port } = await app.listen();
 
   const metricsServer =
@@ -43,35 +41,56 @@ async function main(): Promise<void> {
   }
 
   let stopping = false;
-  const shutdown = (signal: string): void => {
+  /**
+   * The drain (docs/deploy.md "Shutdown"): SIGTERM first answers 503 on /readiness for
+   * SHUTDOWN_READINESS_DELAY_MS while serving on, each response closing its connection, so the
+   * load balancer takes this copy out before it stops listening; then it stops accepting, ends
+   * live streams, lets requests in flight finish (SHUTDOWN_TIMEOUT_MS at most), quits Redis and
+   * exits 0. SIGINT (Ctrl-C at a terminal) skips the delay: no balancer waits on it.
+   */
+  const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return;
     stopping = true;
     app.drain();
-    if (logger) logger.info({ signal }, 'draining and shutting down');
+    const delayMs = signal === 'SIGTERM' ? config.shutdown.readinessDelayMs : 0;
+    if (logger) logger.info({ signal, readinessDelayMs: delayMs }, 'draining: /readiness now 503');
     const force = setTimeout(() => {
-      console.error(`Shutdown took longer than ${SHUTDOWN_GRACE_MS} ms; exiting`);
+      console.error(`Shutdown took longer than ${delayMs + config.shutdown.timeoutMs} ms; exiting`);
       flushLogs();
       process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
+    }, delayMs + config.shutdown.timeoutMs);
     force.unref();
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+
+    if (logger) logger.info('draining: no longer accepting connections');
     const streamsEnded = app.endStreams();
     metricsServer?.close();
-    // A keep-alive connection whose request finishes while draining would otherwise stay open
-    // until the client drops it, holding the exit back: close each one as soon as it is idle.
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
-    server.close(() => {
-      clearInterval(sweep);
-      // Their Redis connections are quit before exit, not cut.
-      void Promise.allSettled([streamsEnded, app.close()]).then(() => {
-        clearTimeout(force);
-        flushLogs();
-        process.exit(0);
-      });
-    });
-    server.closeIdleConnections();
+    await app.stopAccepting();
+    // Their Redis connections are quit before exit, not cut.
+    await Promise.allSettled([streamsEnded, app.close()]);
+    clearTimeout(force);
+    if (logger) logger.info('stopped');
+    flushLogs();
+    process.exit(0);
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', (signal) => void shutdown(signal));
+  process.once('SIGINT', (signal) => void shutdown(signal));
+}
+
+/** One line a person can act on; a port in use is the usual one. */
+function startFailure(error: unknown): string {
+  const { code, port, address } = (error ?? {}) as {
+    code?: unknown;
+    port?: unknown;
+    address?: unknown;
+  };
+  if (code === 'EADDRINUSE') {
+    return `port ${String(port)} on ${String(address)} is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`;
+  }
+  if (code === 'EACCES') {
+    return `not allowed to listen on port ${String(port)}: use a port above 1023 or grant the capability`;
+  }
+  return error instanceof Error ? error.message : String(error);
 }
 
 async function listenForMetrics(
@@ -93,11 +112,7 @@ main().catch((error: unknown) => {
   const known =
     error instanceof ConfigError ||
     (error instanceof Error && error.name === 'PersistedOperationsError');
-  console.error(
-    known
-      ? error.message
-      : `The gateway failed to start: ${error instanceof Error ? error.message : String(error)}`,
-  );
+  console.error(known ? error.message : `The gateway failed to start: ${startFailure(error)}`);
   flushLogs();
   process.exit(1);
 });

@@ -8,8 +8,8 @@
  * queries for ever. Redis trouble costs a registration round-trip (the client resends the full
  * query), never a failed request.
  */
-import { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
+import { connectRedis, type RedisConnection, type RedisTarget } from '../redis/connection.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 
 /** Every APQ key starts with this, so the gateway can share a Redis with other users. */
@@ -21,35 +21,27 @@ export interface RedisApqStore extends APQStore {
   close(): Promise<void>;
 }
 
-export function createRedisApqStore(url: URL, logger: Logger | false): RedisApqStore {
-  const redis = new Redis(url.href, {
-    // While disconnected, fail at once: the client then simply sends the whole query.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-    connectTimeout: 2_000,
+/** APQ's connection (src/redis: single server, Sentinel or Cluster), opened by src/app.ts. */
+export function connectApqRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
+  return connectRedis(target, 'apq', {
+    logger,
+    commandTimeoutMs: COMMAND_TIMEOUT_MS,
+    messages: {
+      down: 'APQ store unavailable; clients resend whole queries meanwhile',
+      up: 'APQ store: Redis reachable again',
+    },
   });
-  // The URL may carry a password: only host and port are logged, and an outage only once.
-  const where = { redis: `${url.hostname}:${url.port || '6379'}` };
-  let healthy = true;
-  const failed = (error: unknown): void => {
-    if (!healthy) return;
-    healthy = false;
-    if (logger)
-      logger.warn(
-        where,
-        `APQ store unavailable; clients resend whole queries meanwhile: ${error instanceof Error ? error.message : String(error)}`,
-      );
-  };
-  redis.on('error', failed);
-  redis.on('ready', () => {
-    if (!healthy && logger) logger.info(where, 'APQ store: Redis reachable again');
-    healthy = true;
-  });
+}
+
+export function createRedisApqStore(connection: RedisConnection): RedisApqStore {
+  const redis = connection.client;
+  const failed = (error: unknown): void => connection.failed('command', error);
   return {
     async get(hash) {
       try {
-        return await redis.getex(APQ_KEY_PREFIX + hash, 'EX', APQ_TTL_SECONDS);
+        const query = await redis.getex(APQ_KEY_PREFIX + hash, 'EX', APQ_TTL_SECONDS);
+        connection.succeeded();
+        return query;
       } catch (error) {
         failed(error);
         return null;
@@ -58,12 +50,12 @@ export function createRedisApqStore(url: URL, logger: Logger | false): RedisApqS
     async set(hash, query) {
       try {
         await redis.set(APQ_KEY_PREFIX + hash, query, 'EX', APQ_TTL_SECONDS);
+        connection.succeeded();
       } catch (error) {
         failed(error);
       }
     },
-    async close() {
-      redis.disconnect();
-    },
+    // QUIT, not a cut: a registration on its way still lands.
+    close: () => connection.close(),
   };
 }

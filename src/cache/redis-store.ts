@@ -5,21 +5,18 @@
  * failed request or an unhandled rejection. Redis bounds its own memory (maxmemory, with an
  * eviction policy such as volatile-lru): CACHE_MAX_BYTES is for the in-memory store.
  */
-import { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
+import {
+  connectRedis as connectShared,
+  type RedisConnection,
+  type RedisTarget,
+} from '../redis/connection.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
 /** A Redis command slower than this counts as failed: the request is answered without the cache. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 
-export interface RedisConnection {
-  readonly client: Redis;
-  /** Logs the first failure after a success, so an outage is one line, not one per request. */
-  failed(what: string, error: unknown): void;
-  succeeded(): void;
-  ready(timeoutMs: number): Promise<boolean>;
-  close(): Promise<void>;
-}
+export type { RedisConnection };
 
 export function redisAnswerStore(redis: RedisConnection): AnswerStore {
   return {
@@ -63,58 +60,14 @@ function decode(raw: string): StoredAnswer | undefined {
   }
 }
 
-export function connectRedis(url: URL, logger: Logger | false): RedisConnection {
-  // The URL may carry a password: only its host and port are ever logged.
-  const where = { redis: `${url.hostname}:${url.port || '6379'}` };
-  const client = new Redis(url.href, {
-    // While disconnected, commands fail at once instead of queueing behind the reconnect.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: 2_000,
+/** The cache's connection (src/redis: single server, Sentinel or Cluster). */
+export function connectRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
+  return connectShared(target, 'cache', {
+    logger,
+    commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS,
+    messages: {
+      down: 'Response cache unavailable, answering without it',
+      up: 'Response cache: Redis reachable again',
+    },
   });
-  let healthy = true;
-  let closing = false;
-  const failed = (what: string, error: unknown): void => {
-    if (!healthy || closing) return;
-    healthy = false;
-    const message = error instanceof Error ? error.message : String(error);
-    if (logger)
-      logger.warn(
-        { ...where, what },
-        `Response cache unavailable, answering without it: ${message}`,
-      );
-  };
-  const succeeded = (): void => {
-    if (!healthy && logger) logger.info(where, 'Response cache: Redis reachable again');
-    healthy = true;
-  };
-  client.on('error', (error: unknown) => failed('connection', error));
-  client.on('ready', succeeded);
-  return {
-    client,
-    failed,
-    succeeded,
-    ready(timeoutMs) {
-      if (client.status === 'ready') return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (value: boolean): void => {
-          clearTimeout(timer);
-          client.off('ready', onReady);
-          resolve(value);
-        };
-        const onReady = (): void => done(true);
-        const timer = setTimeout(() => done(false), timeoutMs);
-        client.on('ready', onReady);
-      });
-    },
-    async close() {
-      closing = true;
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
-  };
 }

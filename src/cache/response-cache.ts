@@ -17,7 +17,7 @@ import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
-import { connectRedis, redisAnswerStore } from './redis-store.js';
+import { connectRedis, redisAnswerStore, type RedisConnection } from './redis-store.js';
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
 import type { ResponseCacheSettings } from '../config/config.js';
 import { readCredentials } from '../core/credentials.js';
@@ -51,6 +51,8 @@ export interface ResponseCacheOptions {
   readonly onCacheMiss?: (event: CacheEvent) => void;
   /** Called for each failed answer replaced by a stale one (after its onCacheMiss). */
   readonly onStaleServed?: (event: StaleEvent) => void;
+  /** The Redis connection to use with a Redis URL (src/app.ts opens it); else one is opened here. */
+  readonly redis?: RedisConnection;
 }
 
 /** The settings createResponseCache needs; the stale window and bounds default as in config. */
@@ -63,6 +65,8 @@ export interface ResponseCache {
   readonly plugin: Plugin;
   /** Resolves true once the store can be used (at once for memory), false after `timeoutMs`. */
   ready(timeoutMs: number): Promise<boolean>;
+  /** Bytes the in-memory store holds (0 with Redis): sms_response_cache_bytes. */
+  bytes(): number;
   /** Closes the Redis connection, if any. */
   close(): Promise<void>;
 }
@@ -94,12 +98,15 @@ export function createResponseCache(
   if (settings.ttlMs <= 0) return null;
   const fingerprint = credentialFingerprinter(settings.hmacKey);
   const store: CacheStore = settings.redisUrl ? 'redis' : 'memory';
-  const redis = settings.redisUrl ? connectRedis(settings.redisUrl, options.logger) : null;
+  const redis = settings.redisUrl
+    ? (options.redis ?? connectRedis(settings.redisUrl, options.logger))
+    : null;
   const staleIfErrorMs = settings.staleIfErrorMs ?? 0;
+  const memory = redis
+    ? null
+    : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_MAX_BYTES, accountOf });
   const answers = createAnswerCache(
-    redis
-      ? redisAnswerStore(redis)
-      : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_MAX_BYTES, accountOf }),
+    redis ? redisAnswerStore(redis) : (memory as MemoryAnswerStore),
     { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES },
   );
 
@@ -188,6 +195,7 @@ export function createResponseCache(
     store,
     plugin,
     ready: (timeoutMs) => (redis ? redis.ready(timeoutMs) : Promise.resolve(true)),
+    bytes: () => memory?.usage().total ?? 0,
     close: () => (redis ? redis.close() : Promise.resolve()),
   };
 }

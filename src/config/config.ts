@@ -1,4 +1,6 @@
 /** Environment -> validated, frozen configuration. Every bad value is reported, each in one line. */
+import { hostname } from 'node:os';
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** What the query-limit plugins enforce on each document (src/http/plugins/query-limits.ts). */
@@ -70,7 +72,49 @@ export interface ResponseCacheSettings {
   readonly maxEntryBytes: number;
 }
 
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Where Redis is (src/redis); see docs/deploy.md "Redis topologies". */
+export interface RedisSettings {
+  /**
+   * REDIS_URL, redis:// or rediss://: user, password, TLS and database for every topology; the
+   * server itself with neither sentinels nor cluster nodes, one more seed node in cluster mode.
+   */
+  readonly url: URL;
+  /** REDIS_SENTINELS: sentinels to ask for the primary, as host:port,host:port. @default [] */
+  readonly sentinels: readonly HostPort[];
+  /** REDIS_SENTINEL_NAME: the primary's name at the sentinels. @default "mymaster" with sentinels */
+  readonly sentinelName: string | null;
+  /** REDIS_CLUSTER_NODES: seed nodes of a Redis Cluster, host:port,host:port. @default [] */
+  readonly clusterNodes: readonly HostPort[];
+}
+
+/** How a copy leaves the fleet on SIGTERM; see docs/deploy.md "Shutdown". */
+export interface ShutdownSettings {
+  /**
+   * How long /readiness answers 503 while the copy still serves, before it stops accepting
+   * connections: long enough for the load balancer's health checks to take it out. @default 5000
+   */
+  readonly readinessDelayMs: number;
+  /** After that, how long requests in flight may take before the process exits anyway (1). @default 10000 */
+  readonly timeoutMs: number;
+  /**
+   * How long an idle keep-alive connection stays open: above the load balancer's own idle
+   * timeout (ALB 60 s, nginx 60 s), so the balancer, never the gateway, closes an idle one and
+   * never sends a request on a connection being closed. @default 65000
+   */
+  readonly keepAliveTimeoutMs: number;
+}
+
 export interface Config {
+  /**
+   * This copy's name in every log line, span and metric (service.instance.id). @default
+   * "<hostname>-<pid>"
+   */
+  readonly instanceId: string;
   /** TCP port the gateway listens on. @default 4000 */
   readonly port: number;
   /** Interface the gateway binds. @default "0.0.0.0" */
@@ -97,6 +141,9 @@ export interface Config {
   /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
   readonly tracingEndpoint: URL | null;
   readonly responseCache: ResponseCacheSettings;
+  /** Redis for the cache, APQ and live updates (REDIS_URL and its topology); null: none. @default null */
+  readonly redis: RedisSettings | null;
+  readonly shutdown: ShutdownSettings;
   readonly live: LiveSettings;
 }
 
@@ -145,7 +192,19 @@ export function loadConfig(env: Env): Config {
   const url = readUpstreamUrl(env.UPSTREAM_URL, problems);
   const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
   const livePollMs = readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems);
+  const responseCache = readResponseCache(
+    env,
+    {
+      ttlMs: int('CACHE_TTL_MS', 0, 0, 86_400_000),
+      staleIfErrorMs: int('CACHE_STALE_IF_ERROR_MS', 0, 0, 604_800_000),
+      maxBytes: int('CACHE_MAX_BYTES', 64 * MIB, 64 * KIB, 64 * GIB),
+      maxEntryBytes: int('CACHE_MAX_ENTRY_BYTES', MIB, KIB, GIB),
+    },
+    livePollMs > 0,
+    problems,
+  );
   const config: Config = {
+    instanceId: readInstanceId(env.INSTANCE_ID, problems),
     port,
     host: env.HOST?.trim() || '0.0.0.0',
     logLevel,
@@ -182,17 +241,13 @@ export function loadConfig(env: Env): Config {
       env.OTEL_EXPORTER_OTLP_ENDPOINT,
       problems,
     ),
-    responseCache: readResponseCache(
-      env,
-      {
-        ttlMs: int('CACHE_TTL_MS', 0, 0, 86_400_000),
-        staleIfErrorMs: int('CACHE_STALE_IF_ERROR_MS', 0, 0, 604_800_000),
-        maxBytes: int('CACHE_MAX_BYTES', 64 * MIB, 64 * KIB, 64 * GIB),
-        maxEntryBytes: int('CACHE_MAX_ENTRY_BYTES', MIB, KIB, GIB),
-      },
-      livePollMs > 0,
-      problems,
-    ),
+    responseCache,
+    redis: readRedisTopology(env, responseCache.redisUrl, problems),
+    shutdown: {
+      readinessDelayMs: int('SHUTDOWN_READINESS_DELAY_MS', 5_000, 0, 600_000),
+      timeoutMs: int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+      keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
+    },
     live: {
       pollMs: livePollMs,
       maxPerAccount: int('LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT', 50, 1, 100_000),
@@ -201,6 +256,71 @@ export function loadConfig(env: Env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/** A copy's default name: the host (a container's is its id or pod name) and the process id. */
+export function defaultInstanceId(): string {
+  return `${hostname()}-${process.pid}`;
+}
+
+// Instance ids land in log lines and metric labels: plain characters only, bounded.
+const SAFE_INSTANCE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function readInstanceId(raw: string | undefined, problems: string[]): string {
+  const text = raw?.trim();
+  if (!text)
+    return defaultInstanceId()
+      .replace(/[^A-Za-z0-9._:-]/g, '_')
+      .slice(0, 128);
+  if (!SAFE_INSTANCE_ID.test(text)) {
+    problems.push('INSTANCE_ID must be 1 to 128 letters, digits or ._:- characters');
+  }
+  return text;
+}
+
+/** host:port,host:port; each port 1-65535. */
+function readHostPorts(name: string, raw: string | undefined, problems: string[]): HostPort[] {
+  const nodes: HostPort[] = [];
+  for (const item of (raw ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
+    const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
+    const port = Number(match?.[2]);
+    if (!match || port < 1 || port > 65535) {
+      problems.push(`${name}: "${item}" is not host:port (e.g. redis-1:6379)`);
+      continue;
+    }
+    nodes.push({ host: (match[1] ?? '').replace(/^\[|\]$/g, ''), port });
+  }
+  return nodes;
+}
+
+/** REDIS_URL plus, optionally, Sentinel or Cluster: never both. */
+function readRedisTopology(env: Env, url: URL | null, problems: string[]): RedisSettings | null {
+  const sentinels = readHostPorts('REDIS_SENTINELS', env.REDIS_SENTINELS, problems);
+  const clusterNodes = readHostPorts('REDIS_CLUSTER_NODES', env.REDIS_CLUSTER_NODES, problems);
+  const sentinelName = env.REDIS_SENTINEL_NAME?.trim() || null;
+  if ((sentinels.length > 0 || clusterNodes.length > 0 || sentinelName) && url === null) {
+    problems.push('REDIS_SENTINELS, REDIS_SENTINEL_NAME and REDIS_CLUSTER_NODES need REDIS_URL');
+    return null;
+  }
+  if (url === null) return null;
+  if (sentinels.length > 0 && clusterNodes.length > 0) {
+    problems.push('REDIS_SENTINELS and REDIS_CLUSTER_NODES exclude each other: choose one');
+  }
+  if (sentinelName && sentinels.length === 0) {
+    problems.push('REDIS_SENTINEL_NAME needs REDIS_SENTINELS');
+  }
+  if (clusterNodes.length > 0 && url.pathname.length > 1 && url.pathname !== '/0') {
+    problems.push('REDIS_URL must not name a database in cluster mode (a cluster has only 0)');
+  }
+  return {
+    url,
+    sentinels,
+    sentinelName: sentinels.length > 0 ? (sentinelName ?? 'mymaster') : null,
+    clusterNodes,
+  };
 }
 
 /** The limits an empty environment gives: what tests and embedders start from. */

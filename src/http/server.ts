@@ -44,6 +44,11 @@ export interface GatewayOptions {
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
   /** Readiness: false while draining before shutdown. @default always ready */
   readonly isReady?: () => boolean;
+  /**
+   * Readiness with its detail, answered as JSON on /readiness (503 when `ready` is false), e.g.
+   * which Redis uses are down while the copy serves degraded. Takes precedence over isReady.
+   */
+  readonly readiness?: () => ReadinessReport;
   /** Where requests and failures are logged; false for none. */
   readonly logger: Logger | false;
   /** Collected when given; served at /metrics here unless `metricsEndpoint` is false. */
@@ -75,6 +80,12 @@ export interface GatewayOptions {
    * cursors. None: a random key of this process, so its cursors die with it.
    */
   readonly cursorKey?: string | null;
+}
+
+/** What /readiness answers: `ready` decides 200 or 503; the rest is detail for people. */
+export interface ReadinessReport {
+  readonly ready: boolean;
+  readonly [detail: string]: unknown;
 }
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
@@ -114,6 +125,16 @@ query NumbersWithLatestMessages {
 
 export function createGateway(options: GatewayOptions): Gateway {
   const isReady = options.isReady ?? (() => true);
+  const readiness = options.readiness;
+  const readinessCheck = readiness
+    ? () => {
+        const report = readiness();
+        return new Response(JSON.stringify(report), {
+          status: report.ready ? 200 : 503,
+          headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+        });
+      }
+    : isReady;
   const { logger } = options;
   const yogaLog = logger ? yogaLogger(logger) : false;
   const cursors = createCursorCodec(options.cursorKey ?? null);
@@ -175,7 +196,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         return masked;
       }),
       ...queryLimitPlugins(options.limits),
-      useReadinessCheck({ endpoint: '/readiness', check: isReady }),
+      useReadinessCheck({ endpoint: '/readiness', check: readinessCheck }),
     ],
   });
 }

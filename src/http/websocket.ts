@@ -19,6 +19,10 @@ export interface WebSocketOptions {
   readonly maxPerConnection: number;
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
+  /** Connection events, for the log (src/observability/connection-log.ts). */
+  readonly onConnected?: (socket: WebSocket, accepted: boolean) => void;
+  readonly onOperation?: (socket: WebSocket) => void;
+  readonly onClosed?: (socket: WebSocket, code: number, reason: string) => void;
 }
 
 export interface AttachedWebSocket {
@@ -61,8 +65,13 @@ export function attachWebSocket(
     {
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
-      onConnect: (ctx) =>
-        readCredentials(headersFromConnectionParams(ctx.connectionParams)).kind === 'present',
+      onConnect: (ctx) => {
+        const accepted =
+          readCredentials(headersFromConnectionParams(ctx.connectionParams)).kind === 'present';
+        options.onConnected?.(ctx.extra.socket, accepted);
+        return accepted;
+      },
+      onClose: (ctx, code, reason) => options.onClosed?.(ctx.extra.socket, code ?? 0, reason ?? ''),
       onSubscribe: async (ctx, id, payload) => {
         let ids = running.get(ctx.extra.socket);
         if (!ids) running.set(ctx.extra.socket, (ids = new Set()));
@@ -91,6 +100,7 @@ export function attachWebSocket(
         const errors = validate(schema, document);
         if (errors.length > 0) return errors;
         ids.add(id);
+        options.onOperation?.(ctx.extra.socket);
         return {
           schema,
           document,

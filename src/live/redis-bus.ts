@@ -8,9 +8,14 @@
  * Keys and channels: sms-gateway:live:v1:{lock,seen,events}:<topic>.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { Message } from '../core/domain.js';
 import type { Logger } from '../observability/logger.js';
+import {
+  connectRedis,
+  type RedisClient,
+  type RedisConnection,
+  type RedisTarget,
+} from '../redis/connection.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import type { SeenState } from './detect.js';
 
@@ -27,7 +32,10 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 const SEEN_TTL_MS = 3_600_000;
 
 export interface RedisBusOptions {
-  readonly url: URL;
+  /** Where Redis is (src/redis): a connection is opened for live updates; or give `connection`. */
+  readonly url?: RedisTarget;
+  /** The live use's connection, opened by src/app.ts (its health feeds sms_redis_up). */
+  readonly connection?: RedisConnection;
   /** How long a claim holds without renewal; a few poll intervals. */
   readonly lockTtlMs: number;
   readonly logger?: Logger | false;
@@ -36,46 +44,29 @@ export interface RedisBusOptions {
 export class RedisBus implements LiveBus {
   /** Identifies this copy's locks. */
   private readonly owner = randomUUID();
-  private readonly commands: Redis;
-  private readonly subscriber: Redis;
+  private readonly connection: RedisConnection;
+  private readonly commands: RedisClient;
+  private readonly subscriber: RedisClient;
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
 
   constructor(private readonly options: RedisBusOptions) {
     // While disconnected, commands fail at once (the poll loop retries next tick) instead of
-    // queueing behind the reconnect.
-    this.commands = new Redis(options.url.href, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 1_000,
-      connectTimeout: 2_000,
-    });
-    // The subscriber resubscribes by itself after a reconnect. No ready check: its INFO could
-    // race a SUBSCRIBE sent on connect, fail in subscriber mode and drop the subscription.
-    this.subscriber = new Redis(options.url.href, {
-      connectTimeout: 2_000,
-      enableReadyCheck: false,
-    });
-    // The URL may carry a password: only host and port are ever logged.
-    const where = { redis: `${options.url.hostname}:${options.url.port || '6379'}` };
-    // One line per outage, not one per reconnect attempt.
-    let healthy = true;
-    const onError = (error: Error): void => {
-      if (!healthy) return;
-      healthy = false;
-      if (options.logger) {
-        options.logger.warn(
-          where,
-          `live updates: Redis unavailable, polls wait for it: ${error.message}`,
-        );
-      }
-    };
-    this.commands.on('error', onError);
-    this.subscriber.on('error', onError);
-    this.commands.on('ready', () => {
-      if (!healthy && options.logger)
-        options.logger.info(where, 'live updates: Redis reachable again');
-      healthy = true;
-    });
+    // queueing behind the reconnect; the subscriber resubscribes by itself after a reconnect.
+    // An outage is logged once, by the connection (src/redis).
+    const given = options.connection;
+    if (!given && !options.url) throw new Error('RedisBus: give a url or a connection');
+    this.connection =
+      given ??
+      connectRedis(options.url as RedisTarget, 'live', {
+        logger: options.logger ?? false,
+        commandTimeoutMs: 1_000,
+        messages: {
+          down: 'live updates: Redis unavailable, polls wait for it',
+          up: 'live updates: Redis reachable again',
+        },
+      });
+    this.commands = this.connection.client;
+    this.subscriber = this.connection.subscriber();
     this.subscriber.on('message', (channel: string, payload: string) => {
       const topic = channel.slice(channelOf('').length);
       const set = this.listeners.get(topic);
@@ -133,15 +124,7 @@ export class RedisBus implements LiveBus {
 
   async close(): Promise<void> {
     this.listeners.clear();
-    await Promise.allSettled([quit(this.commands), quit(this.subscriber)]);
-  }
-}
-
-async function quit(redis: Redis): Promise<void> {
-  try {
-    await redis.quit();
-  } catch {
-    redis.disconnect();
+    await this.connection.close();
   }
 }
 

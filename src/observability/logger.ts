@@ -11,7 +11,7 @@ import { currentRequestId } from './request-id.js';
 
 export type { Logger };
 
-import { LOG_LEVELS } from '../config/config.js';
+import { defaultInstanceId, LOG_LEVELS } from '../config/config.js';
 
 export { LOG_LEVELS };
 
@@ -31,10 +31,18 @@ const REDACTED_PATHS = [
   '*.credentials',
 ];
 
-export function createLogger(level: LevelWithSilent, destination?: pino.DestinationStream): Logger {
+/**
+ * Every line names the service and this copy (`service.instance.id`, INSTANCE_ID), so lines
+ * from a fleet can be told apart once shipped to one place.
+ */
+export function createLogger(
+  level: LevelWithSilent,
+  destination?: pino.DestinationStream,
+  instanceId: string = defaultInstanceId(),
+): Logger {
   const options: pino.LoggerOptions = {
     level,
-    base: { service: 'sms-graphql-gateway' },
+    base: { service: 'sms-graphql-gateway', 'service.instance.id': instanceId },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     mixin: () => {

@@ -27,6 +27,10 @@ export interface GatewayMetrics {
   watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
   /** Reports live subscriptions held and numbers watched by this copy at each scrape. */
   watchLive(stats: () => { readonly topics: number; readonly subscriptions: number }): void;
+  /** Reports at each scrape whether the Redis of one use answers (sms_redis_up). */
+  watchRedis(use: string, up: () => boolean): void;
+  /** Reports the in-memory response cache's bytes at each scrape (sms_response_cache_bytes). */
+  watchCacheBytes(bytes: () => number): void;
   /** `endpoint: false` collects without serving /metrics (METRICS_PORT serves it apart). */
   plugin(options?: { readonly endpoint: boolean }): Plugin;
 }
@@ -39,9 +43,45 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  */
 const MAX_OPERATION_NAMES = 200;
 
-export function createMetrics(): GatewayMetrics {
+export interface MetricsOptions {
+  /** This copy's name, on every series as `instance_id` (src/app.ts gives INSTANCE_ID). @default none */
+  readonly instanceId?: string;
+  /** The gateway's version, on sms_instance_info. @default "unknown" */
+  readonly version?: string;
+}
+
+export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   const registry = new Registry();
+  // Every series names its copy, so a fleet's series stay apart even where the scraper's own
+  // `instance` label (an address) is rewritten or shared behind a proxy.
+  // (Only when named: tests and embedders without one keep the bare label sets.)
+  if (options.instanceId) registry.setDefaultLabels({ instance_id: options.instanceId });
   collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'sms_instance_info',
+    help: 'Always 1: this copy (instance_id) and the version it runs.',
+    labelNames: ['version'],
+    registers: [registry],
+  }).set({ version: options.version ?? 'unknown' }, 1);
+  const redisUp = new Map<string, () => boolean>();
+  new Gauge({
+    name: 'sms_redis_up',
+    help: 'Per use of Redis (cache, apq, live): 1 while connected and answering, 0 while not.',
+    labelNames: ['use'],
+    registers: [registry],
+    collect() {
+      for (const [use, up] of redisUp) this.set({ use }, up() ? 1 : 0);
+    },
+  });
+  let cacheBytes: (() => number) | undefined;
+  new Gauge({
+    name: 'sms_response_cache_bytes',
+    help: 'Bytes the in-memory response cache holds, against CACHE_MAX_BYTES (0 with Redis or the cache off).',
+    registers: [registry],
+    collect() {
+      this.set(cacheBytes?.() ?? 0);
+    },
+  });
 
   const upstreamCalls = new Counter({
     name: 'sms_upstream_requests_total',
@@ -150,6 +190,12 @@ export function createMetrics(): GatewayMetrics {
     },
     watchLive(stats) {
       live = stats;
+    },
+    watchRedis(use, up) {
+      redisUp.set(use, up);
+    },
+    watchCacheBytes(bytes) {
+      cacheBytes = bytes;
     },
     plugin({ endpoint } = { endpoint: true }) {
       return usePrometheus({

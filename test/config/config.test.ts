@@ -86,8 +86,15 @@ describe('loadConfig', () => {
       CACHE_STALE_IF_ERROR_MS: '300000',
       CACHE_MAX_BYTES: '8000000',
       CACHE_MAX_ENTRY_BYTES: '200000',
+      INSTANCE_ID: 'gw-eu-1.pod-7',
+      SHUTDOWN_READINESS_DELAY_MS: '15000',
+      SHUTDOWN_TIMEOUT_MS: '20000',
+      KEEP_ALIVE_TIMEOUT_MS: '75000',
+      REDIS_SENTINELS: 'sentinel-1:26379, sentinel-2:26379',
+      REDIS_SENTINEL_NAME: 'gateway',
     });
     expect(config).toEqual({
+      instanceId: 'gw-eu-1.pod-7',
       port: 8080,
       host: '127.0.0.1',
       logLevel: 'warn',
@@ -128,6 +135,16 @@ describe('loadConfig', () => {
         maxBytes: 8_000_000,
         maxEntryBytes: 200_000,
       },
+      redis: {
+        url: new URL('redis://redis.internal:6380/2'),
+        sentinels: [
+          { host: 'sentinel-1', port: 26379 },
+          { host: 'sentinel-2', port: 26379 },
+        ],
+        sentinelName: 'gateway',
+        clusterNodes: [],
+      },
+      shutdown: { readinessDelayMs: 15_000, timeoutMs: 20_000, keepAliveTimeoutMs: 75_000 },
       live: { pollMs: 1500, maxPerAccount: 7, maxPerConnection: 3 },
     });
     expect(
@@ -180,6 +197,53 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ METRICS_PORT: value })).toThrow(
       /METRICS_PORT must be a whole number from 1 to 65535/,
     );
+  });
+
+  it('defaults the fleet settings: hostname-pid, a 5 s readiness delay, keep-alive above 60 s', () => {
+    const config = loadConfig({});
+    expect(config.instanceId).toMatch(new RegExp(`-${process.pid}$`));
+    expect(config.shutdown).toEqual({
+      readinessDelayMs: 5_000,
+      timeoutMs: 10_000,
+      keepAliveTimeoutMs: 65_000,
+    });
+    expect(config.redis).toBeNull();
+  });
+
+  it('reads a Redis Cluster, and refuses topologies that cannot work, naming the variable', () => {
+    const cluster = loadConfig({
+      REDIS_URL: 'redis://:pw@node-1:7000',
+      REDIS_CLUSTER_NODES: 'node-2:7001,[::1]:7002',
+      CACHE_HMAC_KEY: HMAC_KEY,
+    }).redis;
+    expect(cluster?.clusterNodes).toEqual([
+      { host: 'node-2', port: 7001 },
+      { host: '::1', port: 7002 },
+    ]);
+    expect(cluster?.sentinels).toEqual([]);
+    const problems = (env: Record<string, string>): string => {
+      try {
+        loadConfig({ CACHE_HMAC_KEY: HMAC_KEY, ...env });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return '';
+    };
+    expect(problems({ REDIS_CLUSTER_NODES: 'a:1' })).toMatch(/need REDIS_URL/);
+    expect(
+      problems({ REDIS_URL: 'redis://a:1', REDIS_CLUSTER_NODES: 'b:2', REDIS_SENTINELS: 'c:3' }),
+    ).toMatch(/exclude each other/);
+    expect(problems({ REDIS_URL: 'redis://a:1/3', REDIS_CLUSTER_NODES: 'b:2' })).toMatch(
+      /database in cluster mode/,
+    );
+    expect(problems({ REDIS_URL: 'redis://:s3cret@a:1', REDIS_SENTINELS: 'b' })).toMatch(
+      /REDIS_SENTINELS: "b" is not host:port/,
+    );
+    expect(problems({ REDIS_URL: 'redis://:s3cret@a:1', REDIS_SENTINELS: 'b' })).not.toContain(
+      's3cret',
+    );
+    expect(problems({ INSTANCE_ID: 'a b' })).toMatch(/INSTANCE_ID must be/);
+    expect(problems({ KEEP_ALIVE_TIMEOUT_MS: '10' })).toMatch(/KEEP_ALIVE_TIMEOUT_MS/);
   });
 
   it('refuses a METRICS_PORT equal to PORT', () => {

@@ -122,7 +122,8 @@ describe('the compiled build', () => {
     const pkg = JSON.parse(await readFile(`${ROOT}/package.json`, 'utf8')) as {
       scripts: Record<string, string>;
     };
-    expect(pkg.scripts.start).toBe('node dist/main.js');
+    // exec: the shell becomes node, so npm's forwarded SIGTERM reaches the gateway itself.
+    expect(pkg.scripts.start).toBe('exec node dist/main.js');
     expect(pkg.scripts.prepare).toBe('tsx scripts/build.ts');
     expect(await readFile(`${DIST_MAIN}.map`, 'utf8')).toContain('main.ts');
   });

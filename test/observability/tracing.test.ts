@@ -3,6 +3,7 @@
  * under their GraphQL operation, no span carries a credential, and a caller's W3C trace context
  * is continued (and passed on to the service).
  */
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,7 +47,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const { port } = receiver.address() as AddressInfo;
-  tracing = startTracing(new URL(`http://127.0.0.1:${port}/otel`));
+  tracing = startTracing(new URL(`http://127.0.0.1:${port}/otel`), {
+    instanceId: 'gw-trace-3',
+    version: '1.2.3',
+  });
   simulator = await startSimulator();
   test = createTestGateway(simulator.url, { tracing });
 });
@@ -107,6 +111,38 @@ describe('tracing', () => {
     expect(raw).not.toContain(
       Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64'),
     );
+  });
+
+  it('names the copy, the operation and a hash of the document, never its text', async () => {
+    const query = 'query HashedOne { number(tid: "TN-secret-looking-9") { tid } }';
+    const { body } = await executeText(test.gateway, query, undefined, basicAuth(DEMO_CREDENTIALS));
+    expect(body.errors).toBeUndefined();
+    const { operation } = await traceOf('query.HashedOne');
+    const attribute = (key: string) => operation.attributes.find((a) => a.key === key)?.value;
+    expect(attribute('graphql.operation.name')).toEqual({ stringValue: 'HashedOne' });
+    expect(attribute('graphql.document.hash')).toEqual({
+      stringValue: createHash('sha256').update(query).digest('hex'),
+    });
+    const raw = exports.join('\n');
+    expect(raw).not.toContain('TN-secret-looking-9');
+    expect(raw).not.toContain('HashedOne { number');
+    // Nor any other document's text (EveryHistory, run above, has no inline argument).
+    expect(raw).not.toContain('graphql.execute.document');
+    const resources = exports.flatMap((text) =>
+      (JSON.parse(text) as { resourceSpans: { resource: OtlpSpan }[] }).resourceSpans.map(
+        (r) => r.resource.attributes,
+      ),
+    );
+    for (const attributes of resources) {
+      expect(attributes).toContainEqual({
+        key: 'service.instance.id',
+        value: { stringValue: 'gw-trace-3' },
+      });
+      expect(attributes).toContainEqual({
+        key: 'service.version',
+        value: { stringValue: '1.2.3' },
+      });
+    }
   });
 
   it("continues the caller's W3C trace: the operation span is a child of its traceparent", async () => {

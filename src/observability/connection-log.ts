@@ -1,0 +1,55 @@
+/**
+ * WebSocket connections in the log: one `websocket connected` line when a connection's
+ * credentials are accepted or refused, one `websocket closed` line with its close code, how long
+ * it lasted and how many operations it ran. Never its connectionParams (they carry credentials).
+ */
+import type { Logger } from './logger.js';
+
+export interface WebSocketHooks {
+  /** After the connection's init message: `accepted` false when its credentials were refused. */
+  onConnected(socket: object, accepted: boolean): void;
+  /** An operation started on the connection. */
+  onOperation(socket: object): void;
+  onClosed(socket: object, code: number, reason: string): void;
+}
+
+interface Connection {
+  readonly openedAt: number;
+  readonly accepted: boolean;
+  operations: number;
+}
+
+export function webSocketLog(logger: Logger): WebSocketHooks {
+  const open = new WeakMap<object, Connection>();
+  return {
+    onConnected(socket, accepted) {
+      open.set(socket, { openedAt: performance.now(), accepted, operations: 0 });
+      if (accepted) logger.info({ transport: 'websocket' }, 'websocket connected');
+      else logger.info({ transport: 'websocket', accepted }, 'websocket refused');
+    },
+    onOperation(socket) {
+      const connection = open.get(socket);
+      if (connection) connection.operations += 1;
+    },
+    onClosed(socket, code, reason) {
+      const connection = open.get(socket);
+      open.delete(socket);
+      // A socket closed before its init message never had a connected line: say so.
+      logger.info(
+        {
+          transport: 'websocket',
+          code,
+          // A client's close reason is free text: bounded, and only as a detail.
+          ...(reason ? { reason: reason.slice(0, 120) } : {}),
+          ...(connection
+            ? {
+                durationMs: Math.round(performance.now() - connection.openedAt),
+                operations: connection.operations,
+              }
+            : { initialised: false }),
+        },
+        'websocket closed',
+      );
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * The gateway's version (package.json), for sms_instance_info and the spans' service.version.
+ * Read once at start from the nearest package.json above this module: the sources run from
+ * src/observability/, the build from dist/.
+ */
+import { readFileSync } from 'node:fs';
+
+const PACKAGE_NAME = 'sms-graphql-gateway';
+
+let version: string | undefined;
+
+export function gatewayVersion(): string {
+  version ??= findVersion();
+  return version;
+}
+
+function findVersion(): string {
+  for (const up of ['../package.json', '../../package.json', '../../../package.json']) {
+    try {
+      const parsed = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+      };
+      if (parsed.name === PACKAGE_NAME && typeof parsed.version === 'string') return parsed.version;
+    } catch {
+      // Not here: look one folder higher.
+    }
+  }
+  return 'unknown';
+}

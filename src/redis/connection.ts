@@ -1,0 +1,263 @@
+/**
+ * The one way the gateway reaches Redis, for each of its uses (the response cache, APQ hashes,
+ * live updates): a single server, a Sentinel-managed primary or a Cluster, chosen by
+ * configuration; the same timeouts everywhere; health per use, for metrics and /readiness; an
+ * outage logged once, not once per command; and QUIT on shutdown, never a cut connection.
+ *
+ * Redis trouble must cost a cache miss, an APQ round-trip or a late live event, never a request:
+ * commands fail at once while disconnected instead of queueing behind the reconnect, and a Redis
+ * unreachable at start never holds start-up back.
+ */
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisSettings } from '../config/config.js';
+import type { Logger } from '../observability/logger.js';
+
+export type { HostPort, RedisSettings } from '../config/config.js';
+
+/** What each use of Redis is called in logs, metrics and /readiness. */
+export const REDIS_USES = ['cache', 'apq', 'live'] as const;
+export type RedisUse = (typeof REDIS_USES)[number];
+
+/** A bare URL is a single server (tests, embedders). */
+export type RedisTarget = URL | RedisSettings;
+
+/** A connection to a single server or Sentinel primary, or to a Cluster: both run every command used. */
+export type RedisClient = Redis | Cluster;
+
+export type RedisTopology = 'single' | 'sentinel' | 'cluster';
+
+export interface RedisConnectionOptions {
+  readonly logger: Logger | false;
+  /** A command slower than this fails (the caller goes on without Redis). @default 500 */
+  readonly commandTimeoutMs?: number;
+  /**
+   * The outage's log line (its error follows) and the recovery's: say what the outage costs.
+   * @default "Redis for <use> unreachable" / "Redis for <use> reachable again"
+   */
+  readonly messages?: { readonly down: string; readonly up: string };
+}
+
+export interface RedisConnection {
+  readonly use: RedisUse;
+  readonly topology: RedisTopology;
+  readonly client: RedisClient;
+  /** Connected and no command failed since the last success: 1 in sms_redis_up. */
+  readonly up: boolean;
+  /** Report a failed command: the first failure after a success is logged, with `what`. */
+  failed(what: string, error: unknown): void;
+  /** Report a command that worked. */
+  succeeded(): void;
+  /** Resolves true once connected, false after `timeoutMs` (or at once after closing). */
+  ready(timeoutMs: number): Promise<boolean>;
+  /**
+   * A second connection on the same Redis for pub/sub (a subscribed connection runs nothing else);
+   * it resubscribes by itself after a reconnect and is closed with this one.
+   */
+  subscriber(): RedisClient;
+  /** QUITs every connection of this use (pending replies arrive first); idempotent. */
+  close(): Promise<void>;
+}
+
+const CONNECT_TIMEOUT_MS = 2_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 500;
+/** Reconnect quickly at first, then every 2 s at most: an outage is retried, never given up. */
+const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** attempt, 2_000);
+
+export function topologyOf(target: RedisTarget): RedisTopology {
+  if (target instanceof URL) return 'single';
+  if (target.clusterNodes.length > 0) return 'cluster';
+  return target.sentinels.length > 0 ? 'sentinel' : 'single';
+}
+
+/** Opens the connection of one use. It connects in the background: nothing here waits. */
+export function connectRedis(
+  target: RedisTarget,
+  use: RedisUse,
+  options: RedisConnectionOptions,
+): RedisConnection {
+  const topology = topologyOf(target);
+  const { logger } = options;
+  const commandTimeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  const client = createClient(target, {
+    // While disconnected, commands fail at once instead of queueing behind the reconnect.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout,
+  });
+  // The URL may carry a password: only where Redis is, never the URL, is logged.
+  const where = { redis: describeTarget(target), use };
+  let connected = false;
+  let failing = false;
+  let logged = false;
+  let closing = false;
+  const subscribers: RedisClient[] = [];
+
+  const failed = (what: string, error: unknown): void => {
+    failing = true;
+    if (logged || closing) return;
+    logged = true;
+    const message = error instanceof Error ? error.message : String(error);
+    const down = options.messages?.down ?? `Redis for ${use} unreachable`;
+    if (logger) logger.warn({ ...where, what }, `${down}: ${message}`);
+  };
+  const succeeded = (): void => {
+    failing = false;
+    if (!logged) return;
+    logged = false;
+    const up = options.messages?.up ?? `Redis for ${use} reachable again`;
+    if (logger && !closing) logger.info(where, up);
+  };
+  client.on('error', (error: unknown) => failed('connection', error));
+  client.on('ready', () => {
+    connected = true;
+    succeeded();
+  });
+  // 'close' comes with every lost connection, 'end' once reconnecting is given up (never, here).
+  client.on('close', () => (connected = false));
+  client.on('end', () => (connected = false));
+
+  let closed: Promise<void> | null = null;
+  return {
+    use,
+    topology,
+    client,
+    get up() {
+      return connected && !failing && !closing;
+    },
+    failed,
+    succeeded,
+    ready(timeoutMs) {
+      if (client.status === 'ready') return Promise.resolve(true);
+      if (closing) return Promise.resolve(false);
+      return new Promise((resolve) => {
+        const done = (value: boolean): void => {
+          clearTimeout(timer);
+          client.off('ready', onReady);
+          resolve(value);
+        };
+        const onReady = (): void => done(true);
+        const timer = setTimeout(() => done(false), timeoutMs);
+        client.on('ready', onReady);
+      });
+    },
+    subscriber() {
+      // Subscribing while connecting is queued (the offline queue is on here), and no ready
+      // check: its INFO could race a SUBSCRIBE sent on connect, fail in subscriber mode and drop
+      // the subscription.
+      const subscriber = createClient(target, {
+        enableOfflineQueue: true,
+        enableReadyCheck: false,
+        maxRetriesPerRequest: null,
+      });
+      subscriber.on('error', (error: unknown) => failed('subscriber', error));
+      subscriber.on('ready', succeeded);
+      subscribers.push(subscriber);
+      return subscriber;
+    },
+    close() {
+      closing = true;
+      closed ??= Promise.allSettled([client, ...subscribers].map(quit)).then(() => undefined);
+      return closed;
+    },
+  };
+}
+
+/** QUIT lets replies already on their way arrive; a connection that cannot QUIT is cut. */
+async function quit(client: RedisClient): Promise<void> {
+  if (client.status === 'end') return;
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+}
+
+interface CommonOptions {
+  readonly enableOfflineQueue: boolean;
+  readonly enableReadyCheck?: boolean;
+  readonly maxRetriesPerRequest: number | null;
+  readonly commandTimeout?: number;
+}
+
+function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
+  const url = target instanceof URL ? target : target.url;
+  const auth = authOf(url);
+  const perNode: RedisOptions = {
+    ...auth,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    maxRetriesPerRequest: common.maxRetriesPerRequest,
+    ...(common.commandTimeout !== undefined ? { commandTimeout: common.commandTimeout } : {}),
+    ...(common.enableReadyCheck !== undefined ? { enableReadyCheck: common.enableReadyCheck } : {}),
+  };
+  const topology = topologyOf(target);
+  if (topology === 'cluster' && !(target instanceof URL)) {
+    const seeds = [{ host: url.hostname, port: portOf(url) }, ...target.clusterNodes];
+    const clusterOptions: ClusterOptions = {
+      enableOfflineQueue: common.enableOfflineQueue,
+      ...(common.enableReadyCheck !== undefined
+        ? { enableReadyCheck: common.enableReadyCheck }
+        : {}),
+      clusterRetryStrategy: retryStrategy,
+      slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
+      redisOptions: perNode,
+    };
+    return new Cluster(
+      seeds.map((node) => ({ host: node.host, port: node.port })),
+      clusterOptions,
+    );
+  }
+  const db = Number(url.pathname.slice(1) || '0');
+  if (topology === 'sentinel' && !(target instanceof URL)) {
+    return new Redis({
+      ...perNode,
+      db,
+      enableOfflineQueue: common.enableOfflineQueue,
+      retryStrategy,
+      sentinels: target.sentinels.map((node) => ({ host: node.host, port: node.port })),
+      name: target.sentinelName ?? 'mymaster',
+      sentinelRetryStrategy: retryStrategy,
+      // Sentinels are asked without a password unless they share the primary's.
+      ...(auth.password ? { sentinelPassword: auth.password } : {}),
+      ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
+    });
+  }
+  return new Redis({
+    ...perNode,
+    host: url.hostname,
+    port: portOf(url),
+    db,
+    enableOfflineQueue: common.enableOfflineQueue,
+    retryStrategy,
+  });
+}
+
+function authOf(url: URL): Pick<RedisOptions, 'username' | 'password' | 'tls'> {
+  return {
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: { servername: url.hostname } } : {}),
+  };
+}
+
+function portOf(url: URL): number {
+  return url.port ? Number(url.port) : 6379;
+}
+
+/** host:port, the sentinels or the cluster's seeds: what logs may say (never a password). */
+export function describeTarget(target: RedisTarget): string {
+  const url = target instanceof URL ? target : target.url;
+  const node = `${url.hostname}:${portOf(url)}`;
+  switch (topologyOf(target)) {
+    case 'single':
+      return node;
+    case 'sentinel': {
+      const settings = target as RedisSettings;
+      const sentinels = settings.sentinels.map((n) => `${n.host}:${n.port}`).join(',');
+      return `sentinel ${settings.sentinelName ?? 'mymaster'} via ${sentinels}`;
+    }
+    case 'cluster': {
+      const nodes = (target as RedisSettings).clusterNodes.map((n) => `${n.host}:${n.port}`);
+      return `cluster ${[node, ...nodes].join(',')}`;
+    }
+  }
+}
