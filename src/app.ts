@@ -26,6 +26,7 @@ import type { Tracing } from './observability/tracing.js';
 import type { RunningSimulator } from './simulator/index.js';
 import { createUpstream } from './upstream/index.js';
 import type { ManagedUpstreamClient, TrafficOptions } from './upstream/traffic.js';
+import { CredentialMemory } from './upstream/verification.js';
 
 /** Parts that createApp() loads or builds from the Config; tests may pass their own. */
 export interface AppParts {
@@ -142,13 +143,17 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   const upstreamUrl = config.upstream.url ?? (simulator ? new URL(simulator.url) : null);
   if (upstreamUrl === null) throw new Error('assembleApp: no UPSTREAM_URL and no simulator');
 
+  // One memory of credential verdicts, shared by the traffic layer and the response cache.
+  const credentials = parts.responseCache?.credentials ?? credentialMemory(config);
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
+    credentials,
     ...(logger ? { logger } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),
     ...(parts.traffic ? { traffic: parts.traffic } : {}),
   });
   metrics?.watchBreaker(() => client.breakerState());
   metrics?.watchConcurrency(() => client.concurrency());
+  metrics?.watchAccounts(() => client.accountStates());
 
   const live =
     config.live.pollMs > 0
@@ -158,6 +163,11 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
           pollMs: config.live.pollMs,
           maxPerAccount: config.live.maxPerAccount,
           hmacKey: config.responseCache.hmacKey,
+          admission: {
+            maxTotal: config.live.maxTotal,
+            accountOf: (c) => credentials.account(c),
+            verify: (c) => client.verify(c),
+          },
           ...parts.liveTuning,
           ...(logger ? { logger } : {}),
         })
@@ -191,6 +201,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     ? attachWebSocket(server, gateway, {
         path: GRAPHQL_PATH,
         maxPerConnection: config.live.maxPerConnection,
+        maxConnections: config.live.maxConnections,
+        maxPayloadBytes: config.limits.maxBodyBytes,
       })
     : null;
 
@@ -257,6 +269,7 @@ async function startResponseCache(
   const { createResponseCache } = await import('./cache/response-cache.js');
   const responseCache = createResponseCache(config.responseCache, {
     logger,
+    credentials: credentialMemory(config),
     ...(metrics
       ? {
           onCacheHit: () => metrics.cacheLookup('hit'),
@@ -270,6 +283,15 @@ async function startResponseCache(
     logger.warn('Response cache: Redis not reachable yet; answering without the cache meanwhile');
   }
   return responseCache;
+}
+
+/** The memory of credential verdicts, as configured. */
+function credentialMemory(config: Config): CredentialMemory {
+  return new CredentialMemory({
+    secret: config.responseCache.hmacKey,
+    acceptedTtlMs: config.upstream.verifiedTtlMs,
+    refusedTtlMs: config.upstream.refusedTtlMs,
+  });
 }
 
 /**
