@@ -1,5 +1,6 @@
 /** Builds the schema once, from the type files imported here. */
 import { builder } from './builder.js';
+import { boundListLookups } from './list-lookups.js';
 import './scalars.js';
 import './numbers.js';
 import './history.js';
@@ -13,3 +14,6 @@ export const schema = builder.toSubGraphSchema({
   linkUrl: FEDERATION_LINK,
   federationDirectives: ['@key', '@shareable', '@tag'],
 });
+
+// nodes(ids:) and _entities cost per id and are capped (MAX_NODE_IDS).
+boundListLookups(schema);
