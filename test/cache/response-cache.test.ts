@@ -413,6 +413,8 @@ describe('response cache in memory, bounded', () => {
     // Distinct documents make distinct entries; `__typename` keeps the upstream out of it.
     const ask = (n: number) =>
       executeText(gateway, `{ entry${n}: __typename }`, undefined, headers);
+    // Only credentials the service accepted store answers: one real query verifies them.
+    await executeText(gateway, '{ ownedNumbers { tid } }', undefined, headers);
     for (let n = 0; n < 100; n += 1) await ask(n);
     expect(hits).toHaveLength(0);
     await ask(99);
