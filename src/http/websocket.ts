@@ -88,6 +88,13 @@ export function attachWebSocket(
     socket.once('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
       firstMessageBytes.set(socket, byteLength(data));
     });
+    // ws closes a connection whose frame is too large (1009) and then reports it as an error;
+    // graphql-ws logs every socket error to the console as an internal one. A client's oversized
+    // frame is neither, so once graphql-ws has attached its listener it is replaced by a quiet one.
+    queueMicrotask(() => {
+      socket.removeAllListeners('error');
+      socket.on('error', () => undefined);
+    });
   });
   const disposable = useServer(
     {
