@@ -202,7 +202,7 @@ const maskGatewayError: MaskError = (error, message, isDev) => {
  * all, back to whoever sent it. The message and code say enough.
  */
 function withoutEcho(error: Error): Error {
-  if (error instanceof GraphQLError && error.extensions.originalError !== undefined) {
+  if (error instanceof GraphQLError && error.extensions?.originalError !== undefined) {
     // yoga made this error for this request alone, so it is changed in place. Its 400 came from
     // the echo (an error with a cause is not "spec"-only); dropping `spec` keeps the 400.
     const extensions = error.extensions as Record<string, unknown>;
