@@ -30,6 +30,7 @@ import type { RedisConnection, RedisUse } from './redis/connection.js';
 import type { RunningSimulator } from './simulator/index.js';
 import { createUpstream } from './upstream/index.js';
 import type { ManagedUpstreamClient, TrafficOptions } from './upstream/traffic.js';
+import { CredentialMemory } from './upstream/verification.js';
 
 /** Parts that createApp() loads or builds from the Config; tests may pass their own. */
 export interface AppParts {
@@ -198,13 +199,17 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   const upstreamUrl = config.upstream.url ?? (simulator ? new URL(simulator.url) : null);
   if (upstreamUrl === null) throw new Error('assembleApp: no UPSTREAM_URL and no simulator');
 
+  // One memory of credential verdicts, shared by the traffic layer and the response cache.
+  const credentials = parts.responseCache?.credentials ?? credentialMemory(config);
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
+    credentials,
     ...(logger ? { logger } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),
     ...(parts.traffic ? { traffic: parts.traffic } : {}),
   });
   metrics?.watchBreaker(() => client.breakerState());
   metrics?.watchConcurrency(() => client.concurrency());
+  metrics?.watchAccounts(() => client.accountStates());
 
   const live =
     config.live.pollMs > 0
@@ -214,6 +219,11 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
           pollMs: config.live.pollMs,
           maxPerAccount: config.live.maxPerAccount,
           hmacKey: config.responseCache.hmacKey,
+          admission: {
+            maxTotal: config.live.maxTotal,
+            accountOf: (c) => credentials.account(c),
+            verify: (c) => client.verify(c),
+          },
           ...parts.liveTuning,
           ...(logger ? { logger } : {}),
         })
@@ -267,6 +277,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         path: GRAPHQL_PATH,
         maxPerConnection: config.live.maxPerConnection,
         ...(logger ? webSocketLog(logger) : {}),
+        maxConnections: config.live.maxConnections,
+        maxPayloadBytes: config.limits.maxBodyBytes,
       })
     : null;
 
@@ -352,6 +364,7 @@ async function startResponseCache(
   const { createResponseCache } = await import('./cache/response-cache.js');
   const responseCache = createResponseCache(config.responseCache, {
     logger,
+    credentials: credentialMemory(config),
     ...(metrics
       ? {
           onCacheHit: () => metrics.cacheLookup('hit'),
@@ -363,6 +376,15 @@ async function startResponseCache(
   });
   // Redis being down costs cache misses, not the gateway: its connection has said so already.
   return responseCache;
+}
+
+/** The memory of credential verdicts, as configured. */
+function credentialMemory(config: Config): CredentialMemory {
+  return new CredentialMemory({
+    secret: config.responseCache.hmacKey,
+    acceptedTtlMs: config.upstream.verifiedTtlMs,
+    refusedTtlMs: config.upstream.refusedTtlMs,
+  });
 }
 
 /**

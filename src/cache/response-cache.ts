@@ -1,17 +1,21 @@
 /**
- * The opt-in response cache (CACHE_TTL_MS): yoga's response-cache plugin, keyed by an HMAC
- * fingerprint of the request's credentials plus the operation and its variables, kept in this
- * process's memory or, with REDIS_URL, in Redis shared by every gateway copy.
+ * The opt-in response cache (CACHE_TTL_MS): yoga's response-cache plugin, keyed by the account
+ * (keyed hash of the sys_id, for the memory store's fair share), the exact credential pair's
+ * fingerprint (CredentialMemory.fingerprint: the one fingerprint of src/core/credentials.ts) and
+ * the operation with its variables, kept in this process's memory or, with REDIS_URL, in Redis
+ * shared by every gateway copy.
  *
  * Only requests with usable credentials take part: anything else is neither read from nor
  * written to the cache, so an answer can only ever reach a request carrying the very same
- * sys_id and auth_token as the one that produced it.
+ * sys_id and auth_token as the one that produced it. And only credentials the service accepted
+ * lately (src/upstream/verification.ts) may store an answer: invented credentials asking what
+ * needs no upstream call get their answer, but keep nothing.
  *
  * With CACHE_STALE_IF_ERROR_MS, answers are kept that much longer and one is served, marked
  * stale, when the service fails the same request again (src/cache/stale.ts). The memory store is
  * bounded by bytes and fair between accounts (src/cache/memory-store.ts).
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -22,6 +26,7 @@ import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.j
 import type { ResponseCacheSettings } from '../config/config.js';
 import { readCredentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
+import { CredentialMemory } from '../upstream/verification.js';
 
 export type CacheStore = 'memory' | 'redis';
 
@@ -53,6 +58,11 @@ export interface ResponseCacheOptions {
   readonly onStaleServed?: (event: StaleEvent) => void;
   /** The Redis connection to use with a Redis URL (src/app.ts opens it); else one is opened here. */
   readonly redis?: RedisConnection;
+  /**
+   * Verdicts on credentials and their names; the upstream layer must record into the same one
+   * (createApp shares it). @default a new one keyed by `hmacKey`
+   */
+  readonly credentials?: CredentialMemory;
 }
 
 /** The settings createResponseCache needs; the stale window and bounds default as in config. */
@@ -69,22 +79,31 @@ export interface ResponseCache {
   bytes(): number;
   /** Closes the Redis connection, if any. */
   close(): Promise<void>;
+  /** The credential memory this cache reads verdicts from. */
+  readonly credentials: CredentialMemory;
 }
 
 /**
  * Every key this gateway writes to Redis starts with this, so it can share a Redis. v2: values
- * carry a header (stored when, fresh how long), which v1 copies could not read.
+ * carry a header (stored when, fresh how long), which v1 copies could not read. v3: keys name
+ * the account (sys_id hash) and the pair apart: `v3:<account>:<pair>:<operation>`.
  */
-export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v2:';
+export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v3:';
 
 /** Defaults when the input leaves them out: the same as an empty environment's. */
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
 
-/** The account part of a key: `${CACHE_KEY_PREFIX}${fingerprint}:${operation}`. */
+/** The account part of a key: `${CACHE_KEY_PREFIX}${account}:${pair}:${operation}`. */
 function accountOf(key: string): string {
   return key.slice(CACHE_KEY_PREFIX.length, key.indexOf(':', CACHE_KEY_PREFIX.length));
+}
+
+/** The credential pair's part of a key. */
+function pairOf(key: string): string {
+  const start = key.indexOf(':', CACHE_KEY_PREFIX.length) + 1;
+  return key.slice(start, key.indexOf(':', start));
 }
 
 /**
@@ -96,7 +115,7 @@ export function createResponseCache(
   options: ResponseCacheOptions,
 ): ResponseCache | null {
   if (settings.ttlMs <= 0) return null;
-  const fingerprint = credentialFingerprinter(settings.hmacKey);
+  const verdicts = options.credentials ?? new CredentialMemory({ secret: settings.hmacKey });
   const store: CacheStore = settings.redisUrl ? 'redis' : 'memory';
   const redis = settings.redisUrl
     ? (options.redis ?? connectRedis(settings.redisUrl, options.logger))
@@ -110,12 +129,21 @@ export function createResponseCache(
     { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES },
   );
 
+  // Read once per request (the plugin asks three times): `${account}:${pair}`, or null.
+  const sessions = new WeakMap<Request, string | null>();
   const fingerprintOf = (request: Request): string | null => {
+    let session = sessions.get(request);
+    if (session !== undefined) return session;
     // The plugin answers a conditional request 304 when the key it names is cached, before any
     // credentials are read: a browser shared by two accounts would show one the other's answer.
     // We send no ETag (see onResponse), so conditional requests simply bypass the cache.
-    if (request.headers.has('if-none-match')) return null;
-    return fingerprint(request.headers);
+    const read = request.headers.has('if-none-match') ? null : readCredentials(request.headers);
+    session =
+      read?.kind === 'present'
+        ? `${verdicts.account(read.credentials)}:${verdicts.fingerprint(read.credentials)}`
+        : null;
+    sessions.set(request, session);
+    return session;
   };
 
   // The key of each cached request, for the stale lookup after it fails.
@@ -140,7 +168,11 @@ export function createResponseCache(
     },
     // Answers with any error (UNAUTHENTICATED, UPSTREAM_*, BAD_USER_INPUT, ...) are never stored,
     // nor a stale answer served in place of one (it would come back fresh).
-    shouldCacheResult: ({ result }) => !result.errors?.length && !isStale(result),
+    // Nor any answer for credentials the service has not accepted lately.
+    shouldCacheResult: ({ result, cacheKey }) =>
+      !result.errors?.length &&
+      !isStale(result) &&
+      verdicts.verdictOf(pairOf(cacheKey)) === 'accepted',
     // Schema introspection needs no account and changes with deployments: never cached.
     ttlPerSchemaCoordinate: { 'Query.__schema': 0, 'Query.__type': 0 },
     // The schema is read-only, so there is nothing to invalidate by entity.
@@ -194,6 +226,7 @@ export function createResponseCache(
   return {
     store,
     plugin,
+    credentials: verdicts,
     ready: (timeoutMs) => (redis ? redis.ready(timeoutMs) : Promise.resolve(true)),
     bytes: () => memory?.usage().total ?? 0,
     close: () => (redis ? redis.close() : Promise.resolve()),
@@ -206,27 +239,6 @@ export function createResponseCache(
  */
 function isSingleResult(result: unknown): result is ExecutionResult {
   return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
-}
-
-/**
- * HMAC-SHA256 of the request's credentials, hex: the same for both header styles, different for
- * any other sys_id or auth_token, and useless without the key (a plain hash of a short token
- * could be brute-forced from a Redis dump). The key is random per process unless given, which
- * is enough for the in-memory store; copies sharing Redis need the same CACHE_HMAC_KEY.
- */
-export function credentialFingerprinter(
-  hmacKey: string | null,
-): (headers: Headers) => string | null {
-  const key = hmacKey ?? randomBytes(32);
-  return (headers) => {
-    const read = readCredentials(headers);
-    if (read.kind !== 'present') return null;
-    const { sysId, authToken } = read.credentials;
-    // JSON keeps the two parts apart: ("a:b", "c") and ("a", "b:c") are different accounts.
-    return createHmac('sha256', key)
-      .update(JSON.stringify([sysId, authToken]))
-      .digest('hex');
-  };
 }
 
 function operationHash(

@@ -3,20 +3,32 @@
  * a recent stored answer to the same request from the same account is served instead, marked
  * `extensions.stale = { ageMs }` and with a Warning header.
  */
-import type { ExecutionResult } from 'graphql';
-import { ErrorCode } from '../core/errors.js';
+import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
+import { ErrorCode, UpstreamError } from '../core/errors.js';
 
 /**
- * The codes that say the service failed or is pausing us. Not UNAUTHENTICATED (refused
- * credentials must never see data), BAD_USER_INPUT or UPSTREAM_CALL_LIMIT (the request itself is
- * wrong, and would be again), nor anything masked as unexpected.
+ * The codes that say the service is out or pausing us: a timeout, an open breaker (opened by
+ * faults), a 429. UPSTREAM_ERROR counts only when it was an outage (a 5xx, a connection that
+ * failed or was cut: `upstreamFault`), never when the service answered about the request itself
+ * (`success` not "1", an unreadable body). Never UNAUTHENTICATED (refused credentials must never
+ * see data, however the service refused them: src/upstream/wire.ts), BAD_USER_INPUT or
+ * UPSTREAM_CALL_LIMIT (the request itself is wrong, and would be again), nor anything masked as
+ * unexpected.
  */
-const SERVICE_FAILURES: ReadonlySet<string> = new Set([
+const OUTAGES: ReadonlySet<string> = new Set([
   ErrorCode.UpstreamTimeout,
-  ErrorCode.UpstreamError,
   ErrorCode.UpstreamUnavailable,
   ErrorCode.RateLimited,
 ]);
+
+function isOutage(error: GraphQLError | GraphQLFormattedError): boolean {
+  const code = error.extensions?.code;
+  if (typeof code !== 'string') return false;
+  if (OUTAGES.has(code)) return true;
+  if (code !== ErrorCode.UpstreamError) return false;
+  const original = 'originalError' in error ? error.originalError : undefined;
+  return original instanceof UpstreamError && original.upstreamFault;
+}
 
 /** RFC 7234 §5.5: 110 says the answer is stale, 111 why (the service could not be asked). */
 export const STALE_WARNING = '110 - "Response is Stale", 111 - "Revalidation Failed"';
@@ -29,9 +41,8 @@ export const STALE_WARNING = '110 - "Response is Stale", 111 - "Revalidation Fai
 export function serviceFailureCode(result: ExecutionResult): string | null {
   const errors = result.errors ?? [];
   if (errors.length === 0) return null;
-  const codes = errors.map((error) => error.extensions?.code);
-  if (!codes.every((code) => typeof code === 'string' && SERVICE_FAILURES.has(code))) return null;
-  return codes[0] as string;
+  if (!errors.every(isOutage)) return null;
+  return errors[0]?.extensions?.code as string;
 }
 
 /** The stored answer, marked as stale with its age. */

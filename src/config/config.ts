@@ -22,6 +22,8 @@ export interface GatewayLimits extends QueryLimits {
   readonly maxHistoryRange: number;
   /** Upstream calls one GraphQL request may make in all. @default 250 */
   readonly maxUpstreamCalls: number;
+  /** Ids one `nodes(ids:)` may name, and representations one `_entities` may carry. @default 100 */
+  readonly maxNodeIds: number;
   /**
    * Upstream calls one GraphQL request may have in flight at once; 0 leaves it to the shared
    * adaptive limit alone (see UpstreamSettings.connections). @default 0
@@ -51,6 +53,12 @@ export interface UpstreamSettings {
   readonly breakerThreshold: number;
   /** How long an open breaker fails fast before probing. @default 3000 */
   readonly breakerCooldownMs: number;
+  /** The percentage of the adaptive limit one account (sys_id) may hold in flight. @default 50 */
+  readonly accountSharePercent: number;
+  /** How long credentials the service accepted count as verified, in ms. @default 300000 */
+  readonly verifiedTtlMs: number;
+  /** How long credentials the service refused are remembered as refused, in ms. @default 60000 */
+  readonly refusedTtlMs: number;
 }
 
 /** The opt-in response cache; see README "Response cache". */
@@ -155,6 +163,10 @@ export interface LiveSettings {
   readonly maxPerAccount: number;
   /** Operations one WebSocket connection may run at once. @default 20 */
   readonly maxPerConnection: number;
+  /** Live subscriptions this copy holds in all, every account together. @default 5000 */
+  readonly maxTotal: number;
+  /** WebSocket connections this copy keeps open at once. @default 1000 */
+  readonly maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -218,10 +230,14 @@ export function loadConfig(env: Env): Config {
       retryBaseDelayMs: int('UPSTREAM_RETRY_BASE_MS', 50, 1, 60_000),
       breakerThreshold: int('UPSTREAM_BREAKER_THRESHOLD', 5, 1, 10_000),
       breakerCooldownMs: int('UPSTREAM_BREAKER_COOLDOWN_MS', 3_000, 1, 600_000),
+      accountSharePercent: int('UPSTREAM_ACCOUNT_SHARE_PERCENT', 50, 1, 100),
+      verifiedTtlMs: int('CREDENTIALS_VERIFIED_TTL_MS', 300_000, 1_000, 86_400_000),
+      refusedTtlMs: int('CREDENTIALS_REFUSED_TTL_MS', 60_000, 1_000, 86_400_000),
     },
     limits: {
       maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
       maxUpstreamCalls: int('MAX_UPSTREAM_CALLS', 250, 1, 100_000),
+      maxNodeIds: int('MAX_NODE_IDS', 100, 1, 10_000),
       upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 0, 0, 10_000),
       maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
       maxTokens: int('MAX_TOKENS', 2_000, 10, 1_000_000),
@@ -252,6 +268,8 @@ export function loadConfig(env: Env): Config {
       pollMs: livePollMs,
       maxPerAccount: int('LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT', 50, 1, 100_000),
       maxPerConnection: int('LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
+      maxTotal: int('LIVE_MAX_SUBSCRIPTIONS', 5_000, 1, 1_000_000),
+      maxConnections: int('WS_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);

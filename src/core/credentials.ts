@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 /** The account credentials a request carries; forwarded upstream as `sys_id` / `auth_token`. */
 export interface Credentials {
@@ -105,4 +105,31 @@ export function credentialsHmac(
     .update(credentials.authToken);
   for (const part of scope) hmac.update('\u0000').update(part);
   return hmac.digest('base64url');
+}
+
+/**
+ * One random key per process, used wherever no secret (CACHE_HMAC_KEY) is configured: every part
+ * of this process (traffic, cache, live, logs) then names an account alike, and no two processes
+ * do, which is all a process-local name needs.
+ */
+const PROCESS_KEY = randomBytes(32);
+
+/** The configured secret, or this process's random key when none is set. */
+export function fingerprintKey(secret: string | null | undefined): Buffer | string {
+  return secret ?? PROCESS_KEY;
+}
+
+/**
+ * Who an account is: a keyed hash of its sys_id alone (HMAC-SHA256, 22 base64url characters).
+ * Everything kept per account (breakers, 429 windows, fair share, subscription caps, cache share)
+ * is keyed by it, so inventing tokens for one sys_id makes no new account; it is also the
+ * pseudonymous account id in logs, the same on every copy and across restarts when the secret is
+ * set. Answers are still scoped to the exact credential pair (`credentialsHmac`).
+ */
+export function accountId(key: Buffer | string, sysId: string): string {
+  return createHmac('sha256', key)
+    .update('account\u0000')
+    .update(sysId)
+    .digest('base64url')
+    .slice(0, 22);
 }

@@ -85,6 +85,8 @@ export function upstreamErrorToGraphQL(error: GraphQLError): GraphQLError | null
     source: error.source,
     positions: error.positions,
     path: error.path,
+    // Kept (never serialised) so stale-if-error can tell an outage from an answer.
+    originalError: original,
     extensions:
       original.retryAfterMs === undefined
         ? { code: original.code }

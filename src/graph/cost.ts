@@ -19,3 +19,15 @@ export function messagesCost({ args }: { args: Record<string, unknown> }): numbe
   const plain = args.after == null && args.before == null && args.last == null;
   return plain ? 1 : 2;
 }
+
+/**
+ * `nodes(ids:)` and `_entities(representations:)`: one unit, plus one per IDS_PER_COST_UNIT ids.
+ * Their lookups share the request's upstream calls (one owned-numbers list, one history window
+ * per number), but each id still costs the gateway its own work, so a list is never as cheap as
+ * one id; MAX_NODE_IDS caps it outright (list-lookups.ts).
+ */
+export const IDS_PER_COST_UNIT = 10;
+
+export function listLookupCost(count: number): number {
+  return 1 + Math.ceil(count / IDS_PER_COST_UNIT);
+}

@@ -47,6 +47,7 @@ builder.subscriptionField('messageAdded', (t) =>
         }
         numbers = found.filter((n) => n !== null);
       }
+      await context.live.verified(credentials);
       return context.live.subscribe(
         credentials,
         numbers.map((n) => ({ tid: n.tid, number: n.number })),

@@ -1,6 +1,7 @@
 /** Builds the schema once, from the type files imported here. */
 import { builder } from './builder.js';
 import { printServiceSdlOnDemand } from './service-sdl.js';
+import { boundListLookups } from './list-lookups.js';
 import './scalars.js';
 import './numbers.js';
 
@@ -19,3 +20,5 @@ export const schema = builder.toSubGraphSchema({
 
 // `_service { sdl }` prints on the first router request, not at every start (service-sdl.ts).
 printServiceSdlOnDemand(schema);
+// nodes(ids:) and _entities cost per id and are capped (MAX_NODE_IDS).
+boundListLookups(schema);

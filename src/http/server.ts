@@ -184,7 +184,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         ? [options.metrics.plugin({ endpoint: options.metricsEndpoint ?? true })]
         : []),
       ...(options.tracing ? [options.tracing.plugin] : []),
-      options.persistedOperations ?? apqPlugin(options.apqStore),
+      options.persistedOperations ??
+        apqPlugin(options.apqStore, { onRequest: (result) => options.metrics?.apqRequest(result) }),
       // After persisted operations (which turn a hash into its query), before everything else:
       // a cached answer skips parsing, the limits and execution (it passed them when stored).
       ...(options.responseCache ? [options.responseCache.plugin] : []),
@@ -210,8 +211,25 @@ async function renderSelfContainedGraphiQL(options: GraphiQLOptions): Promise<st
 /** Upstream failures keep their safe message and stable code; anything else is masked. */
 const maskGatewayError: MaskError = (error, message, isDev) => {
   const converted = error instanceof GraphQLError ? upstreamErrorToGraphQL(error) : null;
-  return converted ?? maskError(error, message, isDev);
+  return converted ?? withoutEcho(maskError(error, message, isDev));
 };
+
+/**
+ * yoga puts the parser's own error in `extensions.originalError` (invalid JSON: "Unexpected
+ * token ..., "<the body>" is not valid JSON"), which echoes the request body, credentials and
+ * all, back to whoever sent it. The message and code say enough.
+ */
+function withoutEcho(error: Error): Error {
+  if (error instanceof GraphQLError && error.extensions?.originalError !== undefined) {
+    // yoga made this error for this request alone, so it is changed in place. Its 400 came from
+    // the echo (an error with a cause is not "spec"-only); dropping `spec` keeps the 400.
+    const extensions = error.extensions as Record<string, unknown>;
+    delete extensions.originalError;
+    const http = extensions.http as Record<string, unknown> | undefined;
+    if (http) extensions.http = { ...http, spec: false };
+  }
+  return error;
+}
 
 /** Pages served from this machine: http(s)://localhost, 127.0.0.0/8 or [::1], any port. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/;

@@ -3,7 +3,13 @@
  * SSE: the same schema, plugins and context, run through yoga's envelop. Browsers cannot set
  * headers on a WebSocket, so credentials come in `connectionParams`, as
  * `{ "Authorization": "Basic ..." }` or `{ "X-Sys-Id": ..., "X-Auth-Token": ... }` (any case);
- * a connection without well-formed credentials is closed at once (4403 Forbidden).
+ * a connection without well-formed credentials is closed at once (4403, with a reason naming the
+ * shape expected).
+ *
+ * Bounded like HTTP: no frame larger than MAX_BODY_BYTES is read (ws refuses it from its length
+ * header, close 1009), a `connection_init` larger than MAX_CONNECTION_INIT_BYTES is refused
+ * (4413), and past `maxConnections` open on this copy a new connection is closed at once (1013,
+ * try again later).
  */
 import type { Server } from 'node:http';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
@@ -13,10 +19,23 @@ import { readCredentials } from '../core/credentials.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 
+/** Largest `connection_init` message: credentials need a few hundred bytes. */
+export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
+
+/** WebSocket close reasons are limited to 123 bytes (RFC 6455 5.5). */
+const MAX_REASON_BYTES = 123;
+
+export const CLOSE_REASON_MISSING_CREDENTIALS =
+  'Credentials required: connectionParams {"Authorization":"Basic base64(sys_id:auth_token)"}';
+
 export interface WebSocketOptions {
   readonly path: string;
   /** Operations one connection may have running at once. */
   readonly maxPerConnection: number;
+  /** Connections this copy keeps open at once. @default no cap */
+  readonly maxConnections?: number;
+  /** Largest frame read, in bytes (MAX_BODY_BYTES). @default 100000 */
+  readonly maxPayloadBytes?: number;
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
   /** Connection events, for the log (src/observability/connection-log.ts). */
@@ -59,17 +78,52 @@ export function attachWebSocket(
   gateway: Gateway,
   options: WebSocketOptions,
 ): AttachedWebSocket {
-  const wss = new WebSocketServer({ server, path: options.path });
+  const maxPayload = options.maxPayloadBytes ?? 100_000;
+  const maxInitBytes = Math.min(MAX_CONNECTION_INIT_BYTES, maxPayload);
+  const wss = new WebSocketServer({ server, path: options.path, maxPayload });
   const running = new WeakMap<WebSocket, Set<string>>();
+  // The size of each connection's first message (its connection_init), read before graphql-ws.
+  const firstMessageBytes = new WeakMap<WebSocket, number>();
+  wss.on('connection', (socket) => {
+    if (options.maxConnections !== undefined && wss.clients.size > options.maxConnections) {
+      socket.close(1013, 'Too many WebSocket connections on this gateway copy; try again later');
+      return;
+    }
+    socket.once('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      firstMessageBytes.set(socket, byteLength(data));
+    });
+    // ws closes a connection whose frame is too large (1009) and then reports it as an error;
+    // graphql-ws logs every socket error to the console as an internal one. A client's oversized
+    // frame is neither, so once graphql-ws has attached its listener it is replaced by a quiet one.
+    queueMicrotask(() => {
+      socket.removeAllListeners('error');
+      socket.on('error', () => undefined);
+    });
+  });
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
       onConnect: (ctx) => {
-        const accepted =
-          readCredentials(headersFromConnectionParams(ctx.connectionParams)).kind === 'present';
-        options.onConnected?.(ctx.extra.socket, accepted);
-        return accepted;
+        const socket = ctx.extra.socket;
+        const bytes = firstMessageBytes.get(socket) ?? 0;
+        if (bytes > maxInitBytes) {
+          options.onConnected?.(socket, false);
+          socket.close(4413, `connection_init larger than ${maxInitBytes} bytes`);
+          return false;
+        }
+        const read = readCredentials(headersFromConnectionParams(ctx.connectionParams));
+        options.onConnected?.(socket, read.kind === 'present');
+        if (read.kind === 'present') return true;
+        socket.close(
+          4403,
+          closeReason(
+            read.kind === 'missing'
+              ? CLOSE_REASON_MISSING_CREDENTIALS
+              : `Malformed credentials in connectionParams: ${read.reason}`,
+          ),
+        );
+        return false;
       },
       onClose: (ctx, code, reason) => options.onClosed?.(ctx.extra.socket, code ?? 0, reason ?? ''),
       onSubscribe: async (ctx, id, payload) => {
@@ -123,4 +177,16 @@ export function attachWebSocket(
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+function byteLength(data: Buffer | ArrayBuffer | Buffer[]): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data.byteLength;
+}
+
+/** A close reason cut to the 123 bytes a close frame can carry (the reasons here are ASCII). */
+function closeReason(reason: string): string {
+  return Buffer.byteLength(reason) <= MAX_REASON_BYTES
+    ? reason
+    : `${reason.slice(0, MAX_REASON_BYTES - 3)}...`;
 }

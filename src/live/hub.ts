@@ -8,15 +8,15 @@
  * Credentials are held by a running loop only, in memory, for as long as a subscriber needs them.
  */
 import { randomBytes } from 'node:crypto';
-import { GraphQLError } from 'graphql';
 import { Repeater } from 'graphql-yoga';
 import { credentialsHmac, type Credentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
+import { SubscriptionAdmission, type AdmissionOptions } from './admission.js';
 
-export const SUBSCRIPTION_LIMIT = 'SUBSCRIPTION_LIMIT';
+export { SUBSCRIPTION_LIMIT } from './admission.js';
 
 export interface LiveHubOptions extends PollLoopOptions {
   readonly client: UpstreamClient;
@@ -25,6 +25,8 @@ export interface LiveHubOptions extends PollLoopOptions {
   readonly maxPerAccount: number;
   /** Key of the topics' HMAC: the same on every copy sharing a Redis. @default random */
   readonly hmacKey?: string | null;
+  /** Admission (src/live/admission.ts): per-copy cap, account names, verification. */
+  readonly admission?: Omit<AdmissionOptions, 'maxPerAccount'>;
   readonly logger?: Logger;
 }
 
@@ -38,20 +40,28 @@ interface Topic {
 export class LiveHub {
   private readonly key: Buffer | string;
   private readonly topics = new Map<string, Topic>();
-  private readonly perAccount = new Map<string, number>();
+  private readonly admission: SubscriptionAdmission;
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   /** How to end each open stream, for shutdown. */
   private readonly streams = new Set<() => void>();
 
   constructor(private readonly options: LiveHubOptions) {
     this.key = options.hmacKey ?? randomBytes(32);
+    this.admission = new SubscriptionAdmission({
+      accountOf: (credentials) => this.fingerprint(credentials, ''),
+      ...options.admission,
+      maxPerAccount: options.maxPerAccount,
+    });
+  }
+
+  /** Resolves once the service accepts these credentials (admission.ts); else UNAUTHENTICATED. */
+  verified(credentials: Credentials): Promise<void> {
+    return this.admission.verified(credentials);
   }
 
   /** Topics polled (or listened to) by this copy now, and subscriptions held. */
   get stats(): { readonly topics: number; readonly subscriptions: number } {
-    let subscriptions = 0;
-    for (const count of this.perAccount.values()) subscriptions += count;
-    return { topics: this.topics.size, subscriptions };
+    return { topics: this.topics.size, subscriptions: this.admission.total };
   }
 
   /**
@@ -59,15 +69,7 @@ export class LiveHub {
    * consumer reads them. Throws SUBSCRIPTION_LIMIT at once when the account has too many.
    */
   subscribe(credentials: Credentials, targets: readonly PollTarget[]): AsyncIterable<LiveEvent> {
-    const account = this.fingerprint(credentials, '');
-    const held = this.perAccount.get(account) ?? 0;
-    if (held >= this.options.maxPerAccount) {
-      throw new GraphQLError(
-        `This account already holds ${this.options.maxPerAccount} live subscriptions, the most allowed; close one first`,
-        { extensions: { code: SUBSCRIPTION_LIMIT } },
-      );
-    }
-    this.perAccount.set(account, held + 1);
+    const release = this.admission.hold(credentials);
     return new Repeater<LiveEvent>(async (push, stop) => {
       const topics = targets.map((target) => this.fingerprint(credentials, target.tid));
       const deliver = (event: LiveEvent): void => void push(event);
@@ -79,9 +81,7 @@ export class LiveHub {
       this.streams.add(end);
       await stop;
       this.streams.delete(end);
-      const remaining = (this.perAccount.get(account) ?? 1) - 1;
-      if (remaining > 0) this.perAccount.set(account, remaining);
-      else this.perAccount.delete(account);
+      release();
       await Promise.all(
         topics.map((topic) => {
           this.removeListener(topic, deliver);

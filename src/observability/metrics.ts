@@ -25,6 +25,10 @@ export interface GatewayMetrics {
   watchBreaker(state: () => BreakerState): void;
   /** Reports the adaptive limit, calls in flight and calls waiting at each scrape. */
   watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
+  /** Reports accounts with an open breaker and accounts inside a 429 window at each scrape. */
+  watchAccounts(counts: () => { readonly breakerOpen: number; readonly rateLimited: number }): void;
+  /** An APQ lookup: a hash known, unknown, or a document registered. */
+  apqRequest(result: 'hit' | 'miss' | 'registered'): void;
   /** Reports live subscriptions held and numbers watched by this copy at each scrape. */
   watchLive(stats: () => { readonly topics: number; readonly subscriptions: number }): void;
   /** Reports at each scrape whether the Redis of one use answers (sms_redis_up). */
@@ -145,6 +149,29 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       this.set({ kind: 'topics' }, now.topics);
     },
   });
+  let accounts: (() => { readonly breakerOpen: number; readonly rateLimited: number }) | undefined;
+  new Gauge({
+    name: 'sms_upstream_accounts_breaker_open',
+    help: 'Accounts (sys_ids) whose own breaker is open or half-open on this copy.',
+    registers: [registry],
+    collect() {
+      this.set(accounts?.().breakerOpen ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'sms_upstream_accounts_rate_limited',
+    help: 'Accounts (sys_ids) inside a 429 window the service set, on this copy.',
+    registers: [registry],
+    collect() {
+      this.set(accounts?.().rateLimited ?? 0);
+    },
+  });
+  const apq = new Counter({
+    name: 'sms_apq_requests_total',
+    help: 'Automatic persisted query lookups, by result (hit, miss, registered).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
   const refused = new Counter({
     name: 'sms_upstream_refused_total',
     help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker).',
@@ -187,6 +214,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
     watchConcurrency(snapshot) {
       concurrency = snapshot;
+    },
+    watchAccounts(counts) {
+      accounts = counts;
+    },
+    apqRequest(result) {
+      apq.inc({ result });
     },
     watchLive(stats) {
       live = stats;

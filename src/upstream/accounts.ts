@@ -1,15 +1,16 @@
 /**
  * What this copy remembers about each account's traffic between requests: the 429 window the
- * service set for it, and its own circuit breaker. Accounts are known only by a fingerprint, an
- * HMAC of sys_id and token under a key made at start-up, so nothing here can be turned back into
- * credentials, and a wrong token for someone's sys_id is a different account from theirs.
+ * service set for it, and its own circuit breaker. An account is a sys_id, known only by its
+ * keyed hash (`accountId`, via CredentialMemory.account): new tokens for one sys_id are the same
+ * account, so they share its 429 window and breaker instead of walking around them.
  *
  * The map is bounded: an account with nothing to remember is dropped at once, and past
  * `maxAccounts` the oldest entry goes (forgetting fails open: the call is simply made).
  */
-import { randomBytes } from 'node:crypto';
-import { credentialsHmac, type Credentials } from '../core/credentials.js';
 import { Breaker, type BreakerState } from './breaker.js';
+
+/** Calls a recovering account's breaker lets through at once, so a burst is not all refused. */
+export const ACCOUNT_BREAKER_PROBES = 3;
 
 export interface AccountTrafficOptions {
   readonly breakerThreshold: number;
@@ -31,8 +32,6 @@ export type AccountRefusal =
   | { readonly kind: 'breaker-open'; readonly retryInMs: number };
 
 export class AccountTraffic {
-  private readonly key = randomBytes(32);
-  private readonly fingerprints = new WeakMap<Credentials, string>();
   private readonly states = new Map<string, AccountState>();
   private readonly maxAccounts: number;
 
@@ -45,13 +44,15 @@ export class AccountTraffic {
     return this.states.size;
   }
 
-  fingerprint(credentials: Credentials): string {
-    let fingerprint = this.fingerprints.get(credentials);
-    if (fingerprint === undefined) {
-      fingerprint = credentialsHmac(this.key, credentials).slice(0, 22);
-      this.fingerprints.set(credentials, fingerprint);
+  /** Accounts whose breaker is open or half-open now, and those inside a 429 window. */
+  counts(now: number): { breakerOpen: number; rateLimited: number } {
+    let breakerOpen = 0;
+    let rateLimited = 0;
+    for (const state of this.states.values()) {
+      if (state.breaker.state !== 'closed') breakerOpen += 1;
+      if (state.rateLimitedUntil > now) rateLimited += 1;
     }
-    return fingerprint;
+    return { breakerOpen, rateLimited };
   }
 
   /** Null when the account's call may go now (an open breaker's probe is admitted here). */
@@ -106,6 +107,7 @@ export class AccountTraffic {
           breakerThreshold,
           breakerCooldownMs,
           onBreakerChange && ((next) => onBreakerChange(account, next)),
+          ACCOUNT_BREAKER_PROBES,
         ),
       };
       this.states.set(account, state);

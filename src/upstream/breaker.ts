@@ -1,7 +1,9 @@
 /**
  * A circuit breaker's state machine: closed until `threshold` faults in a row, then open (fail
- * fast) for `cooldownMs`, then half-open: one probe goes through; its success closes the breaker,
- * its fault opens it again. Any answer that is not a fault counts as a success.
+ * fast) for `cooldownMs`, then half-open: `probes` calls go through at once (one by default); the
+ * first success closes the breaker, a fault opens it again. Any answer that is not a fault counts
+ * as a success. An account's breaker lets a few probes through, so the requests arriving together
+ * after a recovery are not all but one refused.
  *
  * Written by hand rather than with cockatiel's breakers: what counts as a fault here depends on
  * who failed (an account's own trouble, or evidence about the whole service; see traffic.ts),
@@ -15,12 +17,13 @@ export class Breaker {
   private stateName: BreakerState = 'closed';
   private faultsInARow = 0;
   private openedAt = 0;
-  private probing = false;
+  private probesOut = 0;
 
   constructor(
     private readonly threshold: number,
     private readonly cooldownMs: number,
     private readonly onChange?: (state: BreakerState) => void,
+    private readonly probes = 1,
   ) {}
 
   get state(): BreakerState {
@@ -41,11 +44,11 @@ export class Breaker {
   admit(now: number): boolean {
     if (this.stateName === 'open' && now - this.openedAt >= this.cooldownMs) {
       this.set('half-open');
-      this.probing = false;
+      this.probesOut = 0;
     }
     if (this.stateName === 'closed') return true;
-    if (this.stateName === 'half-open' && !this.probing) {
-      this.probing = true;
+    if (this.stateName === 'half-open' && this.probesOut < this.probes) {
+      this.probesOut += 1;
       return true;
     }
     return false;
@@ -53,7 +56,7 @@ export class Breaker {
 
   success(): void {
     this.faultsInARow = 0;
-    this.probing = false;
+    this.probesOut = 0;
     if (this.stateName !== 'closed') this.set('closed');
   }
 
@@ -64,14 +67,14 @@ export class Breaker {
       (this.stateName === 'closed' && this.faultsInARow >= this.threshold)
     ) {
       this.openedAt = now;
-      this.probing = false;
+      this.probesOut = 0;
       this.set('open');
     }
   }
 
-  /** A call that was admitted ended without telling anything (aborted): free the probe slot. */
+  /** A call that was admitted ended without telling anything (aborted): free its probe slot. */
   abandon(): void {
-    this.probing = false;
+    if (this.probesOut > 0) this.probesOut -= 1;
   }
 
   private set(state: BreakerState): void {

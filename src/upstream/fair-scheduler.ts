@@ -2,8 +2,10 @@
  * Admission of calls to the service, shared by every request of this copy: at most the adaptive
  * limit in flight, and when calls have to wait, the free slots go round-robin between accounts,
  * one call each in turn. One account's 200-number fan-out therefore holds a place in line next to
- * another account's single call instead of in front of it. Written by hand: it is a few lines of
- * bookkeeping, and what the queues are keyed by (a credentials fingerprint) is ours.
+ * another account's single call instead of in front of it. Each account may also hold at most
+ * `share` of the limit in flight (at least one call), so one account's hung or slow calls can
+ * never take every slot: the rest stay free for the others. Written by hand: it is a few lines of
+ * bookkeeping, and what the queues are keyed by (the account, a keyed hash of the sys_id) is ours.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
 
@@ -21,8 +23,19 @@ export class FairScheduler {
   private inFlightCount = 0;
   /** Waiting calls per account; Map order is the round-robin order (served account goes last). */
   private readonly queues = new Map<string, Waiter[]>();
+  /** Calls in flight per account (only accounts with some). */
+  private readonly perAccount = new Map<string, number>();
 
-  constructor(private readonly limit: AdaptiveLimit) {}
+  /** `share`: the fraction of the limit one account may hold in flight, from 0 to 1. */
+  constructor(
+    private readonly limit: AdaptiveLimit,
+    private readonly share = 1,
+  ) {}
+
+  /** The most calls one account may have in flight now. */
+  get accountCap(): number {
+    return Math.max(1, Math.floor(this.limit.current * this.share));
+  }
 
   get inFlight(): number {
     return this.inFlightCount;
@@ -40,8 +53,12 @@ export class FairScheduler {
    */
   acquire(account: string, signal: AbortSignal): Promise<Release> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
-    if (this.queues.size === 0 && this.inFlightCount < this.limit.current) {
-      return Promise.resolve(this.take());
+    if (
+      this.queues.size === 0 &&
+      this.inFlightCount < this.limit.current &&
+      (this.perAccount.get(account) ?? 0) < this.accountCap
+    ) {
+      return Promise.resolve(this.take(account));
     }
     return new Promise<Release>((resolve, reject) => {
       const waiter: Waiter = {
@@ -58,11 +75,14 @@ export class FairScheduler {
       const queue = this.queues.get(account);
       if (queue) queue.push(waiter);
       else this.queues.set(account, [waiter]);
+      // Another account at its share may be all that is queued: this call may still go now.
+      this.dispatch();
     });
   }
 
-  private take(): Release {
+  private take(account: string): Release {
     this.inFlightCount += 1;
+    this.perAccount.set(account, (this.perAccount.get(account) ?? 0) + 1);
     let released = false;
     return (feedback) => {
       if (released) return;
@@ -70,20 +90,34 @@ export class FairScheduler {
       if (feedback?.overloaded) this.limit.overloaded();
       else if (feedback?.rttMs !== undefined) this.limit.sample(feedback.rttMs, this.inFlightCount);
       this.inFlightCount -= 1;
+      const left = (this.perAccount.get(account) ?? 1) - 1;
+      if (left > 0) this.perAccount.set(account, left);
+      else this.perAccount.delete(account);
       this.dispatch();
     };
   }
 
-  /** Fills free slots from the queues, one call per account in turn. */
+  /**
+   * Fills free slots from the queues, one call per account in turn, skipping accounts at their
+   * share (they keep their place until one of their calls ends).
+   */
   private dispatch(): void {
-    while (this.inFlightCount < this.limit.current) {
+    const cap = this.accountCap;
+    let skipped = 0;
+    while (this.inFlightCount < this.limit.current && skipped < this.queues.size) {
       const next = this.queues.entries().next();
       if (next.done) return;
       const [account, queue] = next.value;
-      const waiter = queue.shift();
       this.queues.delete(account);
+      if ((this.perAccount.get(account) ?? 0) >= cap) {
+        this.queues.set(account, queue);
+        skipped += 1;
+        continue;
+      }
+      skipped = 0;
+      const waiter = queue.shift();
       if (queue.length > 0) this.queues.set(account, queue);
-      if (waiter) waiter.grant(this.take());
+      if (waiter) waiter.grant(this.take(account));
     }
   }
 

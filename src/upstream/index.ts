@@ -4,6 +4,7 @@ import type { UpstreamSettings } from '../config/config.js';
 import type { Logger } from '../observability/logger.js';
 import { createUpstreamClient, createUpstreamPool, type UpstreamObserver } from './client.js';
 import { withTrafficControl, type ManagedUpstreamClient, type TrafficOptions } from './traffic.js';
+import { CredentialMemory } from './verification.js';
 
 export interface Upstream {
   readonly client: ManagedUpstreamClient;
@@ -15,6 +16,10 @@ export interface UpstreamExtras {
   readonly observer?: UpstreamObserver;
   /** Fine-tuning of the adaptive limit (tests, bench); defaults otherwise. */
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
+  /** Verdicts on credentials, shared with the response cache. @default a new one (see settings) */
+  readonly credentials?: CredentialMemory;
+  /** The secret naming accounts (CACHE_HMAC_KEY) when no memory is given. @default random */
+  readonly secret?: string | null;
 }
 
 export function createUpstream(
@@ -22,7 +27,7 @@ export function createUpstream(
   settings: Omit<UpstreamSettings, 'url'>,
   extras: UpstreamExtras = {},
 ): Upstream {
-  const { timeoutMs, connections } = settings;
+  const { timeoutMs, connections, accountSharePercent, verifiedTtlMs, refusedTtlMs } = settings;
   const pool = createUpstreamPool(baseUrl, { connections, timeoutMs });
   const client = withTrafficControl(
     createUpstreamClient({
@@ -34,6 +39,14 @@ export function createUpstream(
     {
       ...settings,
       maxInFlight: connections,
+      accountShare: accountSharePercent / 100,
+      credentials:
+        extras.credentials ??
+        new CredentialMemory({
+          secret: extras.secret ?? null,
+          acceptedTtlMs: verifiedTtlMs,
+          refusedTtlMs,
+        }),
       ...extras.traffic,
       ...(extras.logger ? { logger: extras.logger } : {}),
       ...(extras.observer?.refused ? { onRefused: extras.observer.refused } : {}),

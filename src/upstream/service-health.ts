@@ -7,6 +7,7 @@
  *   accounts within `windowMs`: one account's calls failing alone stays that account's business
  *   (its own breaker, in accounts.ts, handles it).
  * `threshold` such faults in a row, with no answer from the service in between, open it.
+ * Accounts are sys_ids (their keyed hash, accounts.ts): five tokens of one sys_id are one account.
  */
 import { Breaker, type BreakerState } from './breaker.js';
 
@@ -52,7 +53,8 @@ export class ServiceHealth {
     this.breaker.abandon();
   }
 
-  fault(account: string, now: number, connectionFault: boolean): void {
+  /** Records a fault; true when it counted as evidence about the whole service. */
+  fault(account: string, now: number, connectionFault: boolean): boolean {
     for (const [failed, at] of this.failing) {
       if (now - at < this.windowMs) break;
       this.failing.delete(failed);
@@ -66,6 +68,8 @@ export class ServiceHealth {
       this.breaker.state === 'half-open'
     ) {
       this.breaker.fault(now);
+      return true;
     }
+    return false;
   }
 }

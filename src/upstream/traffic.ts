@@ -2,21 +2,31 @@
  * The service treated as a shared, finite resource. Every call from any request goes through
  * here, on its way to the client (one attempt each):
  *
+ * 0. The account is the sys_id (its keyed hash, CredentialMemory.account): every token of one
+ *    sys_id shares its 429 window, breaker and fair share. Every answer also tells the memory
+ *    whether the service accepted the credentials (verification.ts).
  * 1. Gates, before anything is sent: the account's 429 window (RATE_LIMITED), the account's own
  *    breaker and the whole-service breaker (UPSTREAM_UNAVAILABLE). A refused call costs nothing.
  * 2. A deadline: `timeoutMs` bounds the whole wait for the answer (waiting for a slot, every
  *    attempt and every backoff). A retry starts only if the time left can hold its backoff plus
  *    a typical answer (the service's lightly loaded latency; before any answer is seen, as long
  *    as the failed attempt took); a hung service answers UPSTREAM_TIMEOUT at the deadline.
- * 3. Fair share: a slot from the FairScheduler, whose adaptive limit follows the service's latency.
+ * 3. Fair share: a slot from the FairScheduler, whose adaptive limit follows the service's latency,
+ *    with each account's calls in flight capped to `accountShare` of it.
  * 4. Retries of transient faults (reset, 502/503/504, timeouts of one attempt), exponential
  *    backoff with decorrelated jitter (cockatiel's generator). A 429 is never retried.
  * 5. Bookkeeping of what happened: faults feed the account's breaker and, when they are evidence
  *    about the service as a whole, the service's (service-health.ts); a 429 opens the account's
- *    window for Retry-After (or `defaultRetryAfterMs`) and halves the adaptive limit.
+ *    window for Retry-After (or `defaultRetryAfterMs`) and nothing else: it is about that account,
+ *    so it never shrinks the shared limit. A timeout shrinks the shared limit only when it is
+ *    evidence about the whole service (faults from two accounts), so one account's hung calls
+ *    cannot throttle the others. Time spent waiting for a slot in this copy is never evidence: a
+ *    call that timed out having spent less than half its attempt limit on the wire is abandoned,
+ *    not a fault.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { Credentials } from '../core/credentials.js';
+import { CredentialMemory } from './verification.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
@@ -47,6 +57,10 @@ export interface TrafficOptions {
   readonly minConcurrency?: number;
   /** The 429 window when the service sends no usable Retry-After. @default 5000 */
   readonly defaultRetryAfterMs?: number;
+  /** The fraction of the adaptive limit one account may hold in flight. @default 0.5 */
+  readonly accountShare?: number;
+  /** Verdicts on credentials and the names of accounts. @default a new CredentialMemory */
+  readonly credentials?: CredentialMemory;
   readonly logger?: Logger;
   /** Told of each call refused without reaching the service. */
   readonly onRefused?: (reason: RefusalReason) => void;
@@ -58,6 +72,16 @@ export interface ManagedUpstreamClient extends UpstreamClient {
   /** The whole-service breaker (accounts' own breakers are not shown). */
   breakerState(): BreakerState;
   concurrency(): ConcurrencySnapshot;
+  /** Accounts with an open breaker, and accounts inside a 429 window, now. */
+  accountStates(): { breakerOpen: number; rateLimited: number };
+  /** Verdicts on credentials, and the names of accounts (shared with the response cache). */
+  readonly credentials: CredentialMemory;
+  /**
+   * True when the service accepts these credentials: from memory when it answered them lately,
+   * otherwise one cheap call (ownednumbers, local). Concurrent checks of one pair share the call.
+   * Throws the call's error when the service could not say (an outage).
+   */
+  verify(credentials: Credentials): Promise<boolean>;
 }
 
 /** A Retry-After longer than this is read as this: the gateway never pauses an account for hours. */
@@ -78,7 +102,8 @@ export function withTrafficControl(
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
     max: options.maxInFlight,
   });
-  const scheduler = new FairScheduler(limit);
+  const scheduler = new FairScheduler(limit, options.accountShare ?? 0.5);
+  const memory = options.credentials ?? new CredentialMemory();
   const accounts = new AccountTraffic({
     breakerThreshold: options.breakerThreshold,
     breakerCooldownMs: options.breakerCooldownMs,
@@ -126,28 +151,46 @@ export function withTrafficControl(
   }
 
   /** Records what one attempt's failure says, and returns the error the caller should see. */
-  function settle(error: unknown, account: string, release: Release, rttMs: number): unknown {
-    if (!(error instanceof UpstreamError)) {
+  function settle(
+    error: unknown,
+    credentials: Credentials,
+    account: string,
+    release: Release,
+    rttMs: number,
+  ): unknown {
+    const abandon = (): void => {
       release();
       accounts.abandoned(account);
       service.abandoned();
+    };
+    if (!(error instanceof UpstreamError)) {
+      abandon();
       return error;
     }
     const now = Date.now();
     if (error.code === ErrorCode.RateLimited) {
+      // About this account only: its window, never the shared limit.
       const windowMs = Math.min(error.retryAfterMs ?? defaultRetryAfterMs, MAX_RETRY_AFTER_MS);
-      release({ overloaded: true });
+      release();
       accounts.rateLimited(account, now, windowMs);
       service.answered();
       return new UpstreamError(error.code, error.message, { retryAfterMs: windowMs });
     }
+    if (error.code === ErrorCode.UpstreamTimeout && rttMs < attemptTimeoutMs / 2) {
+      // The deadline passed while this call was mostly waiting in this copy, not on the wire.
+      abandon();
+      return error;
+    }
     if (error.upstreamFault) {
-      release(error.code === ErrorCode.UpstreamTimeout ? { overloaded: true } : undefined);
+      const serviceWide = service.fault(account, now, error.connectionFault);
+      release(
+        error.code === ErrorCode.UpstreamTimeout && serviceWide ? { overloaded: true } : undefined,
+      );
       accounts.fault(account, now);
-      service.fault(account, now, error.connectionFault);
       return error;
     }
     // Refused credentials, success other than "1", unreadable bodies: the service did answer.
+    if (error.code === ErrorCode.Unauthenticated) memory.refused(credentials);
     release({ rttMs });
     accounts.answered(account);
     service.answered();
@@ -159,7 +202,7 @@ export function withTrafficControl(
     credentials: Credentials,
     call: (options: CallOptions) => Promise<T>,
   ): Promise<T> {
-    const account = accounts.fingerprint(credentials);
+    const account = memory.account(credentials);
     const startedAt = Date.now();
     gate(account, startedAt);
     const deadlineAt = startedAt + options.timeoutMs;
@@ -191,11 +234,12 @@ export function withTrafficControl(
         try {
           const result = await call({ signal: (attemptLimit ?? deadline).signal });
           release({ rttMs: performance.now() - sent });
+          memory.accepted(credentials);
           accounts.answered(account);
           service.answered();
           return result;
         } catch (error) {
-          const failure = settle(error, account, release, performance.now() - sent);
+          const failure = settle(error, credentials, account, release, performance.now() - sent);
           if (
             !(failure instanceof UpstreamError) ||
             !failure.retryable ||
@@ -224,6 +268,35 @@ export function withTrafficControl(
     }
   }
 
+  const verifying = new Map<string, Promise<boolean>>();
+  function verify(credentials: Credentials): Promise<boolean> {
+    const verdict = memory.verdict(credentials);
+    if (verdict !== 'unknown') return Promise.resolve(verdict === 'accepted');
+    const fingerprint = memory.fingerprint(credentials);
+    let pending = verifying.get(fingerprint);
+    if (!pending) {
+      // ownednumbers (local): the smallest answer that needs valid credentials; the memory is
+      // told the verdict by run() itself, like for any other call.
+      pending = run('ownednumbers', credentials, (o) =>
+        client.ownedNumbers(credentials, 'LOCAL', o),
+      ).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof UpstreamError && error.code === ErrorCode.Unauthenticated) {
+            return false;
+          }
+          throw error;
+        },
+      );
+      verifying.set(fingerprint, pending);
+      void pending.then(
+        () => verifying.delete(fingerprint),
+        () => verifying.delete(fingerprint),
+      );
+    }
+    return pending;
+  }
+
   return {
     history: (credentials, request) =>
       run('smshistory', credentials, (o) => client.history(credentials, request, o)),
@@ -232,6 +305,9 @@ export function withTrafficControl(
     allOwnedNumbers: (credentials) =>
       run('allownednumbers', credentials, (o) => client.allOwnedNumbers(credentials, o)),
     breakerState: () => service.state,
+    accountStates: () => accounts.counts(Date.now()),
+    credentials: memory,
+    verify,
     concurrency: () => ({
       limit: limit.current,
       inFlight: scheduler.inFlight,

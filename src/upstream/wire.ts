@@ -2,7 +2,9 @@
  * The upstream's raw JSON -> the gateway's records. Every quirk of the service's wire format is
  * handled here and nowhere else:
  * - the history key `message_count_requested ` carries a trailing space;
- * - `success` is the string "1"; anything else is a failure, whatever the HTTP status was;
+ * - `success` is the string "1"; anything else is a failure, whatever the HTTP status was; a
+ *   failure whose `error` text speaks of the credentials (refusesCredentials) is UNAUTHENTICATED,
+ *   like a 401/403: the service refused who asked, it did not fail;
  * - integers may arrive as numeric strings (and identifiers or phone numbers as integers);
  * - timestamps are `YYYY-MM-DD HH:MM:SS`, read as UTC;
  * - `mms` is "yes"/"no"; "" means none for `mms_url` and `webhook`;
@@ -205,12 +207,29 @@ function successfulObject(operation: UpstreamOperation, json: unknown): JsonObje
   }
   const object = json as JsonObject;
   if (object.success !== '1') {
+    if (refusesCredentials(object.error)) {
+      throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
+    }
     throw new UpstreamError(
       ErrorCode.UpstreamError,
       `The SMS service reported a failure for ${operation} (success was not "1")`,
     );
   }
   return object;
+}
+
+/**
+ * Words by which a failure's `error` text refuses the caller rather than the request: the
+ * credentials, the token, the sys_id, the account's access. Matched loosely (any case, any
+ * wording around them) because the service documents no error shape; a false match costs an
+ * UNAUTHENTICATED where UPSTREAM_ERROR was due, which serves nothing stale either way.
+ */
+const CREDENTIAL_REFUSAL =
+  /credential|auth|token|sys_?id|password|log ?in|forbidden|access denied|permission|(invalid|unknown|disabled|suspended|locked|revoked|expired) account|account (not found|disabled|suspended|locked|revoked|expired)/i;
+
+/** True when a `success` other than "1" came with an error about the credentials. */
+export function refusesCredentials(error: unknown): boolean {
+  return typeof error === 'string' && CREDENTIAL_REFUSAL.test(error);
 }
 
 export function parseOwnedNumbers(operation: UpstreamOperation, json: unknown): OwnedNumber[] {

@@ -34,7 +34,16 @@ const OWNED = '{ ownedNumbers { tid } }';
 const LOCAL = '{ ownedNumbers(type: LOCAL) { tid } }';
 const WITH_HISTORY = '{ ownedNumbers { tid history(start: 0, end: 1) { totalCount } } }';
 
-type Mode = 'ok' | '503' | 'hang' | 'reset' | '429' | '401' | 'history-503';
+type Mode =
+  | 'ok'
+  | '503'
+  | 'hang'
+  | 'reset'
+  | '429'
+  | '401'
+  | 'history-503'
+  | 'refused-in-body'
+  | 'failure-in-body';
 let mode: Mode = 'ok';
 /** The numbers the healthy service reports: changed by tests to tell fresh from stale. */
 let tids: string[] = ['TN-1', 'TN-2'];
@@ -45,6 +54,10 @@ const replies: Record<Exclude<Mode, 'ok' | 'history-503'>, ScriptedReply> = {
   reset: { reset: true },
   '429': { status: 429, text: '', headers: { 'retry-after': '30' } },
   '401': { status: 401, text: '' },
+  // A revoked token, as the service may refuse it: HTTP 200 and success "0".
+  'refused-in-body': { json: { success: '0', error: 'Invalid credentials' } },
+  // The service answered about the request itself (not an outage).
+  'failure-in-body': { json: { success: '0', error: 'something about the request' } },
 };
 
 let upstream: ScriptedUpstream;
@@ -80,6 +93,8 @@ beforeEach(async () => {
 interface StaleGateway {
   readonly gateway: Gateway;
   readonly served: StaleEvent[];
+  /** Requests answered from the cache. */
+  readonly hits: () => number;
   readonly metricsText: () => Promise<string>;
 }
 
@@ -88,6 +103,7 @@ async function staleGateway(
   options: { windowMs?: number; resilience?: Partial<UpstreamSettings> } = {},
 ): Promise<StaleGateway> {
   const served: StaleEvent[] = [];
+  let hits = 0;
   const metrics = createMetrics();
   const cache = createResponseCache(
     {
@@ -98,6 +114,9 @@ async function staleGateway(
     },
     {
       logger: false,
+      onCacheHit: () => {
+        hits += 1;
+      },
       onStaleServed: (event) => {
         served.push(event);
         metrics.staleServed(event.code);
@@ -115,7 +134,12 @@ async function staleGateway(
     await test.close();
     await cache.close();
   });
-  return { gateway: test.gateway, served, metricsText: () => metrics.registry.metrics() };
+  return {
+    gateway: test.gateway,
+    served,
+    hits: () => hits,
+    metricsText: () => metrics.registry.metrics(),
+  };
 }
 
 interface Answer {
@@ -216,6 +240,38 @@ describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
     expect(stale.body.data).toEqual(fresh.body.data);
     expect(stale.body.extensions?.stale?.ageMs).toBeGreaterThanOrEqual(TTL_MS);
     expect(served.map((e) => e.code)).toEqual([code]);
+  });
+
+  it.each(['refused-in-body', 'failure-in-body'] as const)(
+    'serves nothing stale when the service answered about the request itself (%s)',
+    async (answered) => {
+      const { gateway, served } = await staleGateway(store);
+      const fresh = await ask(gateway, OWNED);
+      expect(fresh.body.data?.ownedNumbers).toHaveLength(2);
+      await sleep(TTL_MS + 50);
+      mode = answered;
+      const refused = await ask(gateway, OWNED);
+      expect(refused.body.data?.ownedNumbers ?? null).toBeNull();
+      expect(codes(refused)).toEqual([
+        answered === 'refused-in-body' ? 'UNAUTHENTICATED' : 'UPSTREAM_ERROR',
+      ]);
+      expect(refused.body.extensions?.stale).toBeUndefined();
+      expect(refused.warning).toBeNull();
+      expect(served).toEqual([]);
+    },
+  );
+
+  it('keeps nothing for credentials the service has not accepted', async () => {
+    const { gateway, hits } = await staleGateway(store);
+    const invented = { 'x-sys-id': 'AC-invented', 'x-auth-token': 'made-up' };
+    // No upstream call: the credentials are never verified, so the answer is not stored.
+    for (let i = 0; i < 3; i += 1) await ask(gateway, '{ __typename }', invented);
+    expect(hits()).toBe(0);
+    // Credentials the service answered: the same question is stored and then served.
+    await ask(gateway, OWNED);
+    await ask(gateway, '{ __typename }');
+    await ask(gateway, '{ __typename }');
+    expect(hits()).toBe(1);
   });
 
   it('serves stale while the breaker is open (UPSTREAM_UNAVAILABLE)', async () => {

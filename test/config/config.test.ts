@@ -62,6 +62,12 @@ describe('loadConfig', () => {
       UPSTREAM_RETRY_BASE_MS: '20',
       UPSTREAM_BREAKER_THRESHOLD: '3',
       UPSTREAM_BREAKER_COOLDOWN_MS: '1000',
+      UPSTREAM_ACCOUNT_SHARE_PERCENT: '25',
+      CREDENTIALS_VERIFIED_TTL_MS: '60000',
+      CREDENTIALS_REFUSED_TTL_MS: '5000',
+      MAX_NODE_IDS: '12',
+      LIVE_MAX_SUBSCRIPTIONS: '900',
+      WS_MAX_CONNECTIONS: '80',
       UPSTREAM_CONCURRENCY: '4',
       MAX_HISTORY_RANGE: '200',
       MAX_UPSTREAM_CALLS: '40',
@@ -108,11 +114,15 @@ describe('loadConfig', () => {
         retryBaseDelayMs: 20,
         breakerThreshold: 3,
         breakerCooldownMs: 1000,
+        accountSharePercent: 25,
+        verifiedTtlMs: 60_000,
+        refusedTtlMs: 5_000,
       },
       limits: {
         upstreamConcurrency: 4,
         maxHistoryRange: 200,
         maxUpstreamCalls: 40,
+        maxNodeIds: 12,
         maxBodyBytes: 5000,
         maxTokens: 300,
         maxAliases: 5,
@@ -145,7 +155,13 @@ describe('loadConfig', () => {
         clusterNodes: [],
       },
       shutdown: { readinessDelayMs: 15_000, timeoutMs: 20_000, keepAliveTimeoutMs: 75_000 },
-      live: { pollMs: 1500, maxPerAccount: 7, maxPerConnection: 3 },
+      live: {
+        pollMs: 1500,
+        maxPerAccount: 7,
+        maxPerConnection: 3,
+        maxTotal: 900,
+        maxConnections: 80,
+      },
     });
     expect(
       Object.isFrozen(config) &&
@@ -271,6 +287,8 @@ describe('loadConfig', () => {
         pollMs: 3000,
         maxPerAccount: 50,
         maxPerConnection: 20,
+        maxTotal: 5_000,
+        maxConnections: 1_000,
       });
       expect(loadConfig({ LIVE_POLL_MS: '0' }).live.pollMs).toBe(0);
       expect(problemsOf({ LIVE_POLL_MS: '50' })).toEqual([

@@ -25,9 +25,6 @@ const FROM_PROMETHEUS = new Set(['up']);
  * while absent. Once one exists, the second test asks for it to leave this list.
  */
 const FROM_PARALLEL_WORK = [
-  'sms_upstream_accounts_breaker_open',
-  'sms_upstream_accounts_rate_limited',
-  'sms_apq_requests_total',
   'sms_live_poll_locks_held',
   'sms_live_poll_failures_total',
   'sms_live_events_published_total',

@@ -222,11 +222,11 @@ describe('429 and Retry-After', () => {
     expect(s.calls('AC-A')).toBe(2);
   });
 
-  it('halves the adaptive limit: the service is pushing back', async () => {
+  it('never shrinks the shared adaptive limit: a 429 is about its account only', async () => {
     const s = await stack({ traffic: { initialConcurrency: 16, minConcurrency: 2 } });
     s.setReply(limitedFor('AC-A', { status: 429, text: '' }));
     await s.owned(A);
-    expect(s.client.concurrency().limit).toBe(8);
+    expect(s.client.concurrency().limit).toBe(16);
   });
 });
 

@@ -4,12 +4,86 @@
  * know the hash yet. The hashes live in this process's memory, or, given a shared store
  * (REDIS_URL, src/cache/apq-store.ts), in Redis, so a hash registered through one copy works through
  * every other.
+ *
+ * A document is registered only once it has parsed and validated against the schema: yoga's
+ * plugin checks the hash and hands the query on, and the store write waits for validation
+ * (`onValidate`), so nobody can fill the store with text that is not an operation of this
+ * schema. The memory store is bounded by bytes (APQ_MEMORY_MAX_BYTES), least recently used out.
  */
+import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 
 export type { APQStore };
 
-export function apqPlugin(store?: APQStore | null): Plugin {
-  return store ? useAPQ({ store }) : useAPQ();
+/** Bytes of query text the in-memory APQ store keeps at most. */
+export const APQ_MEMORY_MAX_BYTES = 8 * 1024 * 1024;
+
+export type ApqResult = 'hit' | 'miss' | 'registered';
+
+export interface ApqOptions {
+  /** Told of each lookup by hash (hit or miss) and each document registered. */
+  readonly onRequest?: (result: ApqResult) => void;
+}
+
+/** This process's own store: hash -> query, bounded by the bytes of the queries. */
+export function memoryApqStore(maxBytes = APQ_MEMORY_MAX_BYTES): APQStore {
+  const entries = new LRUCache<string, string>({
+    maxSize: maxBytes,
+    sizeCalculation: (query, hash) => Buffer.byteLength(query) + hash.length,
+  });
+  return {
+    get: (hash) => entries.get(hash) ?? null,
+    set: (hash, query) => {
+      entries.set(hash, query);
+    },
+  };
+}
+
+interface ApqParams {
+  readonly extensions?: { readonly persistedQuery?: { readonly sha256Hash?: unknown } };
+}
+
+export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Plugin {
+  const target = store ?? memoryApqStore();
+  // What yoga's plugin sees: writes are held back until the document validated (below).
+  const gated: APQStore = {
+    get: async (hash) => {
+      const query = await target.get(hash);
+      options.onRequest?.(query == null ? 'miss' : 'hit');
+      return query;
+    },
+    set: () => undefined,
+  };
+  // Requests that sent a hash with its query (a registration), seen before yoga's plugin fills
+  // the query in for a hash it knows.
+  const registering = new WeakMap<Request, { hash: string; query: string }>();
+  const recorder: Plugin = {
+    onParams({ params, request }) {
+      const hash = (params as ApqParams).extensions?.persistedQuery?.sha256Hash;
+      if (typeof hash === 'string' && typeof params.query === 'string') {
+        registering.set(request, { hash, query: params.query });
+      }
+    },
+  };
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(recorder);
+      addPlugin(useAPQ({ store: gated }));
+    },
+    onValidate({ context }) {
+      const request = (context as { request?: Request }).request;
+      const registration = request && registering.get(request);
+      if (!registration) return undefined;
+      const { hash, query } = registration;
+      return ({ valid }) => {
+        // yoga's plugin already refused a query whose hash does not match; checked again here
+        // so nothing but the true hash of a valid document is ever written.
+        if (!valid || createHash('sha256').update(query).digest('hex') !== hash) return;
+        options.onRequest?.('registered');
+        void Promise.resolve(target.set(hash, query)).catch(() => undefined);
+      };
+    },
+  };
 }

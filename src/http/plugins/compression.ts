@@ -7,16 +7,16 @@
  * - gzip, else deflate; not br: Node's brotli defaults to quality 11, several times gzip's CPU
  *   per byte, which any client could ask for on the 9 MB GraphiQL page;
  * - request bodies are not decompressed (the body limit counts what arrives on the wire);
- * - HTML (the 9 MB GraphiQL page, the same bytes every visit) is gzipped once and kept: doing it
- *   per visit costs ~200 ms of CPU each time.
+ * - HTML (the 9 MB GraphiQL page, the same bytes every visit) is compressed once per encoding
+ *   (gzip and deflate alike) and kept: doing it per visit costs ~200 ms of CPU each time.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
+import { deflate as deflateCallback, gzip as gzipCallback } from 'node:zlib';
 import { useContentEncoding } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';
 
-const gzip = promisify(gzipCallback);
+const COMPRESS = { gzip: promisify(gzipCallback), deflate: promisify(deflateCallback) };
 
 const MIN_BYTES = 1024;
 const STREAMING = /^(text\/event-stream|multipart\/mixed)/i;
@@ -38,21 +38,27 @@ export function chooseEncoding(acceptEncoding: string | null): (typeof OFFERED)[
   return null;
 }
 
-/** Gzipped pages by the SHA-256 of their bytes; GraphiQL is the only HTML, so a few suffice. */
-const gzippedPages = new Map<string, Promise<Buffer>>();
-const MAX_GZIPPED_PAGES = 4;
+/**
+ * Compressed pages by encoding and the SHA-256 of their bytes; GraphiQL is the only HTML, so a
+ * few suffice.
+ */
+const compressedPages = new Map<string, Promise<Buffer>>();
+const MAX_COMPRESSED_PAGES = 4;
 
-async function gzippedPage(response: Response): Promise<{ body: Buffer; headers: Headers }> {
+async function compressedPage(
+  response: Response,
+  encoding: (typeof OFFERED)[number],
+): Promise<{ body: Buffer; headers: Headers }> {
   const html = Buffer.from(await response.arrayBuffer());
-  const key = createHash('sha256').update(html).digest('hex');
-  let body = gzippedPages.get(key);
+  const key = `${encoding}:${createHash('sha256').update(html).digest('hex')}`;
+  let body = compressedPages.get(key);
   if (!body) {
-    if (gzippedPages.size >= MAX_GZIPPED_PAGES) gzippedPages.clear();
-    body = gzip(html);
-    gzippedPages.set(key, body);
+    if (compressedPages.size >= MAX_COMPRESSED_PAGES) compressedPages.clear();
+    body = COMPRESS[encoding](html);
+    compressedPages.set(key, body);
   }
   const headers = new Headers(response.headers);
-  headers.set('content-encoding', 'gzip');
+  headers.set('content-encoding', encoding);
   headers.set('content-length', String((await body).length));
   headers.append('vary', 'Accept-Encoding');
   return { body: await body, headers };
@@ -69,8 +75,8 @@ export function useResponseCompression(): Plugin {
       if (!(Number(response.headers.get('content-length')) >= MIN_BYTES)) return;
       const encoding = chooseEncoding(request.headers.get('accept-encoding'));
       if (!encoding) return;
-      if (encoding === 'gzip' && /^text\/html/i.test(type)) {
-        return gzippedPage(response).then(({ body, headers }) =>
+      if (/^text\/html/i.test(type)) {
+        return compressedPage(response, encoding).then(({ body, headers }) =>
           payload.setResponse(
             new payload.fetchAPI.Response(new Uint8Array(body), {
               status: response.status,

@@ -1,0 +1,74 @@
+/**
+ * Who may hold a live subscription on this copy, and how many:
+ * - only credentials the service accepted lately (`verify`: from memory, else one cheap call;
+ *   src/upstream/verification.ts), so invented credentials hold nothing;
+ * - at most `maxPerAccount` per account, the account being the sys_id (its keyed hash), so new
+ *   tokens for one sys_id do not make room;
+ * - at most `maxTotal` on this copy, every account together.
+ */
+import { GraphQLError } from 'graphql';
+import type { Credentials } from '../core/credentials.js';
+import { ErrorCode } from '../core/errors.js';
+
+export const SUBSCRIPTION_LIMIT = 'SUBSCRIPTION_LIMIT';
+
+export interface AdmissionOptions {
+  readonly maxPerAccount: number;
+  /** @default no cap per copy */
+  readonly maxTotal?: number;
+  /** The account credentials belong to (keyed hash of the sys_id). */
+  readonly accountOf: (credentials: Credentials) => string;
+  /** True when the service accepts the credentials. @default none: every caller counts as verified */
+  readonly verify?: (credentials: Credentials) => Promise<boolean>;
+}
+
+export class SubscriptionAdmission {
+  private readonly perAccount = new Map<string, number>();
+  private held = 0;
+
+  constructor(private readonly options: AdmissionOptions) {}
+
+  /** Subscriptions held on this copy now. */
+  get total(): number {
+    return this.held;
+  }
+
+  /** Resolves when the service accepts the credentials; UNAUTHENTICATED when it refused them. */
+  async verified(credentials: Credentials): Promise<void> {
+    if (!this.options.verify || (await this.options.verify(credentials))) return;
+    throw new GraphQLError(
+      'The SMS service refused these credentials: a live subscription needs credentials it accepts',
+      { extensions: { code: ErrorCode.Unauthenticated } },
+    );
+  }
+
+  /** Takes a place for one subscription; throws SUBSCRIPTION_LIMIT when none is left. */
+  hold(credentials: Credentials): () => void {
+    const { maxPerAccount, maxTotal } = this.options;
+    if (maxTotal !== undefined && this.held >= maxTotal) {
+      throw new GraphQLError(
+        `This gateway copy already holds ${maxTotal} live subscriptions, the most allowed; try again later`,
+        { extensions: { code: SUBSCRIPTION_LIMIT } },
+      );
+    }
+    const account = this.options.accountOf(credentials);
+    const count = this.perAccount.get(account) ?? 0;
+    if (count >= maxPerAccount) {
+      throw new GraphQLError(
+        `This account already holds ${maxPerAccount} live subscriptions, the most allowed; close one first`,
+        { extensions: { code: SUBSCRIPTION_LIMIT } },
+      );
+    }
+    this.perAccount.set(account, count + 1);
+    this.held += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held -= 1;
+      const left = (this.perAccount.get(account) ?? 1) - 1;
+      if (left > 0) this.perAccount.set(account, left);
+      else this.perAccount.delete(account);
+    };
+  }
+}

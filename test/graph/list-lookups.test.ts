@@ -1,0 +1,112 @@
+/**
+ * `nodes(ids:)` and `_entities(representations:)` cost in proportion to their input: counted per
+ * id in the query cost, capped by MAX_NODE_IDS before any upstream call, and message ids found
+ * through one per-request index (one owned-numbers call and one history window per number,
+ * however many ids).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+
+const NODES = 'query Nodes($ids: [ID!]!) { nodes(ids: $ids) { id ... on Message { body } } }';
+const ENTITIES =
+  'query E($representations: [_Any!]!) { _entities(representations: $representations) { __typename } }';
+const auth = basicAuth(DEMO_CREDENTIALS);
+const messageIds = DEMO_ACCOUNT.numbers.flatMap((n) =>
+  n.messages.slice(0, 10).map((m) => m.message_id),
+);
+const fakeIds = (count: number) =>
+  Array.from({ length: count }, (_, i) => i.toString(16).padStart(32, '0'));
+
+type Stack = Awaited<ReturnType<typeof startStack>>;
+let defaults: Stack;
+let generous: Stack;
+beforeAll(async () => {
+  defaults = await startStack();
+  // A cost limit high enough that MAX_NODE_IDS is what refuses.
+  generous = await startStack({}, { limits: { maxCost: 10_000 } });
+});
+afterAll(async () => {
+  await defaults.close();
+  await generous.close();
+});
+beforeEach(() => {
+  defaults.simulator.resetCalls();
+  generous.simulator.resetCalls();
+});
+
+describe('nodes(ids:)', () => {
+  it('counts each id in the query cost: 2,500 ids are refused before any upstream call', async () => {
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 5; i += 1) {
+      const { status, body } = await executeText(
+        defaults.gateway,
+        NODES,
+        { ids: fakeIds(2_500) },
+        auth,
+      );
+      expect(status).toBe(400);
+      expect(body.errors?.[0]?.message).toBe(
+        'Query cost limit of 50 exceeded, found 251: each history field, and each top-level field, counts as one call to the SMS service',
+      );
+    }
+    expect(defaults.simulator.calls).toEqual([]);
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(50 * 1024 * 1024);
+  });
+
+  it('refuses more than MAX_NODE_IDS ids with BAD_USER_INPUT, before any upstream call', async () => {
+    const { body } = await executeText(generous.gateway, NODES, { ids: fakeIds(101) }, auth);
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'nodes: 101 ids given, at most 100 allowed (MAX_NODE_IDS); split the lookup',
+      extensions: { code: 'BAD_USER_INPUT', argumentName: 'ids' },
+    });
+    expect(generous.simulator.calls).toEqual([]);
+  });
+
+  it('finds many message ids with one owned-numbers call and one history window per number', async () => {
+    expect(messageIds.length).toBeGreaterThanOrEqual(20);
+    const ids = [...messageIds, ...fakeIds(5)];
+    const { body } = await executeText<{ nodes: ({ id: string } | null)[] }>(
+      generous.gateway,
+      NODES,
+      { ids },
+      auth,
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.nodes.map((n) => n?.id ?? null)).toEqual([
+      ...messageIds,
+      ...fakeIds(5).map(() => null),
+    ]);
+    const operations = generous.simulator.calls.map((c) => c.operation);
+    expect(operations.filter((o) => o === 'allownednumbers')).toHaveLength(1);
+    expect(operations.filter((o) => o === 'smshistory')).toHaveLength(DEMO_ACCOUNT.numbers.length);
+    expect(operations).toHaveLength(1 + DEMO_ACCOUNT.numbers.length);
+  });
+});
+
+describe('_entities', () => {
+  it('counts each representation in the cost and refuses more than MAX_NODE_IDS', async () => {
+    const representations = (count: number) =>
+      Array.from({ length: count }, (_, i) => ({ __typename: 'Message', id: fakeIds(count)[i] }));
+    const costly = await executeText(
+      defaults.gateway,
+      ENTITIES,
+      { representations: representations(1_500) },
+      auth,
+    );
+    expect(costly.body.errors?.[0]?.message).toMatch(/^Query cost limit of 50 exceeded, found 151/);
+    const capped = await executeText(
+      generous.gateway,
+      ENTITIES,
+      { representations: representations(101) },
+      auth,
+    );
+    expect(capped.body.errors?.[0]).toMatchObject({
+      message:
+        '_entities: 101 representations given, at most 100 allowed (MAX_NODE_IDS); split the lookup',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+    expect(defaults.simulator.calls).toEqual([]);
+    expect(generous.simulator.calls).toEqual([]);
+  });
+});

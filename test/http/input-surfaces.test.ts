@@ -1,0 +1,99 @@
+/**
+ * Surfaces that cost in proportion to what they are asked: APQ keeps only documents that parsed
+ * and validated, in a store bounded by bytes; no request body is echoed in an error; GraphiQL is
+ * compressed once per encoding.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryApqStore } from '../../src/http/plugins/apq.js';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+let simulator: RunningSimulator;
+let test: TestGateway;
+const metrics = createMetrics();
+beforeAll(async () => {
+  simulator = await startSimulator();
+  test = createTestGateway(simulator.url, { metrics });
+});
+afterAll(async () => {
+  await test.close();
+  await simulator.close();
+});
+
+function post(body: string) {
+  return test.gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+}
+
+const hashOnly = (hash: string) =>
+  JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+const register = (query: string) =>
+  JSON.stringify({
+    query,
+    extensions: { persistedQuery: { version: 1, sha256Hash: sha256(query) } },
+  });
+
+describe('APQ', () => {
+  it('registers only documents that parse and validate', async () => {
+    for (const invalid of ['{ notAField }', '{ unclosed', `{ ${'a'.repeat(5_000)} }`]) {
+      await post(register(invalid));
+      const again = await (await post(hashOnly(sha256(invalid)))).json();
+      expect(again.errors?.[0]?.message).toBe('PersistedQueryNotFound');
+    }
+    const valid = '{ __typename }';
+    expect((await (await post(register(valid))).json()).data).toEqual({ __typename: 'Query' });
+    expect((await (await post(hashOnly(sha256(valid)))).json()).data).toEqual({
+      __typename: 'Query',
+    });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('sms_apq_requests_total{result="registered"} 1');
+    expect(text).toContain('sms_apq_requests_total{result="hit"} 1');
+    expect(text).toContain('sms_apq_requests_total{result="miss"} 3');
+  });
+
+  it('keeps the memory store within its bytes, least recently used out', async () => {
+    const store = memoryApqStore(10_000);
+    for (let i = 0; i < 100; i += 1) await store.set(`h${i}`, 'x'.repeat(1_000));
+    expect(await store.get('h0')).toBeNull();
+    expect(await store.get('h99')).toBe('x'.repeat(1_000));
+    let kept = 0;
+    for (let i = 0; i < 100; i += 1) if ((await store.get(`h${i}`)) !== null) kept += 1;
+    expect(kept).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('errors', () => {
+  it('never echo the request body (invalid JSON)', async () => {
+    const response = await post('{"query": "{ x }", "secret": SECRET-TOKEN-123');
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text).not.toContain('SECRET-TOKEN-123');
+    expect(JSON.parse(text)).toEqual({
+      errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }],
+    });
+  });
+});
+
+describe('GraphiQL', () => {
+  it.each(['gzip', 'deflate'])('is compressed with %s once and kept', async (encoding) => {
+    const visit = async () => {
+      const response = await test.gateway.fetch('http://gateway.test/graphql', {
+        headers: { accept: 'text/html', 'accept-encoding': encoding },
+      });
+      const body = Buffer.from(await response.arrayBuffer());
+      return { response, body };
+    };
+    const first = await visit();
+    expect(first.response.headers.get('content-encoding')).toBe(encoding);
+    const second = await visit();
+    // The same bytes: the kept compression, not a new one.
+    expect(second.body.equals(first.body)).toBe(true);
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * WebSocket connections are bounded like HTTP requests: frames by MAX_BODY_BYTES (refused from
+ * their length header, never buffered), `connection_init` smaller still, connections per copy,
+ * and a refusal says what was missing or wrong.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import {
+  attachWebSocket,
+  CLOSE_REASON_MISSING_CREDENTIALS,
+  MAX_CONNECTION_INIT_BYTES,
+  type AttachedWebSocket,
+} from '../../src/http/websocket.js';
+import { GRAPHQL_PATH } from '../../src/http/server.js';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+
+const MAX_PAYLOAD = 100_000;
+const MAX_CONNECTIONS = 3;
+
+let simulator: RunningSimulator;
+let test: TestGateway;
+let server: Server;
+let ws: AttachedWebSocket;
+let url: string;
+beforeAll(async () => {
+  simulator = await startSimulator();
+  test = createTestGateway(simulator.url, { live: { pollMs: 1_000 } });
+  server = createServer(test.gateway);
+  ws = attachWebSocket(server, test.gateway, {
+    path: GRAPHQL_PATH,
+    maxPerConnection: 20,
+    maxConnections: MAX_CONNECTIONS,
+    maxPayloadBytes: MAX_PAYLOAD,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}${GRAPHQL_PATH}`;
+});
+afterAll(async () => {
+  await ws.close();
+  await new Promise((resolve) => server.close(resolve));
+  await test.close();
+  await simulator.close();
+});
+
+interface Closed {
+  readonly code: number;
+  readonly reason: string;
+}
+
+async function open(): Promise<WebSocket> {
+  const socket = new WebSocket(url, 'graphql-transport-ws');
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  return socket;
+}
+
+function closed(socket: WebSocket): Promise<Closed> {
+  return new Promise((resolve) => {
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    // A frame refused mid-send may also reset the socket: the close still comes.
+    socket.on('error', () => undefined);
+  });
+}
+
+async function initWith(payload: unknown): Promise<Closed> {
+  const socket = await open();
+  const end = closed(socket);
+  socket.send(JSON.stringify({ type: 'connection_init', payload }));
+  return end;
+}
+
+describe('WebSocket bounds', () => {
+  it('refuses a frame over MAX_BODY_BYTES from its header (1009), without holding it', async () => {
+    const rssBefore = process.memoryUsage().rss;
+    for (let i = 0; i < 6; i += 1) {
+      const end = await initWith({ Authorization: 'x'.repeat(4 * 1024 * 1024) });
+      expect(end.code).toBe(1009);
+    }
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(50 * 1024 * 1024);
+  });
+
+  it('refuses a connection_init over MAX_CONNECTION_INIT_BYTES (4413)', async () => {
+    const end = await initWith({ Authorization: 'x'.repeat(MAX_CONNECTION_INIT_BYTES + 1) });
+    expect(end).toEqual({
+      code: 4413,
+      reason: `connection_init larger than ${MAX_CONNECTION_INIT_BYTES} bytes`,
+    });
+  });
+
+  it('closes 4403 naming the connectionParams expected, or what was wrong with them', async () => {
+    expect(await initWith({})).toEqual({ code: 4403, reason: CLOSE_REASON_MISSING_CREDENTIALS });
+    expect(CLOSE_REASON_MISSING_CREDENTIALS).toContain('"Authorization":"Basic');
+    const malformed = await initWith({ 'X-Sys-Id': 'AC-1' });
+    expect(malformed).toEqual({
+      code: 4403,
+      reason:
+        'Malformed credentials in connectionParams: X-Sys-Id and X-Auth-Token must be sent together',
+    });
+  });
+
+  it(`keeps at most ${MAX_CONNECTIONS} connections open; the next is closed 1013 (try again later)`, async () => {
+    const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => open()));
+    const extra = await open();
+    expect(await closed(extra)).toEqual({
+      code: 1013,
+      reason: 'Too many WebSocket connections on this gateway copy; try again later',
+    });
+    for (const socket of held) socket.close();
+    await Promise.all(held.map((socket) => closed(socket)));
+  });
+});

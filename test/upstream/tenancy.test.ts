@@ -1,0 +1,193 @@
+/**
+ * A tenant is an account, the sys_id, not whatever credentials a caller makes up: tokens of one
+ * sys_id share its 429 window and breaker, one account's trouble never shrinks or fills the
+ * shared capacity, refusals in the body are UNAUTHENTICATED, and credentials are verified once
+ * and remembered. Exact upstream call counts at a real loopback upstream.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { refusesCredentials } from '../../src/upstream/wire.js';
+import { CredentialMemory } from '../../src/upstream/verification.js';
+import { createTestGateway, execute, type TestGatewayOptions } from '../fixtures/harness.js';
+import { OwnedNumbersQuery } from '../fixtures/operations.js';
+import {
+  ownedNumbersReply,
+  startScriptedUpstream,
+  type ScriptedCall,
+  type ScriptedReply,
+  type ScriptedUpstream,
+} from '../fixtures/scripted-upstream.js';
+import type { TestGateway } from '../fixtures/harness.js';
+
+const token = (sysId: string, n: number) => ({ 'x-sys-id': sysId, 'x-auth-token': `tok-${n}` });
+const sysIdOf = (call: ScriptedCall) => call.params.get('sys_id');
+const OK = ownedNumbersReply(['T-1']);
+
+let upstream: ScriptedUpstream | undefined;
+let test: TestGateway | undefined;
+afterEach(async () => {
+  await test?.close();
+  await upstream?.close();
+  test = undefined;
+  upstream = undefined;
+});
+
+async function stack(script: (call: ScriptedCall) => ScriptedReply, options: TestGatewayOptions) {
+  upstream = await startScriptedUpstream(script);
+  test = createTestGateway(upstream.url, options);
+  const server = upstream;
+  const gateway = test.gateway;
+  return {
+    client: test.client,
+    calls: (sysId: string) => server.calls.filter((c) => sysIdOf(c) === sysId).length,
+    owned: async (headers: Record<string, string>) =>
+      (await execute(gateway, OwnedNumbersQuery, {}, headers)).body,
+  };
+}
+
+describe('the account is the sys_id', () => {
+  it("five tokens of one failing sys_id are one failing account: the service's breaker stays closed", async () => {
+    const s = await stack((call) => (sysIdOf(call) === 'AC-A' ? { status: 503, json: {} } : OK), {
+      resilience: { breakerThreshold: 3, breakerCooldownMs: 60_000 },
+    });
+    for (let i = 0; i < 5; i += 1) await s.owned(token('AC-A', i));
+    // Three faults opened AC-A's own breaker; the last two tokens were refused without a call.
+    expect(s.calls('AC-A')).toBe(3);
+    expect(s.client.breakerState()).toBe('closed');
+    expect(s.client.accountStates().breakerOpen).toBe(1);
+    expect((await s.owned(token('AC-C', 0))).errors).toBeUndefined();
+    expect(s.calls('AC-C')).toBe(1);
+  });
+
+  it("a new token per request cannot walk through its sys_id's 429 window", async () => {
+    const s = await stack(
+      (call) =>
+        sysIdOf(call) === 'AC-A' ? { status: 429, text: '', headers: { 'retry-after': '30' } } : OK,
+      { traffic: { initialConcurrency: 16, minConcurrency: 2 } },
+    );
+    for (let i = 0; i < 20; i += 1) {
+      expect((await s.owned(token('AC-A', i))).errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    }
+    expect(s.calls('AC-A')).toBe(1);
+    expect(s.client.accountStates().rateLimited).toBe(1);
+    // The 429 is about AC-A alone: the shared limit is untouched, AC-B goes straight through.
+    expect(s.client.concurrency().limit).toBe(16);
+    expect((await s.owned(token('AC-B', 0))).errors).toBeUndefined();
+  });
+});
+
+describe('shared capacity is immune to one account', () => {
+  it("one account's hung calls hold only its share, never shrink the limit nor open the service's breaker", async () => {
+    let hungCalls = 0;
+    const s = await stack(
+      (call) => {
+        if (sysIdOf(call) !== 'AC-A') return OK;
+        hungCalls += 1;
+        return { hang: true };
+      },
+      {
+        timeoutMs: 600,
+        resilience: { connections: 8, breakerThreshold: 2, breakerCooldownMs: 60_000 },
+        traffic: { initialConcurrency: 8, minConcurrency: 2 },
+      },
+    );
+    const hung = Array.from({ length: 40 }, (_, i) => s.owned(token('AC-A', i)));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Half the limit (UPSTREAM_ACCOUNT_SHARE_PERCENT=50): four of AC-A's calls reach the service.
+    expect(hungCalls).toBe(4);
+    const started = performance.now();
+    expect((await s.owned(token('AC-B', 0))).errors).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(300);
+    const answers = await Promise.all(hung);
+    expect(answers.every((a) => a.errors?.[0]?.extensions?.code !== undefined)).toBe(true);
+    expect(s.client.concurrency().limit).toBe(8);
+    expect(s.client.breakerState()).toBe('closed');
+    expect((await s.owned(token('AC-C', 0))).errors).toBeUndefined();
+  }, 10_000);
+
+  it('after recovery, an account breaker lets a few concurrent requests through, not one', async () => {
+    let failing = true;
+    const s = await stack(
+      (call) => (sysIdOf(call) === 'AC-A' && failing ? { status: 503, json: {} } : OK),
+      { resilience: { breakerThreshold: 2, breakerCooldownMs: 200 } },
+    );
+    await s.owned(token('AC-A', 0));
+    await s.owned(token('AC-A', 0));
+    failing = false;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const burst = await Promise.all([0, 1, 2].map(() => s.owned(token('AC-A', 0))));
+    expect(burst.map((b) => b.errors)).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe('refusals in the body', () => {
+  it('HTTP 200 with success "0" and an error about the credentials is UNAUTHENTICATED', async () => {
+    const s = await stack(() => ({ json: { success: '0', error: 'Invalid credentials' } }), {});
+    const body = await s.owned(token('AC-A', 0));
+    expect(body.errors?.[0]).toMatchObject({
+      message: 'The SMS service refused the credentials',
+      extensions: { code: 'UNAUTHENTICATED' },
+    });
+  });
+
+  it('tells credential refusals from other failures by their error text', () => {
+    for (const text of [
+      'Invalid credentials',
+      'invalid auth_token',
+      'Unknown sys_id',
+      'Authentication failed',
+      'token revoked',
+      'account suspended',
+    ]) {
+      expect(refusesCredentials(text), text).toBe(true);
+    }
+    for (const text of ['number not found', 'invalid history range', '', undefined, 42]) {
+      expect(refusesCredentials(text), String(text)).toBe(false);
+    }
+  });
+});
+
+describe('verification', () => {
+  it('one cheap call for unknown credentials, remembered; refusals remembered too; concurrent checks share the call', async () => {
+    const s = await stack(
+      (call) => (call.params.get('auth_token') === 'good' ? OK : { status: 401, text: '' }),
+      {},
+    );
+    const good = { sysId: 'AC-A', authToken: 'good' };
+    const bad = { sysId: 'AC-B', authToken: 'bad' };
+    expect(await Promise.all(Array.from({ length: 10 }, () => s.client.verify(good)))).toEqual(
+      Array.from({ length: 10 }, () => true),
+    );
+    expect(await s.client.verify(good)).toBe(true);
+    expect(s.calls('AC-A')).toBe(1);
+    expect(upstream?.calls[0]?.operation).toBe('ownednumbers');
+    expect(await s.client.verify(bad)).toBe(false);
+    expect(await s.client.verify(bad)).toBe(false);
+    expect(s.calls('AC-B')).toBe(1);
+    // Any answered call is an acceptance: a request verifies its credentials for free.
+    await s.owned({ 'x-sys-id': 'AC-C', 'x-auth-token': 'good' });
+    expect(await s.client.verify({ sysId: 'AC-C', authToken: 'good' })).toBe(true);
+    expect(s.calls('AC-C')).toBe(1);
+  });
+
+  it('is bounded, names accounts by sys_id and pairs by both parts', () => {
+    const memory = new CredentialMemory({
+      secret: 'a-secret-of-thirty-two-characters!',
+      maxEntries: 100,
+    });
+    for (let i = 0; i < 1_000; i += 1) memory.refused({ sysId: `AC-${i}`, authToken: 't' });
+    expect(memory.size).toBe(100);
+    const a = { sysId: 'AC-a:b', authToken: 'c' };
+    const b = { sysId: 'AC-a', authToken: 'b:c' };
+    expect(memory.fingerprint(a)).not.toBe(memory.fingerprint(b));
+    expect(memory.account({ sysId: 'AC-1', authToken: 'x' })).toBe(
+      memory.account({ sysId: 'AC-1', authToken: 'y' }),
+    );
+    // The same secret names an account alike on every copy; another secret does not.
+    const other = new CredentialMemory({ secret: 'a-secret-of-thirty-two-characters!' });
+    expect(other.account(a)).toBe(memory.account(a));
+    expect(
+      new CredentialMemory({ secret: 'another-secret-of-32-characters!!' }).account(a),
+    ).not.toBe(memory.account(a));
+    expect(memory.account(a)).toMatch(/^[\w-]{22}$/);
+  });
+});
