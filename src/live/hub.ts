@@ -11,12 +11,13 @@ import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { Repeater } from 'graphql-yoga';
 import { credentialsHmac, type Credentials } from '../core/credentials.js';
+import { ErrorCode } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
 
-export const SUBSCRIPTION_LIMIT = 'SUBSCRIPTION_LIMIT';
+export const SUBSCRIPTION_LIMIT = ErrorCode.SubscriptionLimit;
 
 export interface LiveHubOptions extends PollLoopOptions {
   readonly client: UpstreamClient;
