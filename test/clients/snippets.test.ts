@@ -9,7 +9,7 @@ import { CombinedGraphQLErrors, gql } from '@apollo/client';
 import type { Client as UrqlClient, OperationResult } from '@urql/core';
 import { generate, type CodegenConfig } from '@graphql-codegen/cli';
 import { execFile } from 'node:child_process';
-import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { parse, print } from 'graphql';
 import {
@@ -412,6 +412,26 @@ describe('docs/client-caching.md: GraphQL Code Generator', () => {
     expect(graphql?.content).toContain('export type InboxQuery');
     expect(graphql?.content).toContain('history: { mostRecentAt: string | null } | null');
   });
+});
+
+it('examples/inbox builds its client with the apollo-setup snippet, unchanged', async () => {
+  const example = await readFile(
+    new URL('../../examples/inbox/src/client.ts', import.meta.url),
+    'utf8',
+  );
+  const setup = snippet('apollo-setup')
+    .code.replaceAll("'http://localhost:4000/graphql'", 'httpUrl')
+    .replaceAll("'ws://localhost:4000/graphql'", 'wsUrl');
+  // Compared without whitespace: the example indents the set-up inside a function.
+  const squeeze = (text: string) => text.replace(/\s+/g, '');
+  for (const line of setup.split('\n').filter((l) => l.startsWith('import '))) {
+    expect(example).toContain(line);
+  }
+  const body = setup
+    .split('\n')
+    .filter((l) => !l.startsWith('import '))
+    .join('\n');
+  expect(squeeze(example)).toContain(squeeze(body));
 });
 
 it('ran every marked code snippet of README.md and docs/ (test/docs checks the graphql ones)', () => {
