@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { banner } from './http/banner.js';
+import { corsRefusesAll, corsSummary } from './http/cors.js';
 import { GRAPHQL_PATH } from './http/server.js';
 import { flushLogs } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
@@ -25,10 +26,17 @@ async function main(): Promise<void> {
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   const endpoint = `http://${shownHost}:${port}${GRAPHQL_PATH}`;
   // The human lines go to stderr: stdout carries only JSON log lines, for log shippers.
+  const cors = { origins: config.corsOrigins, allowLoopback: simulator !== null };
   console.error(
-    banner(endpoint, simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin }),
+    banner(
+      endpoint,
+      simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin },
+      cors,
+    ),
   );
   if (logger) logger.info({ endpoint, upstream: upstreamUrl.origin }, 'listening');
+  if (logger)
+    logger[corsRefusesAll(cors) ? 'warn' : 'info']({ cors: cors.origins }, corsSummary(cors));
   if (app.responseCache) {
     const { ttlMs, redisUrl, staleIfErrorMs } = config.responseCache;
     const where = redisUrl ? `Redis at ${redisUrl.host}` : 'memory';

@@ -410,6 +410,8 @@ function readCorsOrigins(raw: string | undefined, problems: string[]): string[] 
     .filter(Boolean);
   if (origins.length === 1 && origins[0] === '*') return origins;
   for (const origin of origins) {
+    // `null` (sandboxed frames, file:// pages) is only allowed when listed by name.
+    if (origin === 'null') continue;
     let parsed: URL | null = null;
     try {
       parsed = new URL(origin);

@@ -1,8 +1,15 @@
 import { GraphQLError } from 'graphql';
 
-/** The stable codes a client sees in `extensions.code`. */
+/**
+ * Every code a client can see in `extensions.code`, produced here or by the libraries the gateway
+ * runs (graphql-js, yoga and its plugins). docs/errors.md has one row per member, with its HTTP
+ * statuses; test/docs/errors-table.test.ts fails when the two differ, and when `src/` writes a
+ * code as a string literal instead of naming it here.
+ */
 export const ErrorCode = {
+  /** No usable credentials (no upstream call made), or the service refused them. */
   Unauthenticated: 'UNAUTHENTICATED',
+  /** An argument was refused before any upstream call; `extensions.argumentName` names it. */
   BadUserInput: 'BAD_USER_INPUT',
   UpstreamTimeout: 'UPSTREAM_TIMEOUT',
   UpstreamError: 'UPSTREAM_ERROR',
@@ -12,8 +19,35 @@ export const ErrorCode = {
   UpstreamCallLimit: 'UPSTREAM_CALL_LIMIT',
   /** The service answered 429 for this account; `extensions.retryAfter` says when to come back. */
   RateLimited: 'RATE_LIMITED',
+  /** A subscription on a gateway whose live updates are off (LIVE_POLL_MS=0). */
+  LiveUpdatesOff: 'LIVE_UPDATES_OFF',
+  /** Too many live subscriptions for one account, or operations on one WebSocket. */
+  SubscriptionLimit: 'SUBSCRIPTION_LIMIT',
+  /** A live stream's resume token is too old, or events were lost: refetch the list. */
+  ResyncRequired: 'RESYNC_REQUIRED',
+  /** A live stream ended for falling behind; `extensions.resumeToken` resumes it. */
+  SlowConsumer: 'SLOW_CONSUMER',
+  /** PERSISTED_OPERATIONS is set and the request sent a query text instead of a hash. */
+  PersistedQueryRequired: 'PERSISTED_QUERY_REQUIRED',
+  /** The hash is unknown: APQ (send the query with it) or not in the allow-list. */
+  PersistedQueryNotFound: 'PERSISTED_QUERY_NOT_FOUND',
+  /** APQ: the query sent does not hash to the hash sent with it (yoga's APQ plugin). */
+  PersistedQueryMismatch: 'PERSISTED_QUERY_MISMATCH',
+  /** The body is larger than MAX_BODY_BYTES. */
+  RequestEntityTooLarge: 'REQUEST_ENTITY_TOO_LARGE',
+  /** Not a GraphQL request: bad JSON, no query, a bad Content-Length, … (yoga's and ours). */
+  BadRequest: 'BAD_REQUEST',
+  /** Syntax errors, and a document over MAX_TOKENS (graphql-js / yoga). */
+  GraphQLParseFailed: 'GRAPHQL_PARSE_FAILED',
+  /** Validation errors, and the query limits (aliases, depth, directives, cost). */
+  GraphQLValidationFailed: 'GRAPHQL_VALIDATION_FAILED',
+  /** Anything unexpected; the message is masked (yoga). */
+  InternalServerError: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Every code, for the docs test and for anyone who needs the list. */
+export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 
 /** The codes an upstream call can fail with. */
 export type UpstreamErrorCode =

@@ -72,12 +72,20 @@ builder.objectField(NumberRef, 'history', (t) =>
     args: {
       start: t.arg.int({
         required: true,
-        description: 'First position to fetch (history_start), 0 or more.',
+        description:
+          'Position of the first message to fetch (history_start), 0 or more; position 0 is the newest.',
       }),
       end: t.arg.int({
         required: true,
         description:
-          'Last position to fetch (history_end): not less than `start`, at most the configured range width after it.',
+          'Sent to the service unchanged as history_end. The gateway reads it as exclusive, the ' +
+          'position just past the last message: `end - start` is the count asked for (what ' +
+          '`requestedCount` reports for a sliced range and MAX_HISTORY_RANGE limits), `end` equal ' +
+          'to `start` asks for none, and when one request asks for several ranges of a number ' +
+          'the gateway fetches them in one call and slices [start, end) out of it. The built-in ' +
+          "simulator reads it the same way; the real service's reading is not documented: a " +
+          'range fetched by a call of its own returns what the service sent. Refused ' +
+          '(BAD_USER_INPUT) below `start` or more than MAX_HISTORY_RANGE after it.',
       }),
     },
     resolve: (number, { start, end }, context) => {

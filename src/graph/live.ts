@@ -1,7 +1,7 @@
 /** Live updates: Subscription.messageAdded, fed by the shared poll loops of src/live/. */
 import { GraphQLError } from 'graphql';
 import type { Message } from '../core/domain.js';
-import { badUserInput } from '../core/errors.js';
+import { badUserInput, ErrorCode } from '../core/errors.js';
 import type { LiveEvent } from '../live/bus.js';
 import { builder } from './builder.js';
 import { MessageRef } from './message.js';
@@ -28,7 +28,7 @@ builder.subscriptionField('messageAdded', (t) =>
       const { credentials, loaders } = context.account();
       if (!context.live) {
         throw new GraphQLError('Live updates are turned off on this gateway (LIVE_POLL_MS=0)', {
-          extensions: { code: 'LIVE_UPDATES_OFF' },
+          extensions: { code: ErrorCode.LiveUpdatesOff },
         });
       }
       const tids = args.tids?.map(String);

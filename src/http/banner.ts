@@ -1,5 +1,6 @@
 /** What `npm start` prints for a person: where the gateway is and, with the simulator, how to try it. */
 import { DEMO_CREDENTIALS } from '../simulator/demo-credentials.js';
+import { corsSummary, type CorsSettings } from './cors.js';
 
 function basicAuthorization(sysId: string, authToken: string): string {
   return `Basic ${Buffer.from(`${sysId}:${authToken}`).toString('base64')}`;
@@ -16,14 +17,18 @@ const DEMO_QUERY =
 export function banner(
   endpoint: string,
   upstream: { simulatorUrl: string } | { origin: string },
+  cors: CorsSettings,
 ): string {
   const lines = [`SMS GraphQL gateway on ${endpoint} (GraphiQL: open it in a browser)`];
-  if ('origin' in upstream) return [...lines, `Upstream: ${upstream.origin}`].join('\n');
+  // Who may call from a browser comes before the last line (tests wait for that one).
+  if ('origin' in upstream) {
+    return [...lines, corsSummary(cors), `Upstream: ${upstream.origin}`].join('\n');
+  }
   return [
     ...lines,
     `Upstream: built-in simulator at ${upstream.simulatorUrl} (set UPSTREAM_URL to use the real service)`,
     `Demo credentials: sys_id=${DEMO_CREDENTIALS.sysId} auth_token=${DEMO_CREDENTIALS.authToken}`,
-    'Browsers: pages on localhost may call it (demo mode); for others set CORS_ORIGINS=https://app.example.com',
+    corsSummary(cors),
     'Try:',
     `  curl -s ${endpoint} -H 'Authorization: ${DEMO_AUTHORIZATION}' -H 'Content-Type: application/json' -d '${JSON.stringify({ query: DEMO_QUERY })}'`,
   ].join('\n');

@@ -25,7 +25,6 @@ import { incrementalErrorMasking } from './plugins/incremental-errors.js';
 import { queryLimitPlugins } from './plugins/query-limits.js';
 import { apqPlugin, type APQStore } from './plugins/apq.js';
 import { requestLogPlugin } from './plugins/request-log.js';
-import { REQUEST_ID_HEADER } from '../observability/request-id.js';
 import type { Tracing } from '../observability/tracing.js';
 import { useJit } from './plugins/jit.js';
 import { useIncrementalFallback } from './plugins/incremental-fallback.js';
@@ -33,6 +32,7 @@ import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { boundedDocumentCaches } from './document-cache.js';
+import { useCors } from './cors.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { schema } from '../graph/schema.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -170,8 +170,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
       shouldPersistHeaders: false,
     },
-    cors: corsPolicy(options.corsOrigins ?? [], options.allowLoopbackOrigins ?? false),
+    // CORS is src/http/cors.ts: yoga's own answers a refused preflight with 405 and no reason.
+    cors: false,
     plugins: [
+      useCors({
+        origins: options.corsOrigins ?? [],
+        allowLoopback: options.allowLoopbackOrigins ?? false,
+      }),
       useRequestBodyLimit(options.limits.maxBodyBytes),
       useResponseCompression(),
       useKnownOperationTypes(),
@@ -229,33 +234,4 @@ function withoutEcho(error: Error): Error {
     if (http) extensions.http = { ...http, spec: false };
   }
   return error;
-}
-
-/** Pages served from this machine: http(s)://localhost, 127.0.0.0/8 or [::1], any port. */
-const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/;
-
-/** Only configured origins may call from a browser; credentials travel in headers, never cookies. */
-function corsPolicy(origins: readonly string[], allowLoopback: boolean) {
-  const policy = (allowed: string[]) => ({
-    origin: allowed,
-    methods: ['GET', 'POST'],
-    allowedHeaders: [
-      'authorization',
-      'x-sys-id',
-      'x-auth-token',
-      'content-type',
-      'accept',
-      REQUEST_ID_HEADER,
-    ],
-    // Warning: a stale-if-error answer says so (docs/stale-if-error.md); scripts may read it.
-    exposedHeaders: [REQUEST_ID_HEADER, 'warning'],
-    credentials: false,
-    maxAge: 600,
-  });
-  if (origins.length > 0) return policy([...origins]);
-  if (!allowLoopback) return false as const;
-  return (request: Request) => {
-    const origin = request.headers.get('origin');
-    return origin && LOOPBACK_ORIGIN.test(origin) ? policy([origin]) : (false as const);
-  };
 }

@@ -10,7 +10,7 @@ import { GraphQLError } from 'graphql';
 import type { Credentials } from '../core/credentials.js';
 import { ErrorCode } from '../core/errors.js';
 
-export const SUBSCRIPTION_LIMIT = 'SUBSCRIPTION_LIMIT';
+export const SUBSCRIPTION_LIMIT = ErrorCode.SubscriptionLimit;
 
 export interface AdmissionOptions {
   readonly maxPerAccount: number;

@@ -128,7 +128,7 @@ export class PollLoop {
       return [
         {
           kind: 'error',
-          code: known ? error.code : 'UPSTREAM_ERROR',
+          code: known ? error.code : ErrorCode.UpstreamError,
           message: known
             ? `Live updates for ${this.target.tid} are failing: ${error.message}`
             : `Live updates for ${this.target.tid} are failing`,

@@ -212,12 +212,15 @@ function withArrival(
   return { ...prepared, account: { ...prepared.account, numbers }, byTid };
 }
 
-/** A new inbound message for `number`, newer than everything in it. */
+/**
+ * A new inbound message for `number`, at the head of its history, dated when it arrives (so
+ * arrivals every 5 s are 5 s apart). The seeded demo history keeps its fixed dates, some of them
+ * later than today: an arrival is the newest by position and system id, not always by date.
+ */
 function arrivingMessage(number: DemoNumber, body: string): DemoMessage {
   const newest = number.messages[0];
   const systemId = newest === undefined ? 1 : Number(newest.system_id) + 1;
-  const newestEpoch = newest ? Date.parse(`${newest.GMTdate.replace(' ', 'T')}Z`) / 1000 : 0;
-  const epochSeconds = Math.max(Math.floor(Date.now() / 1000), newestEpoch + 1);
+  const epochSeconds = Math.floor(Date.now() / 1000);
   return {
     system_id: number.looselyTyped ? String(systemId) : systemId,
     message_id: randomBytes(16).toString('hex'),

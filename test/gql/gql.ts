@@ -14,6 +14,8 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  query ThroughNode {\n    ownedNumbers {\n      tid\n      ...NodeId\n    }\n  }\n  fragment NodeId on Node {\n    id\n  }\n": typeof types.ThroughNodeDocument,
+    "\n      query Head($tid: ID!) {\n        number(tid: $tid) {\n          id\n          messages(first: 3) {\n            edges {\n              cursor\n              node {\n                id\n                body\n              }\n            }\n          }\n        }\n      }\n    ": typeof types.HeadDocument,
     "\n  query OwnedNumbers($type: NumberType) {\n    ownedNumbers(type: $type) {\n      tid\n      number\n      type\n      webhook\n    }\n  }\n": typeof types.OwnedNumbersDocument,
     "\n  query NumberWithHistory($tid: ID!, $start: Int!, $end: Int!) {\n    number(tid: $tid) {\n      tid\n      number\n      type\n      webhook\n      history(start: $start, end: $end) {\n        tid\n        number\n        requestedCount\n        totalCount\n        createdAt\n        mostRecentMessageId\n        mostRecentAt\n        optIn\n        messages {\n          id\n          systemId\n          sentAt\n          tid\n          phone\n          direction\n          body\n          mms\n          mediaUrl\n          status {\n            code\n            text\n            ok\n            raw\n          }\n        }\n      }\n    }\n  }\n": typeof types.NumberWithHistoryDocument,
     "\n  query EveryHistory($start: Int!, $end: Int!) {\n    ownedNumbers {\n      tid\n      history(start: $start, end: $end) {\n        totalCount\n        messages {\n          id\n        }\n      }\n    }\n  }\n": typeof types.EveryHistoryDocument,
@@ -26,6 +28,8 @@ type Documents = {
     "\n          subscription OnNewMessage {\n            messageAdded(tids: [\"T-A\"]) {\n              id\n              tid\n              body\n            }\n          }\n        ": typeof types.OnNewMessageDocument,
 };
 const documents: Documents = {
+    "\n  query ThroughNode {\n    ownedNumbers {\n      tid\n      ...NodeId\n    }\n  }\n  fragment NodeId on Node {\n    id\n  }\n": types.ThroughNodeDocument,
+    "\n      query Head($tid: ID!) {\n        number(tid: $tid) {\n          id\n          messages(first: 3) {\n            edges {\n              cursor\n              node {\n                id\n                body\n              }\n            }\n          }\n        }\n      }\n    ": types.HeadDocument,
     "\n  query OwnedNumbers($type: NumberType) {\n    ownedNumbers(type: $type) {\n      tid\n      number\n      type\n      webhook\n    }\n  }\n": types.OwnedNumbersDocument,
     "\n  query NumberWithHistory($tid: ID!, $start: Int!, $end: Int!) {\n    number(tid: $tid) {\n      tid\n      number\n      type\n      webhook\n      history(start: $start, end: $end) {\n        tid\n        number\n        requestedCount\n        totalCount\n        createdAt\n        mostRecentMessageId\n        mostRecentAt\n        optIn\n        messages {\n          id\n          systemId\n          sentAt\n          tid\n          phone\n          direction\n          body\n          mms\n          mediaUrl\n          status {\n            code\n            text\n            ok\n            raw\n          }\n        }\n      }\n    }\n  }\n": types.NumberWithHistoryDocument,
     "\n  query EveryHistory($start: Int!, $end: Int!) {\n    ownedNumbers {\n      tid\n      history(start: $start, end: $end) {\n        totalCount\n        messages {\n          id\n        }\n      }\n    }\n  }\n": types.EveryHistoryDocument,
@@ -52,6 +56,14 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ThroughNode {\n    ownedNumbers {\n      tid\n      ...NodeId\n    }\n  }\n  fragment NodeId on Node {\n    id\n  }\n"): (typeof documents)["\n  query ThroughNode {\n    ownedNumbers {\n      tid\n      ...NodeId\n    }\n  }\n  fragment NodeId on Node {\n    id\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n      query Head($tid: ID!) {\n        number(tid: $tid) {\n          id\n          messages(first: 3) {\n            edges {\n              cursor\n              node {\n                id\n                body\n              }\n            }\n          }\n        }\n      }\n    "): (typeof documents)["\n      query Head($tid: ID!) {\n        number(tid: $tid) {\n          id\n          messages(first: 3) {\n            edges {\n              cursor\n              node {\n                id\n                body\n              }\n            }\n          }\n        }\n      }\n    "];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

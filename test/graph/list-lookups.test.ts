@@ -47,7 +47,7 @@ describe('nodes(ids:)', () => {
       );
       expect(status).toBe(400);
       expect(body.errors?.[0]?.message).toBe(
-        'Query cost limit of 50 exceeded, found 251: each history field, and each top-level field, counts as one call to the SMS service',
+        'Query cost limit of 50 exceeded, found 251 calls to the SMS service: nodes 1×251',
       );
     }
     expect(defaults.simulator.calls).toEqual([]);

@@ -99,6 +99,28 @@ describe('document limits', () => {
     expect(error?.message).toMatch(/^Query cost limit of 5 exceeded, found 6/);
   });
 
+  it('cost: the message counts what it charges, node and nodes at two calls each', async () => {
+    const { status, error } = await refused(
+      '{ a: node(id: "x") { id } b: nodes(ids: ["x"]) { id } number(tid: "T") { history(start: 0, end: 1) { totalCount } } }',
+    );
+    expect(status).toBe(400);
+    expect(error?.message).toBe(
+      'Query cost limit of 5 exceeded, found 6 calls to the SMS service: node 1×2, nodes 1×2, history 1×1, number 1×1',
+    );
+  });
+
+  it('cost: refused with 200 for Accept: application/json, like every validation error', async () => {
+    const histories = Array.from({ length: 6 }, (_, i) => `h${i}: ownedNumbers { tid }`).join(' ');
+    const { status, body } = await executeText(stack.gateway, `{ ${histories} }`, undefined, {
+      ...auth,
+      accept: 'application/json',
+    });
+    expect(status).toBe(200);
+    expect(body.errors?.[0]?.message).toMatch(
+      /found 6 calls to the SMS service: ownedNumbers 6×1$/,
+    );
+  });
+
   it('cost follows @skip and @include with the request variables', async () => {
     const histories = Array.from(
       { length: 5 },

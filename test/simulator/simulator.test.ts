@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
   BENCH_MESSAGES_PER_NUMBER,
@@ -563,11 +563,33 @@ describe('arrivals (live updates in demo mode)', () => {
         direction: 'inbound',
         body: 'hello from the test',
       });
-      expect(String(message.GMTdate) > String(BIG.messages[0]?.GMTdate)).toBe(true);
+      expect(Date.parse(`${message.GMTdate.replace(' ', 'T')}Z`)).toBeGreaterThan(
+        Date.now() - 2_000,
+      );
       // The shared demo data and every other simulator are untouched.
       const untouched = await history(BIG.tid, BIG.number, 0, 1);
       expect(untouched.json['total_message_count']).toBe(BIG.messages.length);
     } finally {
+      await other.close();
+    }
+  });
+
+  it('dates arrivals when they arrive: every 5 s, 5 s apart, starting now', async () => {
+    // Only the interval and the clock are faked: the HTTP server keeps real timers.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    vi.setSystemTime(Date.parse('2031-05-01T10:00:00Z'));
+    const other = await startSimulator({ port: 0, arrivalsEveryMs: 5_000 });
+    try {
+      vi.advanceTimersByTime(10_000);
+      const first = DEMO_ACCOUNT.numbers[0]!;
+      const reply = await history(first.tid, first.number, 0, 3, DEMO_CREDENTIALS, other.url);
+      expect(messagesOf(reply).map((m) => [m['body'], m['GMTdate']])).toEqual([
+        ['Demo arrival 2: is this thing on?', '2031-05-01 10:00:10'],
+        ['Demo arrival 1: is this thing on?', '2031-05-01 10:00:05'],
+        [first.messages[0]?.body, first.messages[0]?.GMTdate],
+      ]);
+    } finally {
+      vi.useRealTimers();
       await other.close();
     }
   });

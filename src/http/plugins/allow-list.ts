@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../../core/errors.js';
 
 export type PersistedOperations = ReadonlyMap<string, string>;
 
@@ -81,7 +82,7 @@ export function allowListPlugin(allowList: PersistedOperations): Plugin {
   const required = {
     message:
       'This gateway only runs persisted operations: send a known operation hash (documentId or extensions.persistedQuery)',
-    extensions: { code: 'PERSISTED_QUERY_REQUIRED', http: { status: 400 } },
+    extensions: { code: ErrorCode.PersistedQueryRequired, http: { status: 400 } },
   };
   return usePersistedOperations({
     allowArbitraryOperations: false,
@@ -93,7 +94,7 @@ export function allowListPlugin(allowList: PersistedOperations): Plugin {
       keyNotFound: required,
       notFound: {
         message: 'PersistedQueryNotFound: this operation is not in the allow-list',
-        extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 400 } },
+        extensions: { code: ErrorCode.PersistedQueryNotFound, http: { status: 400 } },
       },
     },
   });

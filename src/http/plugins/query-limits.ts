@@ -18,9 +18,25 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../../config/config.js';
-import { fieldExtensionsEstimator, getComplexity, simpleEstimator } from 'graphql-query-complexity';
+import { ErrorCode } from '../../core/errors.js';
+import {
+  fieldExtensionsEstimator,
+  getComplexity,
+  simpleEstimator,
+  type ComplexityEstimator,
+} from 'graphql-query-complexity';
 
 const COST_ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 0 })];
+
+/**
+ * A refusal of the document as a whole, with the status graphql-js's own validation errors get:
+ * HTTP 400 with `Accept: application/graphql-response+json`, 200 with `application/json` (yoga's
+ * `spec` flag, as the GraphQL over HTTP spec asks), so every limit answers like a validation error.
+ */
+const REFUSED_DOCUMENT = {
+  code: ErrorCode.GraphQLValidationFailed,
+  http: { status: 400, spec: true },
+} as const;
 
 type Limit = 'aliases' | 'depth' | 'directives' | 'tokens';
 
@@ -37,13 +53,11 @@ export function limitError(limit: Limit, max: number, armorError: GraphQLError):
     directives: `Too many directives: ${found} in this document, at most ${max} allowed.`,
     tokens: `Document too long: more than ${max} tokens (names, punctuation and values), the limit.`,
   }[limit];
-  return new GraphQLError(message, {
-    extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } },
-  });
+  return new GraphQLError(message, { extensions: REFUSED_DOCUMENT });
 }
 
-// Report rather than throw: a thrown rule error escapes validation and loses yoga's 400 status
-// and GRAPHQL_VALIDATION_FAILED code; a reported one is an ordinary validation error.
+// Report rather than throw: a thrown rule error escapes validation and loses yoga's status and
+// GRAPHQL_VALIDATION_FAILED code; a reported one is an ordinary validation error.
 function report(limit: Limit, max: number) {
   return {
     n: max,
@@ -127,14 +141,52 @@ function upstreamCostLimit(maxCost: number): Plugin {
         }
       }
       if (cost <= maxCost) return;
+      const charged = chargedFields(args);
       setResultAndStopExecution({
         errors: [
           new GraphQLError(
-            `Query cost limit of ${maxCost} exceeded, found ${cost}: each history field, and each top-level field, counts as one call to the SMS service`,
-            { extensions: { code: 'GRAPHQL_VALIDATION_FAILED', http: { status: 400 } } },
+            `Query cost limit of ${maxCost} exceeded, found ${cost} calls to the SMS service: ${charged}`,
+            { extensions: REFUSED_DOCUMENT },
           ),
         ],
       });
     },
   };
+}
+
+type ExecuteArgs = Parameters<NonNullable<Plugin['onExecute']>>[0]['args'];
+
+/**
+ * What the cost was made of, field by field, as the estimators charged it ("history 40×1, node
+ * 3×2"): counted again on the refusal path only, so the message always says what was charged.
+ */
+function chargedFields(args: ExecuteArgs): string {
+  const tally = new Map<string, { count: number; cost: number; each: Set<number> }>();
+  const [fieldEstimator, ...rest] = COST_ESTIMATORS;
+  const recording: ComplexityEstimator = (options) => {
+    const total = fieldEstimator?.(options);
+    if (typeof total !== 'number') return total;
+    const own = total - options.childComplexity;
+    if (own > 0) {
+      const entry = tally.get(options.field.name) ?? { count: 0, cost: 0, each: new Set() };
+      entry.count += 1;
+      entry.cost += own;
+      entry.each.add(own);
+      tally.set(options.field.name, entry);
+    }
+    return total;
+  };
+  getComplexity({
+    schema: args.schema,
+    query: args.document,
+    variables: (args.variableValues ?? {}) as Record<string, unknown>,
+    ...(args.operationName ? { operationName: args.operationName } : {}),
+    estimators: [recording, ...rest],
+  });
+  return [...tally]
+    .sort(([, a], [, b]) => b.cost - a.cost)
+    .map(([name, { count, cost, each }]) =>
+      each.size === 1 ? `${name} ${count}×${[...each][0]}` : `${name} ${cost} (${count} fields)`,
+    )
+    .join(', ');
 }

@@ -13,12 +13,13 @@
  * Errors and status codes are yoga's own.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../../core/errors.js';
 
 const CONTENT_LENGTH = /^\d+$/;
 
 function tooLarge(): Error {
   return createGraphQLError('Request body too large', {
-    extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' },
+    extensions: { http: { status: 413 }, code: ErrorCode.RequestEntityTooLarge },
   });
 }
 
@@ -31,7 +32,7 @@ export function useRequestBodyLimit(limit: number): Plugin {
         // Only one non-negative integer is valid; a comma-joined pair is a smuggling attempt.
         if (!CONTENT_LENGTH.test(contentLength)) {
           throw createGraphQLError('Content-Length header is invalid.', {
-            extensions: { http: { status: 400 }, code: 'BAD_REQUEST' },
+            extensions: { http: { status: 400 }, code: ErrorCode.BadRequest },
           });
         }
         if (Number(contentLength) > limit) throw tooLarge();

@@ -1,0 +1,195 @@
+/**
+ * The inbox: sign in with an account's credentials, pick a number, read its messages newest
+ * first, load older pages, see new ones arrive live, and see every error as the gateway words it
+ * (`extensions.code` and message). Plain DOM, so the GraphQL parts are all there is to read.
+ */
+import { CombinedGraphQLErrors, type ApolloClient, type ObservableQuery } from '@apollo/client';
+import type { Subscription } from 'rxjs';
+import { createInboxClient } from './client.js';
+import {
+  MESSAGE_ADDED,
+  MESSAGES,
+  NUMBERS,
+  type MessageNode,
+  type MessagesPage,
+  type NumberSummary,
+} from './operations.js';
+
+const PAGE_SIZE = 20;
+// The gateway's demo mode prints these; they are not secrets.
+const DEMO = { sysId: 'AC-demo-0001', authToken: 'demo-token-7f3a9c' };
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const form = $<HTMLFormElement>('sign-in');
+const errorBox = $<HTMLParagraphElement>('error');
+const numbersList = $<HTMLUListElement>('numbers');
+const title = $<HTMLHeadingElement>('title');
+const live = $<HTMLParagraphElement>('live');
+const messagesList = $<HTMLOListElement>('messages');
+const older = $<HTMLButtonElement>('older');
+
+const params = new URLSearchParams(location.search);
+const field = (name: string) => form.elements.namedItem(name) as HTMLInputElement;
+field('gateway').value = params.get('gateway') ?? 'http://localhost:4000/graphql';
+field('sysId').value = params.get('sysId') ?? DEMO.sysId;
+field('authToken').value = params.get('authToken') ?? DEMO.authToken;
+
+let client: ApolloClient | null = null;
+let page: ObservableQuery<
+  MessagesPage,
+  { tid: string; first: number; after?: string | null }
+> | null = null;
+const running: Subscription[] = [];
+
+/** What the gateway said, as a person reads it: `CODE: message`, one line per error. */
+function describe(error: unknown): string {
+  if (CombinedGraphQLErrors.is(error)) {
+    return error.errors
+      .map((e) => `${String(e.extensions?.['code'] ?? 'ERROR')}: ${e.message}`)
+      .join('\n');
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function showError(error: unknown): void {
+  errorBox.textContent = describe(error);
+  errorBox.hidden = false;
+}
+
+function clearError(): void {
+  errorBox.hidden = true;
+  errorBox.textContent = '';
+}
+
+function stopAll(): void {
+  for (const subscription of running.splice(0)) subscription.unsubscribe();
+  page = null;
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void signIn();
+});
+
+async function signIn(): Promise<void> {
+  stopAll();
+  client?.stop();
+  clearError();
+  numbersList.replaceChildren();
+  messagesList.replaceChildren();
+  older.hidden = true;
+  live.hidden = true;
+  title.textContent = 'Pick a number';
+  client = createInboxClient(
+    field('gateway').value,
+    field('sysId').value,
+    field('authToken').value,
+  );
+  const { data, error } = await client.query({ query: NUMBERS, errorPolicy: 'all' });
+  if (error) showError(error);
+  for (const number of data?.ownedNumbers ?? []) numbersList.append(numberButton(number));
+}
+
+function numberButton(number: NumberSummary): HTMLLIElement {
+  const item = document.createElement('li');
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.dataset['tid'] = number.tid;
+  button.textContent = `${number.number} (${number.type.toLowerCase()})`;
+  button.addEventListener('click', () => {
+    for (const other of numbersList.querySelectorAll('button')) other.ariaPressed = 'false';
+    button.ariaPressed = 'true';
+    open(number);
+  });
+  item.append(button);
+  return item;
+}
+
+function open(number: NumberSummary): void {
+  if (!client) return;
+  stopAll();
+  clearError();
+  title.textContent = number.number;
+  live.hidden = true;
+  const watched = client.watchQuery({
+    query: MESSAGES,
+    variables: { tid: number.tid, first: PAGE_SIZE },
+    errorPolicy: 'all',
+  });
+  page = watched;
+  running.push(
+    watched.subscribe(({ data, error }) => {
+      if (error) showError(error);
+      renderMessages(data as MessagesPage | undefined);
+    }),
+    watchArrivals(client, number),
+  );
+}
+
+/** New messages on this number, put at the head of the cached list (docs/client-caching.md). */
+function watchArrivals(apollo: ApolloClient, number: NumberSummary): Subscription {
+  let arrived = 0;
+  return apollo.subscribe({ query: MESSAGE_ADDED, variables: { tids: [number.tid] } }).subscribe({
+    next: ({ data, error }) => {
+      // Apollo Client 4 hands errors to `next`; a 4403 refusal arrives here at once.
+      if (error) return showError(error);
+      const message = data?.messageAdded;
+      if (!message) return;
+      apollo.cache.modify({
+        id: apollo.cache.identify({ __typename: 'Number', id: number.id }),
+        fields: {
+          messages: (existing, { toReference }) => ({
+            ...existing,
+            edges: [
+              { __typename: 'MessageEdge', cursor: '', node: toReference(message, true) },
+              ...((existing as { edges?: unknown[] } | undefined)?.edges ?? []),
+            ],
+          }),
+        },
+      });
+      arrived += 1;
+      live.textContent = `${arrived} new while you were here`;
+      live.hidden = false;
+    },
+  });
+}
+
+function renderMessages(data: MessagesPage | undefined): void {
+  const connection = data?.number?.messages;
+  messagesList.replaceChildren(
+    ...(connection?.edges ?? [])
+      .map((edge) => edge.node)
+      .filter((node): node is MessageNode => node !== null)
+      .map(messageItem),
+  );
+  older.hidden = !connection?.pageInfo.hasNextPage;
+  if (connection) {
+    title.textContent = `${title.textContent?.split(' · ')[0] ?? ''} · ${connection.totalCount} messages`;
+  }
+}
+
+function messageItem(message: MessageNode): HTMLLIElement {
+  const item = document.createElement('li');
+  item.className = `message ${message.direction}`;
+  item.dataset['id'] = message.id;
+  const meta = document.createElement('small');
+  const arrow = message.direction === 'INBOUND' ? 'from' : 'to';
+  meta.textContent = `${new Date(message.sentAt).toLocaleString()} · ${arrow} ${message.phone}`;
+  const body = document.createElement('span');
+  body.className = 'body';
+  body.textContent = message.body;
+  item.append(meta, body);
+  return item;
+}
+
+older.addEventListener('click', () => {
+  const after = page?.getCurrentResult().data?.number?.messages?.pageInfo?.endCursor;
+  if (!page || !after) return;
+  older.disabled = true;
+  page
+    .fetchMore({ variables: { after } })
+    .catch(showError)
+    .finally(() => (older.disabled = false));
+});
+
+void signIn();

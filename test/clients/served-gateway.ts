@@ -1,0 +1,43 @@
+/**
+ * The gateway on a real port of 127.0.0.1, as a browser or a copied client set-up reaches it:
+ * HTTP, SSE and graphql-ws at /graphql, live updates on, the simulator behind it. Shared by the
+ * client tests and the example app's test.
+ */
+import type { AddressInfo } from 'node:net';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import {
+  createTestGateway,
+  type TestGateway,
+  type TestGatewayOptions,
+} from '../fixtures/harness.js';
+
+export interface ServedGateway {
+  /** e.g. http://127.0.0.1:39211 (no path). */
+  readonly origin: string;
+  readonly simulator: RunningSimulator;
+  readonly test: TestGateway;
+  /** WebSocket upgrade requests received so far (each graphql-ws connection attempt is one). */
+  upgrades(): number;
+  close(): Promise<void>;
+}
+
+export async function serveGateway(options: TestGatewayOptions = {}): Promise<ServedGateway> {
+  const simulator = await startSimulator();
+  const test = createTestGateway(simulator.url, { live: { pollMs: 100 }, ...options });
+  let upgrades = 0;
+  test.app.server.on('upgrade', () => (upgrades += 1));
+  const { port } = (await test.app.listen()) as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    simulator,
+    test,
+    upgrades: () => upgrades,
+    async close() {
+      await test.app.endStreams();
+      test.app.server.closeAllConnections();
+      await new Promise((resolve) => test.app.server.close(resolve));
+      await test.close();
+      await simulator.close();
+    },
+  };
+}

@@ -1,0 +1,442 @@
+/**
+ * Every client snippet of README.md and docs/ (blocks marked `snippet=...`), run as it stands
+ * against the gateway on a real port: the credentials and the number come from a prelude, the
+ * gateway's address replaces localhost:4000, and nothing else of the snippet is changed. A stale
+ * snippet fails here. The last test checks that no marked snippet was left out.
+ */
+import type { ApolloClient, DocumentNode, ObservableQuery } from '@apollo/client';
+import { CombinedGraphQLErrors, gql } from '@apollo/client';
+import type { Client as UrqlClient, OperationResult } from '@urql/core';
+import { generate, type CodegenConfig } from '@graphql-codegen/cli';
+import { execFile } from 'node:child_process';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { parse, print } from 'graphql';
+import {
+  ConnectionHandler,
+  commitLocalUpdate,
+  fetchQuery,
+  type ConcreteRequest,
+  type Environment,
+  type RecordProxy,
+} from 'relay-runtime';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { allSnippets, runSnippets, type Snippet } from '../docs/snippets.js';
+import { until } from '../fixtures/wait.js';
+import { serveGateway, type ServedGateway } from './served-gateway.js';
+
+// Browsers have a WebSocket; Node 20 does not (graphql-ws looks for the global one).
+(globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
+
+const FILES = ['README.md', 'docs/errors.md', 'docs/paging.md', 'docs/client-caching.md'];
+const SNIPPETS = allSnippets(FILES);
+const ran = new Set<string>();
+function snippet(name: string): Snippet {
+  const found = SNIPPETS.get(name);
+  if (!found) throw new Error(`no snippet named ${name} in ${FILES.join(', ')}`);
+  ran.add(name);
+  return found;
+}
+
+const NUMBER = DEMO_ACCOUNT.numbers[0]!;
+const numberId = Buffer.from(`Number:${NUMBER.tid}`).toString('base64');
+const prelude = (credentials = DEMO_CREDENTIALS) => `
+const sysId = ${JSON.stringify(credentials.sysId)};
+const authToken = ${JSON.stringify(credentials.authToken)};
+const tid = ${JSON.stringify(NUMBER.tid)};
+const numberId = ${JSON.stringify(numberId)};
+const rendered: unknown[] = [];
+const render = (data: unknown) => void rendered.push(data);
+`;
+
+let gateway: ServedGateway;
+beforeAll(async () => {
+  gateway = await serveGateway();
+});
+afterAll(() => gateway.close());
+
+function run<T>(
+  names: readonly string[],
+  exports: readonly string[],
+  credentials?: typeof DEMO_CREDENTIALS,
+) {
+  return runSnippets<T>(
+    names.map((name) => snippet(name)),
+    { origin: gateway.origin, prelude: prelude(credentials), exports },
+  );
+}
+
+interface MessagesPage {
+  number: {
+    messages: {
+      edges: { node: { id: string } }[];
+      pageInfo: { hasNextPage: boolean; endCursor: string };
+    };
+  };
+}
+
+/** Messages arrive: one new inbound message at the head of the number's history. */
+function arrive(body: string): void {
+  gateway.simulator.deliver(DEMO_CREDENTIALS.sysId, NUMBER.tid, body);
+}
+
+const historyCalls = () =>
+  gateway.simulator.calls.filter((c) => c.operation === 'smshistory').length;
+
+/**
+ * Subscribes (via `start`) and waits for the live loop's first poll, which only learns what is
+ * there: a message that arrives after it is delivered.
+ */
+async function subscribed(start: () => void): Promise<void> {
+  const before = historyCalls();
+  start();
+  await until(() => historyCalls() > before, 5_000);
+}
+
+const NODE_FRAGMENT = gql`
+  query ThroughNode {
+    ownedNumbers {
+      tid
+      ...NodeId
+    }
+  }
+  fragment NodeId on Node {
+    id
+  }
+`;
+
+describe('README.md', () => {
+  it('readme-apollo: the Inbox query, deferred histories and all', async () => {
+    const { client, INBOX } = await run<{ client: ApolloClient; INBOX: DocumentNode }>(
+      ['readme-apollo'],
+      ['client', 'INBOX'],
+    );
+    const { data } = await client.query<{
+      ownedNumbers: { id: string; tid: string; history: { totalCount: number } }[];
+    }>({ query: INBOX });
+    expect(data?.ownedNumbers.map((n) => n.tid)).toEqual(DEMO_ACCOUNT.numbers.map((n) => n.tid));
+    expect(data?.ownedNumbers[0]?.history.totalCount).toBeGreaterThan(0);
+    // Fields selected through a fragment on Node survive (possibleTypes).
+    const through = await client.query<{ ownedNumbers: { id?: string }[] }>({
+      query: NODE_FRAGMENT,
+    });
+    expect(through.data?.ownedNumbers[0]?.id).toBe(numberId);
+    client.stop();
+  });
+});
+
+describe('docs/errors.md', () => {
+  it('errors-apollo: errorPolicy all gives the partial data and BAD_USER_INPUT', async () => {
+    const { data, error } = await run<{ data: unknown; error: unknown }>(
+      ['apollo-setup', 'errors-apollo'],
+      ['data', 'error'],
+    );
+    expect(data).toMatchObject({ number: { tid: 'TN-L-0001', history: null } });
+    expect(CombinedGraphQLErrors.is(error)).toBe(true);
+    if (CombinedGraphQLErrors.is(error)) {
+      expect(error.errors[0]).toMatchObject({
+        path: ['number', 'history'],
+        extensions: { code: 'BAD_USER_INPUT', argumentName: 'end' },
+      });
+    }
+  });
+
+  it('errors-fetch: a field error comes with HTTP 200, next to the data', async () => {
+    const { response, data, errors } = await run<{
+      response: Response;
+      data: { number: { history: { messages: unknown[] } } };
+      errors: unknown;
+    }>(['errors-fetch'], ['response', 'data', 'errors']);
+    expect(response.status).toBe(200);
+    expect(errors).toBeUndefined();
+    expect(data.number.history.messages).toHaveLength(5);
+  });
+});
+
+describe('docs/paging.md', () => {
+  it('paging-apollo: loadOlder merges the second page into the watched list', async () => {
+    const { client, loadOlder, rendered } = await run<{
+      client: ApolloClient;
+      loadOlder: () => Promise<void>;
+      rendered: (MessagesPage | undefined)[];
+    }>(['paging-apollo'], ['client', 'loadOlder', 'rendered']);
+    const last = () => rendered.at(-1)?.number.messages.edges ?? [];
+    await until(() => last().length === 20);
+    await loadOlder();
+    await until(() => last().length === 40);
+    expect(new Set(last().map((e) => e.node.id)).size).toBe(40);
+    client.stop();
+  });
+
+  it('paging-urql: the second query holds both pages', async () => {
+    const { first, both } = await run<{
+      first: OperationResult<MessagesPage>;
+      both: OperationResult<MessagesPage>;
+    }>(['paging-urql'], ['first', 'both']);
+    expect(first.error).toBeUndefined();
+    expect(first.data?.number.messages.edges).toHaveLength(20);
+    const ids = both.data?.number.messages.edges.map((e) => e.node.id) ?? [];
+    expect(ids).toHaveLength(40);
+    expect(ids.slice(0, 20)).toEqual(first.data?.number.messages.edges.map((e) => e.node.id));
+  });
+});
+
+describe('docs/client-caching.md: Apollo Client 4', () => {
+  it('apollo-setup: keeps fields selected through a fragment on Node', async () => {
+    const { client } = await run<{ client: ApolloClient }>(['apollo-setup'], ['client']);
+    const { data } = await client.query<{ ownedNumbers: { id?: string }[] }>({
+      query: NODE_FRAGMENT,
+    });
+    expect(data?.ownedNumbers.map((n) => n.id)).toEqual(
+      DEMO_ACCOUNT.numbers.map((n) => Buffer.from(`Number:${n.tid}`).toString('base64')),
+    );
+    client.stop();
+  });
+
+  it('apollo-arrivals: a live message lands at the head of the cached list', async () => {
+    const before = historyCalls();
+    const { client, arrivals } = await run<{
+      client: ApolloClient;
+      arrivals: { unsubscribe(): void };
+    }>(['apollo-setup', 'apollo-arrivals'], ['client', 'arrivals']);
+    const PAGE = gql`
+      query Head($tid: ID!) {
+        number(tid: $tid) {
+          id
+          messages(first: 3) {
+            edges {
+              cursor
+              node {
+                id
+                body
+              }
+            }
+          }
+        }
+      }
+    `;
+    const watched: ObservableQuery<MessagesPage> = client.watchQuery({
+      query: PAGE,
+      variables: { tid: NUMBER.tid },
+    });
+    const seen: string[][] = [];
+    const sub = watched.subscribe(({ data }) =>
+      seen.push(
+        (data as MessagesPage | undefined)?.number.messages.edges.map(
+          (e) => (e.node as { body?: string }).body ?? '',
+        ) ?? [],
+      ),
+    );
+    await until(() => seen.at(-1)?.length === 3);
+    // The live loop's first poll only learns what is there; a message after it is delivered.
+    const afterPage = historyCalls();
+    await until(() => historyCalls() > Math.max(before + 1, afterPage), 5_000);
+    arrive('apollo arrival');
+    await until(() => seen.at(-1)?.[0] === 'apollo arrival', 5_000);
+    expect(seen.at(-1)).toHaveLength(4);
+    sub.unsubscribe();
+    arrivals.unsubscribe();
+    client.stop();
+  });
+
+  it('apollo-setup: a 4403 refusal reaches the subscriber at once, with no retry', async () => {
+    const { client } = await run<{ client: ApolloClient }>(['apollo-setup'], ['client'], {
+      sysId: '',
+      authToken: '',
+    });
+    const before = gateway.upgrades();
+    const error = await new Promise<Error>((resolve, reject) => {
+      setTimeout(() => reject(new Error('no error within 5 s: the client is retrying')), 5_000);
+      // Apollo Client 4 hands a subscription's error to `next`, as `result.error`.
+      client.subscribe({ query: gql('subscription { messageAdded { id } }') }).subscribe({
+        next: (result) => {
+          if (result.error) resolve(result.error);
+        },
+        error: (error: Error) => resolve(new Error(`via error(): ${error.message}`)),
+      });
+    });
+    expect(String(error.message)).toMatch(/4403/);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(gateway.upgrades() - before).toBe(1);
+    client.stop();
+  });
+});
+
+describe('docs/client-caching.md: urql Graphcache', () => {
+  it('urql-setup: matches fragments on Node by the schema, merges pages, warns about nothing', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
+    try {
+      const { client } = await run<{ client: UrqlClient }>(['urql-setup'], ['client']);
+      const through = await client.query(NODE_FRAGMENT, {}).toPromise();
+      expect(through.error).toBeUndefined();
+      expect((through.data as { ownedNumbers: { id: string }[] }).ownedNumbers[0]?.id).toBe(
+        numberId,
+      );
+      const PAGE = `query P($tid: ID!, $after: String) { number(tid: $tid) { id
+        messages(first: 5, after: $after) { edges { node { id } } pageInfo { hasNextPage endCursor } } } }`;
+      const first = await client.query<MessagesPage>(PAGE, { tid: NUMBER.tid }).toPromise();
+      const after = first.data?.number.messages.pageInfo.endCursor;
+      const both = await client.query<MessagesPage>(PAGE, { tid: NUMBER.tid, after }).toPromise();
+      expect(both.data?.number.messages.edges).toHaveLength(10);
+
+      const events: unknown[] = [];
+      let unsubscribe = (): void => {};
+      await subscribed(() => {
+        ({ unsubscribe } = client
+          .subscription('subscription { messageAdded { id body } }', {})
+          .subscribe((result) => events.push(result.data)));
+      });
+      arrive('urql arrival');
+      await until(() => events.length > 0, 5_000);
+      expect(events[0]).toMatchObject({ messageAdded: { body: 'urql arrival' } });
+      unsubscribe();
+      expect(warnings).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+});
+
+const execFileAsync = promisify(execFile);
+const RELAY_DIR = new URL('../../test-output/relay/', import.meta.url);
+
+describe('docs/client-caching.md: Relay', () => {
+  it('relay-documents compile; the environment pages, and the updater adds an arrival', async () => {
+    // relay-compiler over the documents as a component would hold them, in graphql tags.
+    await rm(RELAY_DIR, { recursive: true, force: true });
+    await mkdir(new URL('src/', RELAY_DIR), { recursive: true });
+    await cp(
+      new URL('../../schema.client.graphql', import.meta.url),
+      new URL('schema.client.graphql', RELAY_DIR),
+    );
+    const tags = parse(snippet('relay-documents').code)
+      .definitions.map((definition) => `graphql\`\n${print(definition)}\n\`;`)
+      .join('\n');
+    await writeFile(
+      new URL('src/Inbox.ts', RELAY_DIR),
+      `import { graphql } from 'relay-runtime';\n${tags}\n`,
+    );
+    await writeFile(
+      new URL('relay.config.json', RELAY_DIR),
+      JSON.stringify({
+        src: './src',
+        schema: './schema.client.graphql',
+        language: 'typescript',
+        eagerEsModules: true,
+      }),
+    );
+    await execFileAsync(
+      new URL('../../node_modules/.bin/relay-compiler', import.meta.url).pathname,
+      [],
+      { cwd: RELAY_DIR.pathname },
+    );
+
+    const beforeArrivals = historyCalls();
+    const { environment, arrivals, InboxQuery, PaginationQuery } = await runSnippets<{
+      environment: Environment;
+      arrivals: { dispose(): void };
+      InboxQuery: ConcreteRequest;
+      PaginationQuery: ConcreteRequest;
+    }>([snippet('relay-environment'), snippet('relay-arrivals')], {
+      origin: gateway.origin,
+      prelude: `${prelude()}
+import InboxQuery from './__generated__/InboxQuery.graphql';
+import PaginationQuery from './__generated__/InboxMessagesPaginationQuery.graphql';`,
+      exports: ['environment', 'arrivals', 'InboxQuery', 'PaginationQuery'],
+      dir: new URL('src/', RELAY_DIR),
+    });
+
+    const bodies = (): string[] => {
+      let found: string[] = [];
+      commitLocalUpdate(environment, (store) => {
+        const number = store.get(numberId);
+        const connection = number && ConnectionHandler.getConnection(number, 'Inbox_messages');
+        found = (connection?.getLinkedRecords('edges') ?? []).map((edge: RecordProxy | null) =>
+          String(edge?.getLinkedRecord('node')?.getValue('body') ?? ''),
+        );
+      });
+      return found;
+    };
+
+    await fetchQuery(environment, InboxQuery, { tid: NUMBER.tid }).toPromise();
+    expect(bodies()).toHaveLength(20);
+    const cursor = await new Promise<string>((resolve) =>
+      commitLocalUpdate(environment, (store) => {
+        const connection = ConnectionHandler.getConnection(store.get(numberId)!, 'Inbox_messages');
+        resolve(String(connection?.getLinkedRecord('pageInfo')?.getValue('endCursor')));
+      }),
+    );
+    await fetchQuery(environment, PaginationQuery, {
+      id: numberId,
+      count: 20,
+      cursor,
+    }).toPromise();
+    expect(bodies()).toHaveLength(40);
+
+    // The subscription started with the snippet; its loop has polled at least once by now.
+    await until(() => historyCalls() > beforeArrivals + 2, 5_000);
+    arrive('relay arrival');
+    await until(() => bodies()[0] === 'relay arrival', 5_000);
+    expect(bodies()).toHaveLength(41);
+    arrivals.dispose();
+  }, 60_000);
+});
+
+describe('docs/client-caching.md: GraphQL Code Generator', () => {
+  it('codegen-config: the client preset types a document against schema.client.graphql', async () => {
+    const { config } = await run<{ config: CodegenConfig }>(['codegen-config'], ['config']);
+    // The snippet's paths are a frontend's; here they point at this repository and a scratch dir.
+    const dir = new URL('../../test-output/codegen/', import.meta.url);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(new URL('src/', dir), { recursive: true });
+    await writeFile(
+      new URL('src/inbox.ts', dir),
+      "import { graphql } from './gql';\nexport const Inbox = graphql(`query Inbox { ownedNumbers { id tid number history(start: 0, end: 1) { mostRecentAt } } }`);\n",
+    );
+    const [output, options] = Object.entries(config.generates)[0]!;
+    expect(output).toBe('src/gql/');
+    const files = await generate(
+      {
+        ...config,
+        schema: new URL('../../schema.client.graphql', import.meta.url).pathname,
+        documents: [new URL('src/*.ts', dir).pathname],
+        generates: { [new URL(`${output}`, dir).pathname]: options },
+        silent: true,
+      },
+      true,
+    );
+    const graphql = files.find((f: { filename: string }) => f.filename.endsWith('graphql.ts'));
+    expect(graphql?.content).toContain('export type InboxQuery');
+    expect(graphql?.content).toContain('history: { mostRecentAt: string | null } | null');
+  });
+});
+
+it('examples/inbox builds its client with the apollo-setup snippet, unchanged', async () => {
+  const example = await readFile(
+    new URL('../../examples/inbox/src/client.ts', import.meta.url),
+    'utf8',
+  );
+  const setup = snippet('apollo-setup')
+    .code.replaceAll("'http://localhost:4000/graphql'", 'httpUrl')
+    .replaceAll("'ws://localhost:4000/graphql'", 'wsUrl');
+  // Compared without whitespace: the example indents the set-up inside a function.
+  const squeeze = (text: string) => text.replace(/\s+/g, '');
+  for (const line of setup.split('\n').filter((l) => l.startsWith('import '))) {
+    expect(example).toContain(line);
+  }
+  const body = setup
+    .split('\n')
+    .filter((l) => !l.startsWith('import '))
+    .join('\n');
+  expect(squeeze(example)).toContain(squeeze(body));
+});
+
+it('ran every marked code snippet of README.md and docs/ (test/docs checks the graphql ones)', () => {
+  const code = [...SNIPPETS.values()].filter(
+    (s) => s.lang !== 'graphql' || s.name === 'relay-documents',
+  );
+  expect([...ran].sort()).toEqual(code.map((s) => s.name).sort());
+});

@@ -1,0 +1,340 @@
+/**
+ * docs/errors.md's table is the one list a client reads: every code of `ErrorCode`
+ * (src/core/errors.ts) has a row and every row is a code; each row's two HTTP statuses are
+ * measured here by making the gateway produce that code, once with
+ * `Accept: application/json` and once with `Accept: application/graphql-response+json`; and no
+ * file of `src/` writes a code as a string literal instead of naming it in `ErrorCode`.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Plugin } from 'graphql-yoga';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CODES, ErrorCode } from '../../src/core/errors.js';
+import { allowListPlugin, readPersistedOperations } from '../../src/http/plugins/allow-list.js';
+import {
+  DEMO_CREDENTIALS,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/simulator/index.js';
+import {
+  basicAuth,
+  createTestGateway,
+  type TestGateway,
+  type TestGatewayOptions,
+} from '../fixtures/harness.js';
+import { startScriptedUpstream, type Script } from '../fixtures/scripted-upstream.js';
+
+const root = new URL('../../', import.meta.url);
+const auth = basicAuth(DEMO_CREDENTIALS);
+const JSON_ACCEPT = 'application/json';
+const GRAPHQL_RESPONSE = 'application/graphql-response+json';
+const ACCEPTS = [JSON_ACCEPT, GRAPHQL_RESPONSE] as const;
+type Accept = (typeof ACCEPTS)[number];
+
+interface Row {
+  readonly code: string;
+  /** The status cell for each Accept, as written (e.g. `200`, `400`). */
+  readonly status: Record<Accept, string>;
+  readonly extensions: string;
+}
+
+/** The rows of the table under "## Every code": | `CODE` | json | graphql-response+json | … */
+async function readTable(): Promise<Row[]> {
+  const text = await readFile(new URL('docs/errors.md', root), 'utf8');
+  const section = text.split('## Every code')[1]?.split('\n## ')[0] ?? '';
+  const rows: Row[] = [];
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    const code = /^`([A-Z_]+)`$/.exec(cells[1] ?? '')?.[1];
+    if (!code) continue;
+    rows.push({
+      code,
+      status: { [JSON_ACCEPT]: cells[2] ?? '', [GRAPHQL_RESPONSE]: cells[3] ?? '' },
+      extensions: cells[5] ?? '',
+    });
+  }
+  return rows;
+}
+
+describe('docs/errors.md and ErrorCode', () => {
+  it('has one row per code, and no row that is not a code', async () => {
+    const rows = await readTable();
+    expect(rows.map((r) => r.code).sort()).toEqual([...ERROR_CODES].sort());
+  });
+
+  it('finds no code written as a string literal in src/ outside src/core/errors.ts', async () => {
+    const files = (await readdir(new URL('src/', root), { recursive: true })).filter((f) =>
+      f.endsWith('.ts'),
+    );
+    expect(files.length).toBeGreaterThan(20);
+    const offences: string[] = [];
+    for (const file of files) {
+      if (file === join('core', 'errors.ts')) continue;
+      const source = await readFile(new URL(`src/${file}`, root), 'utf8');
+      for (const code of ERROR_CODES) {
+        if (source.includes(`'${code}'`) || source.includes(`"${code}"`)) {
+          offences.push(`${file}: '${code}'`);
+        }
+      }
+      // A code-shaped literal next to `code:` that the list does not know is a new code.
+      for (const match of source.matchAll(/\bcode:\s*['"]([A-Z][A-Z_]{3,})['"]/g)) {
+        offences.push(`${file}: code '${match[1]}'`);
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+});
+
+/** How one code is produced: a request against a gateway set up for it. */
+interface Scenario {
+  readonly gateway?: (upstreamUrl: string) => TestGatewayOptions;
+  /** A scripted upstream instead of the simulator. */
+  readonly upstream?: Script;
+  /** Requests made first (e.g. the one that opens the breaker); their answers are ignored. */
+  readonly before?: number;
+  readonly request: (accept: Accept) => Request;
+}
+
+const URL_ = 'http://gateway.test/graphql';
+function post(body: unknown, accept: Accept, headers: Record<string, string> = auth): Request {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Request(URL_, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept, ...headers },
+    body: text,
+  });
+}
+const query = (q: string, headers?: Record<string, string>) => (accept: Accept) =>
+  post({ query: q }, accept, headers);
+
+const HISTORY = '{ number(tid: "TN-L-0001") { tid history(start: 0, end: 3) { totalCount } } }';
+const fails500: Script = () => ({ status: 500, text: 'down' });
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+let allowListDir: string;
+function allowList(): Plugin {
+  const path = join(allowListDir, 'allow.json');
+  return allowListPlugin(readPersistedOperations(path));
+}
+
+/** A stand-in for a bug: a plain Error thrown while executing, which the gateway must mask. */
+const throwsUnexpectedly: Plugin = {
+  onExecute() {
+    throw new Error('a bug with a secret in its message');
+  },
+};
+
+const LIMITED: Partial<TestGatewayOptions['limits']> = {
+  maxTokens: 40,
+  maxAliases: 1,
+  maxDepth: 3,
+  maxDirectives: 1,
+  maxCost: 2,
+};
+const limited = () => ({ limits: LIMITED });
+
+/** One or more ways to produce each code; a code only a live stream carries says so. */
+const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream-only'> = {
+  UNAUTHENTICATED: { 'no credentials': { request: query('{ ownedNumbers { tid } }', {}) } },
+  BAD_USER_INPUT: {
+    'reversed range': {
+      request: query('{ number(tid: "TN-L-0001") { history(start: 3, end: 1) { totalCount } } }'),
+    },
+    'invented cursor': {
+      request: query(
+        '{ number(tid: "TN-L-0001") { messages(first: 2, after: "x") { totalCount } } }',
+      ),
+    },
+    'first below 0': {
+      request: query('{ number(tid: "TN-L-0001") { messages(first: -1) { totalCount } } }'),
+    },
+    'invented node id': { request: query('{ node(id: "x") { id } }') },
+    'unknown tid': {
+      gateway: () => ({ live: { pollMs: 60_000 } }),
+      request: query('subscription { messageAdded(tids: ["TN-NOPE"]) { id } }'),
+    },
+  },
+  UPSTREAM_TIMEOUT: {
+    hang: {
+      upstream: () => ({ hang: true }),
+      gateway: () => ({ timeoutMs: 100 }),
+      request: query('{ ownedNumbers { tid } }'),
+    },
+  },
+  UPSTREAM_ERROR: {
+    'HTTP 500': { upstream: fails500, request: query('{ ownedNumbers { tid } }') },
+  },
+  UPSTREAM_UNAVAILABLE: {
+    'breaker open': {
+      upstream: fails500,
+      gateway: () => ({ resilience: { breakerThreshold: 1, breakerCooldownMs: 60_000 } }),
+      before: 1,
+      request: query('{ ownedNumbers { tid } }'),
+    },
+  },
+  UPSTREAM_CALL_LIMIT: {
+    'MAX_UPSTREAM_CALLS 1': {
+      gateway: () => ({ limits: { maxUpstreamCalls: 1 } }),
+      request: query('{ ownedNumbers { tid history(start: 0, end: 1) { totalCount } } }'),
+    },
+  },
+  RATE_LIMITED: {
+    'HTTP 429': {
+      upstream: () => ({ status: 429, text: 'slow down', headers: { 'retry-after': '4' } }),
+      request: query('{ ownedNumbers { tid } }'),
+    },
+  },
+  LIVE_UPDATES_OFF: {
+    'LIVE_POLL_MS=0': { request: query('subscription { messageAdded { id } }') },
+  },
+  SUBSCRIPTION_LIMIT: {
+    'per account': {
+      gateway: () => ({ live: { pollMs: 60_000, maxPerAccount: 0 } }),
+      request: query('subscription { messageAdded { id } }'),
+    },
+  },
+  RESYNC_REQUIRED: 'stream-only',
+  SLOW_CONSUMER: 'stream-only',
+  PERSISTED_QUERY_REQUIRED: {
+    'allow-list, query text': {
+      gateway: () => ({ persistedOperations: allowList() }),
+      request: query(HISTORY),
+    },
+  },
+  PERSISTED_QUERY_NOT_FOUND: {
+    'APQ, unknown hash': {
+      request: (accept) =>
+        post({ extensions: { persistedQuery: { version: 1, sha256Hash: sha256('no') } } }, accept),
+    },
+    'allow-list, unknown hash': {
+      gateway: () => ({ persistedOperations: allowList() }),
+      request: (accept) =>
+        post({ extensions: { persistedQuery: { version: 1, sha256Hash: sha256('no') } } }, accept),
+    },
+  },
+  PERSISTED_QUERY_MISMATCH: {
+    'APQ, wrong hash': {
+      request: (accept) =>
+        post(
+          {
+            query: HISTORY,
+            extensions: { persistedQuery: { version: 1, sha256Hash: sha256('x') } },
+          },
+          accept,
+        ),
+    },
+  },
+  REQUEST_ENTITY_TOO_LARGE: {
+    MAX_BODY_BYTES: {
+      request: (accept) =>
+        post({ query: `{ ownedNumbers { tid } }${' '.repeat(200_000)}` }, accept),
+    },
+  },
+  BAD_REQUEST: {
+    'not JSON': { request: (accept) => post('{"query": ', accept) },
+    'no query': { request: (accept) => post({ variables: {} }, accept) },
+  },
+  GRAPHQL_PARSE_FAILED: { syntax: { request: query('{ ownedNumbers { tid }') } },
+  GRAPHQL_VALIDATION_FAILED: {
+    'unknown field': { request: query('{ ownedNumbers { nope } }') },
+    mutation: { request: query('mutation { __typename }') },
+    MAX_TOKENS: {
+      gateway: limited,
+      request: query(`{ ownedNumbers { ${'tid '.repeat(50)} } }`),
+    },
+    MAX_ALIASES: {
+      gateway: limited,
+      request: query('{ a: ownedNumbers { tid } b: ownedNumbers { tid } }'),
+    },
+    MAX_DEPTH: {
+      gateway: limited,
+      request: query(
+        '{ number(tid: "T") { history(start: 0, end: 1) { messages { status { code } } } } }',
+      ),
+    },
+    MAX_DIRECTIVES: {
+      gateway: limited,
+      request: query('{ ownedNumbers @skip(if: false) { tid @include(if: true) } }'),
+    },
+    MAX_QUERY_COST: {
+      gateway: limited,
+      request: query('{ node(id: "x") { id } number(tid: "T") { tid } }'),
+    },
+  },
+  INTERNAL_SERVER_ERROR: {
+    'one field': {
+      request: query('{ _entities(representations: [{ __typename: "Number" }]) { __typename } }'),
+    },
+    'whole request': {
+      gateway: () => ({ persistedOperations: throwsUnexpectedly }),
+      request: query('{ ownedNumbers { tid } }'),
+    },
+  },
+};
+
+let simulator: RunningSimulator;
+let table: Map<string, Row>;
+beforeAll(async () => {
+  simulator = await startSimulator();
+  allowListDir = await mkdtemp(join(tmpdir(), 'errors-table-'));
+  await writeFile(join(allowListDir, 'allow.json'), JSON.stringify({ [sha256(HISTORY)]: HISTORY }));
+  table = new Map((await readTable()).map((row) => [row.code, row]));
+});
+afterAll(() => simulator.close());
+
+interface Measured {
+  readonly status: number;
+  readonly codes: string[];
+  readonly extensions: Record<string, unknown>[];
+}
+
+async function measure(scenario: Scenario, accept: Accept): Promise<Measured> {
+  const scripted = scenario.upstream ? await startScriptedUpstream(scenario.upstream) : null;
+  const url = scripted?.url ?? simulator.url;
+  let test: TestGateway | undefined;
+  try {
+    test = createTestGateway(url, scenario.gateway?.(url) ?? {});
+    for (let i = 0; i < (scenario.before ?? 0); i++) {
+      await (await test.gateway.fetch(scenario.request(accept))).text();
+    }
+    const response = await test.gateway.fetch(scenario.request(accept));
+    const body = (await response.json()) as { errors?: { extensions?: Record<string, unknown> }[] };
+    const extensions = (body.errors ?? []).map((e) => e.extensions ?? {});
+    return { status: response.status, codes: extensions.map((e) => String(e.code)), extensions };
+  } finally {
+    await test?.close();
+    await scripted?.close();
+  }
+}
+
+describe.each(Object.entries(SCENARIOS))('%s', (code, scenarios) => {
+  if (scenarios === 'stream-only') {
+    it('arrives only inside a live stream, which the table says', () => {
+      const row = table.get(code);
+      expect(row?.status[JSON_ACCEPT]).toMatch(/stream/);
+      expect(row?.status[GRAPHQL_RESPONSE]).toMatch(/stream/);
+    });
+    return;
+  }
+  it.each(ACCEPTS)('answers with the statuses its row gives, with Accept: %s', async (accept) => {
+    const row = table.get(code);
+    const statuses = new Set<number>();
+    for (const [label, scenario] of Object.entries(scenarios)) {
+      const measured = await measure(scenario, accept);
+      expect(measured.codes, label).toContain(code);
+      statuses.add(measured.status);
+      // Every extensions field that comes with it is named in its row.
+      for (const ext of measured.extensions.filter((e) => e.code === code)) {
+        for (const key of Object.keys(ext).filter((k) => k !== 'code')) {
+          expect(row?.extensions, `${code} (${label}) comes with extensions.${key}`).toContain(
+            `\`${key}\``,
+          );
+        }
+      }
+    }
+    const documented = new Set((row?.status[accept] ?? '').match(/\d{3}/g)?.map(Number) ?? []);
+    expect([...statuses].sort()).toEqual([...documented].sort());
+  });
+});
