@@ -17,8 +17,7 @@ import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { createGateway, GRAPHQL_PATH, type Gateway } from './http/server.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
-import { LiveHub } from './live/hub.js';
-import type { PollLoopOptions } from './live/poll-loop.js';
+import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
@@ -46,7 +45,10 @@ export interface AppParts {
   /** Fine-tuning of the adaptive limit (tests, bench). */
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
   /** Poll-loop fine-tuning beyond the Config (tests). */
-  readonly liveTuning?: Pick<PollLoopOptions, 'pageSize' | 'maxCatchUp' | 'failuresBeforeError'>;
+  readonly liveTuning?: Pick<
+    LiveHubOptions,
+    'pageSize' | 'maxCatchUp' | 'failuresBeforeError' | 'queueLimit' | 'resumeLimit'
+  >;
   /** Headers GraphiQL pre-fills. @default the demo credentials in demo mode, none otherwise */
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
 }
@@ -160,6 +162,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
           hmacKey: config.responseCache.hmacKey,
           ...parts.liveTuning,
           ...(logger ? { logger } : {}),
+          ...(metrics ? { observer: metrics.live } : {}),
         })
       : null;
   if (live) metrics?.watchLive(() => live.stats);
@@ -283,7 +286,9 @@ async function createLiveBus(config: Config, logger: Logger | false): Promise<Li
   // A copy that goes away is replaced after a few missed polls, never less than a second.
   return new RedisBus({
     url: redisUrl,
-    lockTtlMs: Math.max(3 * config.live.pollMs, 1_000),
+    // Renewed every poll; lapses 1.5 intervals after the holder's last one, and the others ask
+    // every half interval: a takeover within 2 x LIVE_POLL_MS.
+    lockTtlMs: Math.round(1.5 * config.live.pollMs),
     ...(logger ? { logger } : {}),
   });
 }

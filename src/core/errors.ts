@@ -12,6 +12,13 @@ export const ErrorCode = {
   UpstreamCallLimit: 'UPSTREAM_CALL_LIMIT',
   /** The service answered 429 for this account; `extensions.retryAfter` says when to come back. */
   RateLimited: 'RATE_LIMITED',
+  /**
+   * A live subscription cannot resume from its token (too many messages since, or the history
+   * changed): refetch the list, then subscribe again without a token.
+   */
+  ResyncRequired: 'RESYNC_REQUIRED',
+  /** A live subscriber fell too far behind and was ended; `extensions.resumeToken` resumes it. */
+  SlowConsumer: 'SLOW_CONSUMER',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -5,6 +5,14 @@ import { MessageRef, messageOrError } from './history.js';
 import { NumberRef } from './numbers.js';
 import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
 
+/** Also the edge a live MessageEdgeEvent carries (src/graph/live.ts). */
+export const MessageEdgeRef = builder.edgeObject({
+  type: MessageRef,
+  name: 'MessageEdge',
+  nodeNullable: true,
+  description: 'One message in a page, with its cursor.',
+});
+
 builder.objectField(NumberRef, 'messages', (t) =>
   t.connection(
     {
@@ -47,6 +55,6 @@ builder.objectField(NumberRef, 'messages', (t) =>
         }),
       }),
     },
-    { name: 'MessageEdge', description: 'One message in a page, with its cursor.' },
+    MessageEdgeRef,
   ),
 );

@@ -34,6 +34,7 @@ import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { createCursorCodec } from '../graph/cursors.js';
+import { useLiveResume } from './plugins/live-resume.js';
 import { schema } from '../graph/schema.js';
 import { printServiceSdlOnDemand } from '../graph/service-sdl.js';
 import type { UpstreamClient } from '../upstream/client.js';
@@ -179,6 +180,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       }),
       ...queryLimitPlugins(options.limits),
       useReadinessCheck({ endpoint: '/readiness', check: isReady }),
+      // Resume tokens in each live result and as the SSE event id; SSE ends so clients reconnect.
+      useLiveResume(options.live ?? null),
     ],
   });
 }
