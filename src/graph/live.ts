@@ -188,6 +188,10 @@ async function subscribe(
     numbers.map((n) => ({ tid: n.tid, number: n.number })),
     start,
   );
+  // The client went away (SSE): end now. The iterator's own return() can be held back by the
+  // wrappers above it until the next event arrives, which may be never.
+  const signal = requestOf(context)?.signal;
+  signal?.addEventListener('abort', () => void source.return?.(), { once: true });
   return mapIterator(source, (delivery) => ({
     delivery,
     number: 'tid' in delivery ? (byTid.get(delivery.tid) ?? null) : null,
@@ -200,8 +204,7 @@ function resumePoint(
   argument: string | null,
   context: GatewayContext,
 ): Positions | null {
-  const request = (context as { request?: { headers?: { get?: (name: string) => string | null } } })
-    .request;
+  const request = requestOf(context);
   const header = request?.headers?.get?.('last-event-id') ?? null;
   const token = header !== null && header !== '' ? header : argument;
   if (token === null) return null;
@@ -213,6 +216,14 @@ function resumePoint(
     );
   }
   return positions;
+}
+
+/** The HTTP request of an SSE subscription (a WebSocket's context has headers only). */
+function requestOf(context: GatewayContext):
+  | { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal }
+  | undefined {
+  return (context as { request?: { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal } })
+    .request;
 }
 
 /**

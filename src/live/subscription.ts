@@ -101,6 +101,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   /** No more events accepted; the reader still takes what is queued. */
   private ended = false;
   private cleaned = false;
+  private roomWaiters: Array<() => void> = [];
 
   constructor(private readonly options: SubscriptionOptions) {
     for (const target of options.targets) {
@@ -147,6 +148,10 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     this.ended = true;
     this.queue = [];
     this.cleanup();
+    // A read waiting for the next event ends now, or whoever awaits it would hold on.
+    const wake = this.waiting;
+    this.waiting = null;
+    wake?.({ value: undefined, done: true });
     return Promise.resolve({ value: undefined, done: true });
   }
 
@@ -157,7 +162,8 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   private accept(track: Track, event: Sequenced): void {
     if (track.busy || track.at === null) {
       track.buffer.push(event);
-      if (track.buffer.length > this.options.queueLimit) this.resyncRequired(track.target.tid);
+      const most = this.options.queueLimit + this.options.resumeLimit;
+      if (track.buffer.length > most) this.resyncRequired(track.target.tid);
       return;
     }
     if (event.seq <= track.at.seq) return;
@@ -246,9 +252,17 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
       const event: Sequenced = isUnreadable(record)
         ? { kind: 'unreadable', id: record.id, reason: record.error.message, seq, total: newTotal }
         : { kind: 'message', message: record, seq, total: newTotal };
+      // What comes from the history waits for room: a resume never overflows its own queue.
+      await this.room();
       if (this.ended) return;
       this.deliver(track, event);
     }
+  }
+
+  /** Resolves once the queue has room for one more event. */
+  private room(): Promise<void> {
+    if (this.queue.length < this.options.queueLimit) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
   private push(item: Pending): void {
@@ -299,6 +313,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   }
 
   private take(item: Pending): Delivery {
+    for (const wake of this.roomWaiters.splice(0)) wake();
     if (item.tid === null) return { kind: 'error', ...item.error };
     this.taken.set(item.tid, item.position);
     const positions = new Map(this.taken);
@@ -316,6 +331,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   }
 
   private cleanup(): void {
+    for (const wake of this.roomWaiters.splice(0)) wake();
     if (this.cleaned) return;
     this.cleaned = true;
     this.options.onEnd();
