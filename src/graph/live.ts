@@ -83,28 +83,27 @@ interface MessageEdgeEventShape {
   readonly edge: { readonly cursor: string; readonly node: Message };
 }
 
-const MessageEdgeEventRef = builder
-  .objectRef<MessageEdgeEventShape>('MessageEdgeEvent')
-  .implement({
-    description:
-      'A new message as an edge of `Number.messages`: prepend `edge` to that list (its cursor works ' +
-      'with `after`/`before`); `resumeToken` resumes the subscription after this event.',
-    fields: (t) => ({
-      resumeToken: t.exposeString('resumeToken', {
-        description: 'Give it back as `resumeToken` (or SSE Last-Event-ID) to resume after this event.',
-      }),
-      number: t.field({
-        type: NumberRef,
-        description: 'The number whose `messages` list this edge belongs to.',
-        resolve: (event) => event.number,
-      }),
-      edge: t.field({
-        type: MessageEdgeRef,
-        description: 'The message (`node`) and its cursor in `Number.messages`.',
-        resolve: (event) => event.edge,
-      }),
+const MessageEdgeEventRef = builder.objectRef<MessageEdgeEventShape>('MessageEdgeEvent').implement({
+  description:
+    'A new message as an edge of `Number.messages`: prepend `edge` to that list (its cursor works ' +
+    'with `after`/`before`); `resumeToken` resumes the subscription after this event.',
+  fields: (t) => ({
+    resumeToken: t.exposeString('resumeToken', {
+      description:
+        'Give it back as `resumeToken` (or SSE Last-Event-ID) to resume after this event.',
     }),
-  });
+    number: t.field({
+      type: NumberRef,
+      description: 'The number whose `messages` list this edge belongs to.',
+      resolve: (event) => event.number,
+    }),
+    edge: t.field({
+      type: MessageEdgeRef,
+      description: 'The message (`node`) and its cursor in `Number.messages`.',
+      resolve: (event) => event.edge,
+    }),
+  }),
+});
 
 builder.subscriptionField('messageEdgeAdded', (t) =>
   t.field({
@@ -131,7 +130,9 @@ builder.subscriptionField('messageEdgeAdded', (t) =>
 );
 
 function tokenOf(delivery: Delivery, context: GatewayContext): string | undefined {
-  const token = delivery.positions ? encodeResumeToken(context.cursors, delivery.positions) : undefined;
+  const token = delivery.positions
+    ? encodeResumeToken(context.cursors, delivery.positions)
+    : undefined;
   if (token !== undefined) resultTokens.set(context, token);
   return token;
 }
@@ -139,9 +140,12 @@ function tokenOf(delivery: Delivery, context: GatewayContext): string | undefine
 function deliveryError(delivery: Delivery, token: string | undefined): GraphQLError {
   const extra = token !== undefined ? { resumeToken: token } : {};
   if (delivery.kind === 'unreadable') {
-    return new GraphQLError(`A new message on ${delivery.tid} could not be read: ${delivery.reason}`, {
-      extensions: { code: ErrorCode.UpstreamError, ...extra },
-    });
+    return new GraphQLError(
+      `A new message on ${delivery.tid} could not be read: ${delivery.reason}`,
+      {
+        extensions: { code: ErrorCode.UpstreamError, ...extra },
+      },
+    );
   }
   if (delivery.kind === 'error') {
     return new GraphQLError(delivery.message, { extensions: { code: delivery.code, ...extra } });
@@ -153,7 +157,10 @@ function deliveryError(delivery: Delivery, token: string | undefined): GraphQLEr
 
 async function subscribe(
   field: string,
-  args: { readonly tids?: readonly (string | number)[] | null; readonly resumeToken?: string | null },
+  args: {
+    readonly tids?: readonly (string | number)[] | null;
+    readonly resumeToken?: string | null;
+  },
   context: GatewayContext,
 ): Promise<AsyncIterableIterator<LivePayload>> {
   const { credentials, loaders } = context.account();
@@ -219,11 +226,14 @@ function resumePoint(
 }
 
 /** The HTTP request of an SSE subscription (a WebSocket's context has headers only). */
-function requestOf(context: GatewayContext):
-  | { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal }
-  | undefined {
-  return (context as { request?: { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal } })
-    .request;
+function requestOf(
+  context: GatewayContext,
+): { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal } | undefined {
+  return (
+    context as {
+      request?: { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal };
+    }
+  ).request;
 }
 
 /**
@@ -238,7 +248,9 @@ function mapIterator<T, U>(
   return {
     next: async () => {
       const result = await source.next();
-      return result.done ? { value: undefined, done: true } : { value: map(result.value), done: false };
+      return result.done
+        ? { value: undefined, done: true }
+        : { value: map(result.value), done: false };
     },
     return: async () => {
       await source.return?.();

@@ -21,7 +21,11 @@ export interface Sequenced {
 export type LiveEvent =
   | ({ readonly kind: 'message'; readonly message: Message } & Sequenced)
   /** A new record that could not be read: its place in the history, and why (safe to show). */
-  | ({ readonly kind: 'unreadable'; readonly id: string | null; readonly reason: string } & Sequenced)
+  | ({
+      readonly kind: 'unreadable';
+      readonly id: string | null;
+      readonly reason: string;
+    } & Sequenced)
   /** The topic's polls keep failing; `code` and `message` are safe to show a client. */
   | { readonly kind: 'error'; readonly code: string; readonly message: string }
   /** Never published: the bus may have lost events (a reconnect); listeners check the history. */

@@ -60,7 +60,10 @@ type Sequenced = Extract<LiveEvent, { kind: 'message' | 'unreadable' }>;
 /** Queued, not yet taken: a sequenced event carries its position, applied when taken. */
 type Pending =
   | { readonly tid: string; readonly position: Position; readonly event: Sequenced }
-  | { readonly tid: null; readonly error: { code: string; message: string; positions: Positions | null } };
+  | {
+      readonly tid: null;
+      readonly error: { code: string; message: string; positions: Positions | null };
+    };
 
 interface Track {
   readonly target: PollTarget;
@@ -121,7 +124,10 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     const track = this.tracks.get(tid);
     if (!track || this.ended) return;
     if (event.kind === 'error') {
-      this.push({ tid: null, error: { code: event.code, message: event.message, positions: null } });
+      this.push({
+        tid: null,
+        error: { code: event.code, message: event.message, positions: null },
+      });
     } else if (event.kind === 'resync') {
       void this.fill(track);
     } else {
@@ -298,7 +304,9 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   }
 
   /** No more events; `error` (if any) is the last thing the reader gets. */
-  private finish(error: { code: string; message: string; positions: Positions | null } | null): void {
+  private finish(
+    error: { code: string; message: string; positions: Positions | null } | null,
+  ): void {
     if (this.ended) return;
     this.ended = true;
     if (error) this.queue.push({ tid: null, error });

@@ -155,7 +155,13 @@ describe('slow readers', () => {
     const payloads = text
       .split('\n')
       .filter((line) => line.startsWith('data: {'))
-      .map((line) => JSON.parse(line.slice(6)) as { data?: unknown; errors?: { extensions: Record<string, unknown> }[] });
+      .map(
+        (line) =>
+          JSON.parse(line.slice(6)) as {
+            data?: unknown;
+            errors?: { extensions: Record<string, unknown> }[];
+          },
+      );
     const last = payloads.at(-1)!;
     expect(last.errors?.[0]?.extensions.code).toBe('SLOW_CONSUMER');
     const token = last.errors?.[0]?.extensions.resumeToken as string;

@@ -36,7 +36,11 @@ export function useLiveResume(live: { readonly closing: boolean } | null): Plugi
       if (!accept.includes('text/event-stream')) return;
       setResultProcessor(
         (stream, fetchAPI) =>
-          sseResponse(stream as AsyncIterable<ExecutionResult>, fetchAPI, () => live?.closing ?? false),
+          sseResponse(
+            stream as AsyncIterable<ExecutionResult>,
+            fetchAPI,
+            () => live?.closing ?? false,
+          ),
         'text/event-stream',
       );
     },
@@ -66,7 +70,9 @@ function sseResponse(
         if (!next.done) {
           const id = resumeTokenOf(next.value);
           const idLine = id !== undefined ? `id: ${id}\n` : '';
-          controller.enqueue(encoder.encode(`${idLine}event: next\ndata: ${JSON.stringify(next.value)}\n\n`));
+          controller.enqueue(
+            encoder.encode(`${idLine}event: next\ndata: ${JSON.stringify(next.value)}\n\n`),
+          );
           return;
         }
         clearInterval(ping);
