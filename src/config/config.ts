@@ -1,7 +1,7 @@
 /** Environment -> validated, frozen configuration. Every bad value is reported, each in one line. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** What the query-limit plugins enforce on each document (src/http/plugins/limits.ts). */
+/** What the query-limit plugins enforce on each document (src/http/plugins/query-limits.ts). */
 export interface QueryLimits {
   /** Largest request body, in bytes. */
   readonly maxBodyBytes: number;

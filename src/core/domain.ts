@@ -79,3 +79,12 @@ export interface HistoryRequest {
   readonly start: number;
   readonly end: number;
 }
+
+/**
+ * Positions in a number's history, half-open [start, end), 0 being the newest message: how
+ * history ranges are coalesced (src/upstream/ranges.ts) and paged (src/graph/paging.ts).
+ */
+export interface Range {
+  readonly start: number;
+  readonly end: number;
+}

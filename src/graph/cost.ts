@@ -1,6 +1,6 @@
 /**
  * What each field costs in upstream calls, for the static cost limit (MAX_QUERY_COST, enforced by
- * src/http/plugins/limits.ts). Set on every field that calls the service; everything else costs
+ * src/http/plugins/query-limits.ts). Set on every field that calls the service; everything else costs
  * nothing. A list's length is unknown before execution, so the per-request call budget
  * (src/upstream/loaders.ts) backs this up at run time.
  */

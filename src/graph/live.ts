@@ -12,8 +12,8 @@ import type { Positions } from '../live/subscription.js';
 import type { Delivery } from '../live/subscription.js';
 import { builder } from './builder.js';
 import type { GatewayContext } from './context.js';
-import { MessageRef } from './history.js';
-import { MessageEdgeRef } from './messages.js';
+import { MessageRef } from './message.js';
+import { MessageEdgeRef } from './message-connection.js';
 import { NumberRef } from './numbers.js';
 import { decodeResumeToken, encodeResumeToken, messageCursor } from './resume-tokens.js';
 

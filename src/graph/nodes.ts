@@ -5,7 +5,7 @@
  */
 import type { Message, OwnedNumber } from '../core/domain.js';
 import { builder } from './builder.js';
-import { MessageRef } from './history.js';
+import { MessageRef } from './message.js';
 import { NumberRef } from './numbers.js';
 import { findRecentMessage } from './message-lookup.js';
 

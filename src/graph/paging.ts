@@ -7,7 +7,7 @@
  */
 import type { History, MessageRecord } from '../core/domain.js';
 import { badUserInput } from '../core/errors.js';
-import type { Range } from '../upstream/ranges.js';
+import type { Range } from '../core/domain.js';
 import type { CursorCodec, MessageCursor } from './cursors.js';
 
 /** Most edges one page may ask for (`first` or `last`); also capped by MAX_HISTORY_RANGE. */

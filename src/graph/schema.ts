@@ -1,9 +1,12 @@
 /** Builds the schema once, from the type files imported here. */
 import { builder } from './builder.js';
+import { printServiceSdlOnDemand } from './service-sdl.js';
 import './scalars.js';
 import './numbers.js';
+
+import './message.js';
 import './history.js';
-import './messages.js';
+import './message-connection.js';
 import './live.js';
 import './nodes.js';
 
@@ -13,3 +16,6 @@ export const schema = builder.toSubGraphSchema({
   linkUrl: FEDERATION_LINK,
   federationDirectives: ['@key', '@shareable', '@tag'],
 });
+
+// `_service { sdl }` prints on the first router request, not at every start (service-sdl.ts).
+printServiceSdlOnDemand(schema);

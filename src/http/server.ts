@@ -22,7 +22,7 @@ import type { LiveHub } from '../live/hub.js';
 import { yogaLogger, type Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import { incrementalErrorMasking } from './plugins/incremental-errors.js';
-import { queryLimitPlugins } from './plugins/limits.js';
+import { queryLimitPlugins } from './plugins/query-limits.js';
 import { apqPlugin, type APQStore } from './plugins/apq.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { REQUEST_ID_HEADER } from '../observability/request-id.js';
@@ -36,7 +36,6 @@ import { boundedDocumentCaches } from './document-cache.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { schema } from '../graph/schema.js';
-import { printServiceSdlOnDemand } from '../graph/service-sdl.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
 export interface GatewayOptions {
@@ -78,8 +77,6 @@ export interface GatewayOptions {
    */
   readonly cursorKey?: string | null;
 }
-
-printServiceSdlOnDemand(schema);
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
 

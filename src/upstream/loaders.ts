@@ -19,7 +19,7 @@ import type { Credentials } from '../core/credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamClient } from './client.js';
-import { createLimit } from './limit.js';
+import { createLimit } from './per-request-cap.js';
 import { coalesceRanges, sliceFor, type Range } from './ranges.js';
 
 export interface RequestLoaders {

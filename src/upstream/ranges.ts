@@ -4,11 +4,9 @@
  * Ranges are half-open, [start, end), position 0 being the newest message (the built-in
  * simulator's reading of history_start / history_end, which slicing a wider answer relies on).
  */
+import type { Range } from '../core/domain.js';
 
-export interface Range {
-  readonly start: number;
-  readonly end: number;
-}
+export type { Range };
 
 export interface CoalescedCall {
   /** The range one upstream call fetches. */

@@ -1,7 +1,7 @@
 /** Number.messages: the message history as a Relay cursor connection (paging.ts does the work). */
 import { builder } from './builder.js';
 import { messagesCost } from './cost.js';
-import { MessageRef, messageOrError } from './history.js';
+import { MessageRef, messageOrError } from './message.js';
 import { NumberRef } from './numbers.js';
 import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
 
