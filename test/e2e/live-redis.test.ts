@@ -103,6 +103,8 @@ describe('two copies on one Redis', () => {
     // The lock lapses 1.5 intervals after A's last renewal, and B asks every half interval.
     expect(takeoverMs).toBeLessThanOrEqual(2 * POLL_MS);
     expect(await metricOf(b, 'sms_live_takeovers_total')).toBe(1);
+    // The takeover's first poll finds it; delivery adds pub/sub and the stream.
+    for (const delay of delays) expect(delay).toBeLessThanOrEqual(3 * POLL_MS);
 
     await until(() => onA.ids.includes(arrivedAtKill), 15_000);
     await closeRun(stream, everyone);
