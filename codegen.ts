@@ -4,11 +4,17 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
  * Typed documents for the operations the tests send: each `graphql(...)` call in test/ is
  * checked against schema.client.graphql (what a frontend would use) and its result and variables are typed.
  * test/e2e/apollo-client.test.ts is left out: it writes its operations as a frontend copying the
- * README would (`gql` from @apollo/client) and runs them against the real gateway.
+ * README would (`gql` from @apollo/client) and runs them against the real gateway; so are the
+ * docs' recipes in test/fixtures/recipes/, copied from the docs as written.
  */
 const config: CodegenConfig = {
   schema: 'schema.client.graphql',
-  documents: ['test/**/*.ts', '!test/gql/**', '!test/e2e/apollo-client.test.ts'],
+  documents: [
+    'test/**/*.ts',
+    '!test/gql/**',
+    '!test/e2e/apollo-client.test.ts',
+    '!test/fixtures/recipes/**',
+  ],
   ignoreNoDocuments: true,
   generates: {
     'test/gql/': {

@@ -5,9 +5,27 @@
  * and number means about 100 polls per LIVE_POLL_MS, however many subscribers.
  *
  *   npm run bench:live            (LIVE_BENCH_SUBSCRIBERS, LIVE_BENCH_WINDOW_S to change)
+ *
+ * And a rolling restart under live traffic (rollingRestart below):
+ *
+ *   npm run bench:live -- rolling     (LIVE_ROLLING_COPIES=2 on a struggling machine)
  */
 import { Agent, request } from 'undici';
 import { benchAccountNumbers, benchCredentials } from '../src/simulator/index.js';
+import WebSocket from 'ws';
+import { startGrowingUpstream, type GrowingUpstream } from '../test/fixtures/growing-upstream.js';
+import {
+  LIVE_ACCOUNT,
+  LIVE_AUTHORIZATION,
+  arrivals,
+  closeRun,
+  recorder,
+  type Recorder,
+} from '../test/fixtures/live-fleet.js';
+import { startLoopbackSwitch } from '../test/fixtures/loopback-switch.js';
+import { createLiveSseClient, watchOverSse } from '../test/fixtures/recipes/live-sse.js';
+import { createLiveWsClient, watchOverWs } from '../test/fixtures/recipes/live-ws.js';
+import { startRedis, type RunningRedis } from '../test/fixtures/redis.js';
 import { rssBytes, startEntry, startGateway, type Child } from './children.js';
 
 const ACCOUNTS = 10;
@@ -120,4 +138,138 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// --- Rolling restart --------------------------------------------------------------------------
+
+/*
+ * A rolling restart under live traffic: three gateway copies (dist/main.js) behind a loopback
+ * balancer, a message arriving every second, 10 graphql-sse and 10 graphql-ws subscribers (the
+ * recipes of docs/live-updates.md) spread over the copies. Each copy in turn is taken out of the
+ * balancer, sent SIGTERM and replaced by a new one; the subscribers reconnect with their resume
+ * tokens. Once without Redis, once with. Reported per run: messages lost, duplicated or out of
+ * order (summed over subscribers), and the worst delay from arrival to receipt.
+ *
+ *   npm run bench:live -- rolling     (LIVE_ROLLING_COPIES=2 on a struggling machine)
+ */
+
+const COPIES = Number(process.env.LIVE_ROLLING_COPIES ?? 3);
+const SUBSCRIBERS_PER_TRANSPORT = 10;
+const ARRIVAL_MS = 1_000;
+const ROLLING_POLL_MS = 500;
+/** Traffic before the first restart, and between restarts. */
+const SETTLE_MS = 3_000;
+const HMAC_KEY = 'live-rolling-bench-key-0123456789abcdef';
+
+const portOf = (copy: Child): number => Number(new URL(copy.url).port);
+
+interface Outcome {
+  readonly messages: number;
+  readonly lost: number;
+  readonly duplicated: number;
+  readonly outOfOrder: number;
+  readonly worstDelayMs: number;
+}
+
+async function rollingRun(redis: RunningRedis | null, upstream: GrowingUpstream): Promise<Outcome> {
+  const env = {
+    UPSTREAM_URL: upstream.url,
+    LIVE_POLL_MS: String(ROLLING_POLL_MS),
+    CACHE_HMAC_KEY: HMAC_KEY,
+    LOG_LEVEL: 'warn',
+    ...(redis ? { REDIS_URL: redis.url } : {}),
+  };
+  const copies: Child[] = [];
+  for (let i = 0; i < COPIES; i += 1) copies.push(await startGateway(env));
+  const lb = await startLoopbackSwitch(...copies.map(portOf));
+  const subscribers: Recorder[] = [];
+  const stops: Array<() => void> = [];
+  const stream = arrivals(upstream, ARRIVAL_MS);
+  try {
+    for (let i = 0; i < SUBSCRIBERS_PER_TRANSPORT; i += 1) {
+      const sse = recorder(`sse-${i}`);
+      const sseClient = createLiveSseClient(
+        `http://127.0.0.1:${lb.port}/graphql`,
+        LIVE_AUTHORIZATION,
+      );
+      stops.push(watchOverSse(sseClient, ['T-A'], sse), () => sseClient.dispose());
+      const ws = recorder(`ws-${i}`);
+      const wsClient = createLiveWsClient(`ws://127.0.0.1:${lb.port}/graphql`, LIVE_AUTHORIZATION, {
+        webSocketImpl: WebSocket,
+      });
+      stops.push(watchOverWs(wsClient, ['T-A'], ws), () => void wsClient.dispose());
+      subscribers.push(sse, ws);
+    }
+    // Everyone is live once a message reached them all.
+    const firstCounted = stream.ids.length;
+    while (
+      !subscribers.every((s) => stream.ids.slice(firstCounted).some((id) => s.ids.includes(id)))
+    )
+      await sleep(100);
+    const from = stream.ids.length;
+    await sleep(SETTLE_MS);
+    for (let i = 0; i < copies.length; i += 1) {
+      const old = copies[i]!;
+      lb.to(...copies.filter((c) => c !== old).map(portOf));
+      await old.stop(); // SIGTERM; resolves on exit
+      copies[i] = await startGateway(env);
+      lb.to(...copies.map(portOf));
+      await sleep(SETTLE_MS);
+    }
+    await closeRun(stream, subscribers, 30_000);
+
+    const counted = stream.ids.slice(from);
+    const addedAt = new Map(stream.ids.map((id, i) => [id, stream.at[i]!]));
+    let lost = 0;
+    let duplicated = 0;
+    let outOfOrder = 0;
+    let worstDelayMs = 0;
+    for (const s of subscribers) {
+      const got = s.ids.filter((id) => counted.includes(id));
+      lost += counted.filter((id) => !got.includes(id)).length;
+      duplicated += got.length - new Set(got).size;
+      for (let i = 1; i < got.length; i += 1) {
+        if (counted.indexOf(got[i]!) < counted.indexOf(got[i - 1]!)) outOfOrder += 1;
+      }
+      s.ids.forEach((id, i) => {
+        if (counted.includes(id))
+          worstDelayMs = Math.max(worstDelayMs, s.at[i]! - addedAt.get(id)!);
+      });
+    }
+    return { messages: counted.length, lost, duplicated, outOfOrder, worstDelayMs };
+  } finally {
+    stream.stop();
+    for (const stop of stops) stop();
+    await Promise.all(copies.map((c) => c.stop()));
+    await lb.close();
+  }
+}
+
+async function rollingRestart(): Promise<void> {
+  const upstream = await startGrowingUpstream(LIVE_ACCOUNT);
+  let redis: RunningRedis | null = null;
+  try {
+    for (const withRedis of [false, true]) {
+      redis = withRedis ? await startRedis() : null;
+      const started = performance.now();
+      const outcome = await rollingRun(redis, upstream);
+      const took = ((performance.now() - started) / 1000).toFixed(0);
+      console.log(
+        `rolling restart of ${COPIES} copies ${withRedis ? 'with' : 'without'} Redis ` +
+          `(${SUBSCRIBERS_PER_TRANSPORT} SSE + ${SUBSCRIBERS_PER_TRANSPORT} WebSocket subscribers, ` +
+          `a message every ${ARRIVAL_MS} ms, LIVE_POLL_MS=${ROLLING_POLL_MS}, ${took} s): ` +
+          `${outcome.messages} messages, lost ${outcome.lost}, duplicated ${outcome.duplicated}, ` +
+          `out of order ${outcome.outOfOrder}, worst delay ${(outcome.worstDelayMs / 1000).toFixed(2)} s`,
+      );
+      await redis?.close();
+      redis = null;
+    }
+  } finally {
+    await redis?.close();
+    await upstream.close();
+  }
+}
+
+if (process.argv.includes('rolling')) {
+  await rollingRestart();
+} else {
+  await main();
+}

@@ -18,8 +18,7 @@ import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { createGateway, GRAPHQL_PATH, type Gateway, type ReadinessReport } from './http/server.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
-import { LiveHub } from './live/hub.js';
-import type { PollLoopOptions } from './live/poll-loop.js';
+import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
@@ -51,7 +50,10 @@ export interface AppParts {
   /** Fine-tuning of the adaptive limit (tests, bench). */
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
   /** Poll-loop fine-tuning beyond the Config (tests). */
-  readonly liveTuning?: Pick<PollLoopOptions, 'pageSize' | 'maxCatchUp' | 'failuresBeforeError'>;
+  readonly liveTuning?: Pick<
+    LiveHubOptions,
+    'pageSize' | 'maxCatchUp' | 'failuresBeforeError' | 'queueLimit' | 'resumeLimit'
+  >;
   /** Headers GraphiQL pre-fills. @default the demo credentials in demo mode, none otherwise */
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
   /** Redis connections per use (src/redis), reported in sms_redis_up and on /readiness. */
@@ -226,6 +228,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
           },
           ...parts.liveTuning,
           ...(logger ? { logger } : {}),
+          ...(metrics ? { observer: metrics.live } : {}),
         })
       : null;
   if (live) metrics?.watchLive(() => live.stats);
@@ -398,5 +401,7 @@ async function createLiveBus(
   if (!connection || config.live.pollMs <= 0) return new LocalBus();
   const { RedisBus } = await import('./live/redis-bus.js');
   // A copy that goes away is replaced after a few missed polls, never less than a second.
-  return new RedisBus({ connection, lockTtlMs: Math.max(3 * config.live.pollMs, 1_000) });
+  // Renewed every poll; lapses 1.5 intervals after the holder's last one, and the others ask
+  // four times an interval: a takeover within 2 x LIVE_POLL_MS.
+  return new RedisBus({ connection, lockTtlMs: Math.round(1.5 * config.live.pollMs) });
 }

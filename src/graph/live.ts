@@ -1,63 +1,265 @@
-/** Live updates: Subscription.messageAdded, fed by the shared poll loops of src/live/. */
+/**
+ * Live updates: Subscription.messageAdded and Subscription.messageEdgeAdded, fed by the shared
+ * poll loops of src/live/. Every event carries a resume token (resume-tokens.ts): in
+ * `extensions.resumeToken` of each result (and `MessageEdgeEvent.resumeToken`), and as the SSE
+ * event id; given back (argument `resumeToken`, or SSE `Last-Event-ID`), a subscription first
+ * delivers what arrived since, then goes live.
+ */
 import { GraphQLError } from 'graphql';
-import type { Message } from '../core/domain.js';
+import type { Message, OwnedNumber } from '../core/domain.js';
 import { badUserInput, ErrorCode } from '../core/errors.js';
-import type { LiveEvent } from '../live/bus.js';
+import type { Positions } from '../live/subscription.js';
+import type { Delivery } from '../live/subscription.js';
 import { builder } from './builder.js';
+import type { GatewayContext } from './context.js';
 import { MessageRef } from './message.js';
+import { MessageEdgeRef } from './message-connection.js';
+import { NumberRef } from './numbers.js';
+import { decodeResumeToken, encodeResumeToken, messageCursor } from './resume-tokens.js';
 
 builder.subscriptionType({
   description: 'Live updates, over GraphQL over SSE or graphql-ws (WebSocket) at /graphql.',
 });
+
+/** One delivery and the number it is about. */
+interface LivePayload {
+  readonly delivery: Delivery;
+  readonly number: OwnedNumber | null;
+}
+
+/**
+ * The resume token of the result being produced for a context, for the transport to put in the
+ * result's extensions and the SSE event id (src/http/plugins/live-resume.ts). One subscription per
+ * context, and graphql-js maps one event at a time, so the last one set is this result's.
+ */
+const resultTokens = new WeakMap<object, string>();
+
+/** The resume token of the result just produced for `context`, once. */
+export function takeResumeToken(context: object): string | undefined {
+  const token = resultTokens.get(context);
+  resultTokens.delete(context);
+  return token;
+}
+
+const SUBSCRIPTION_ARGS_DESCRIPTION = {
+  tids: 'The numbers to watch, by tid; leave out for every number of the account. Not empty.',
+  resumeToken:
+    'Resume after the event that carried this token (its `extensions.resumeToken`, or the SSE event id): ' +
+    'what arrived since is delivered first, once, oldest first. SSE `Last-Event-ID` does the same and wins ' +
+    'over this argument. Too far behind: a RESYNC_REQUIRED error; refetch, then subscribe without a token.',
+};
+
+const DESCRIPTION_TAIL =
+  'Found by polling the service every LIVE_POLL_MS, once per account and number however many ' +
+  'subscribers share it. A poll that keeps failing arrives as an error event; the stream goes ' +
+  'on. A reader that falls behind is ended with SLOW_CONSUMER (extensions.resumeToken resumes).';
 
 builder.subscriptionField('messageAdded', (t) =>
   t.field({
     type: MessageRef,
     description:
       "New messages on these numbers of the caller's account (every number when `tids` is left " +
-      'out), each delivered once, oldest first. Found by polling the service every LIVE_POLL_MS, ' +
-      'once per account and number however many subscribers share it. A poll that keeps failing ' +
-      'arrives as an error event; the stream goes on.',
+      'out), each delivered once, oldest first; `extensions.resumeToken` of each result resumes ' +
+      `after it. ${DESCRIPTION_TAIL}`,
     args: {
-      tids: t.arg.idList({
+      tids: t.arg.idList({ required: false, description: SUBSCRIPTION_ARGS_DESCRIPTION.tids }),
+      resumeToken: t.arg.string({
         required: false,
-        description: 'The numbers to watch, by tid; leave out for every number of the account.',
+        description: SUBSCRIPTION_ARGS_DESCRIPTION.resumeToken,
       }),
     },
-    subscribe: async (_root, args, context) => {
-      const { credentials, loaders } = context.account();
-      if (!context.live) {
-        throw new GraphQLError('Live updates are turned off on this gateway (LIVE_POLL_MS=0)', {
-          extensions: { code: ErrorCode.LiveUpdatesOff },
-        });
-      }
-      const tids = args.tids?.map(String);
-      let numbers;
-      if (tids === undefined) {
-        numbers = await loaders.ownedNumbers();
-      } else {
-        const unique = [...new Set(tids)];
-        const found = await Promise.all(unique.map((tid) => loaders.numberByTid(tid)));
-        const missing = unique.filter((_, i) => found[i] === null);
-        if (missing.length > 0) {
-          throw badUserInput(
-            `messageAdded: this account has no number with tid ${missing.map((m) => `"${m}"`).join(', ')}`,
-            'tids',
-          );
-        }
-        numbers = found.filter((n) => n !== null);
-      }
-      await context.live.verified(credentials);
-      return context.live.subscribe(
-        credentials,
-        numbers.map((n) => ({ tid: n.tid, number: n.number })),
-      );
-    },
-    resolve: (event: LiveEvent): Message => {
-      if (event.kind === 'error') {
-        throw new GraphQLError(event.message, { extensions: { code: event.code } });
-      }
-      return event.message;
+    subscribe: (_root, args, context) => subscribe('messageAdded', args, context),
+    resolve: ({ delivery }: LivePayload, _args, context): Message => {
+      const token = tokenOf(delivery, context);
+      if (delivery.kind !== 'message') throw deliveryError(delivery, token);
+      return delivery.message;
     },
   }),
 );
+
+interface MessageEdgeEventShape {
+  readonly resumeToken: string;
+  readonly number: OwnedNumber;
+  readonly edge: { readonly cursor: string; readonly node: Message };
+}
+
+const MessageEdgeEventRef = builder.objectRef<MessageEdgeEventShape>('MessageEdgeEvent').implement({
+  description:
+    'A new message as an edge of `Number.messages`: prepend `edge` to that list (its cursor works ' +
+    'with `after`/`before`); `resumeToken` resumes the subscription after this event.',
+  fields: (t) => ({
+    resumeToken: t.exposeString('resumeToken', {
+      description:
+        'Give it back as `resumeToken` (or SSE Last-Event-ID) to resume after this event.',
+    }),
+    number: t.field({
+      type: NumberRef,
+      description: 'The number whose `messages` list this edge belongs to.',
+      resolve: (event) => event.number,
+    }),
+    edge: t.field({
+      type: MessageEdgeRef,
+      description: 'The message (`node`) and its cursor in `Number.messages`.',
+      resolve: (event) => event.edge,
+    }),
+  }),
+});
+
+builder.subscriptionField('messageEdgeAdded', (t) =>
+  t.field({
+    type: MessageEdgeEventRef,
+    description:
+      'The same events as `messageAdded`, each as an edge of `Number.messages` with its number and ' +
+      `resume token, ready for Relay @prependEdge or Apollo relayStylePagination. ${DESCRIPTION_TAIL}`,
+    args: {
+      tids: t.arg.idList({ required: false, description: SUBSCRIPTION_ARGS_DESCRIPTION.tids }),
+      resumeToken: t.arg.string({
+        required: false,
+        description: SUBSCRIPTION_ARGS_DESCRIPTION.resumeToken,
+      }),
+    },
+    subscribe: (_root, args, context) => subscribe('messageEdgeAdded', args, context),
+    resolve: ({ delivery, number }: LivePayload, _args, context): MessageEdgeEventShape => {
+      const token = tokenOf(delivery, context);
+      if (delivery.kind !== 'message' || number === null) throw deliveryError(delivery, token);
+      const { message, seq, total } = delivery;
+      const cursor = messageCursor(context.cursors, delivery.tid, { seq, total, id: message.id });
+      return { resumeToken: token ?? '', number, edge: { cursor, node: message } };
+    },
+  }),
+);
+
+function tokenOf(delivery: Delivery, context: GatewayContext): string | undefined {
+  const token = delivery.positions
+    ? encodeResumeToken(context.cursors, delivery.positions)
+    : undefined;
+  if (token !== undefined) resultTokens.set(context, token);
+  return token;
+}
+
+function deliveryError(delivery: Delivery, token: string | undefined): GraphQLError {
+  const extra = token !== undefined ? { resumeToken: token } : {};
+  if (delivery.kind === 'unreadable') {
+    return new GraphQLError(
+      `A new message on ${delivery.tid} could not be read: ${delivery.reason}`,
+      {
+        extensions: { code: ErrorCode.UpstreamError, ...extra },
+      },
+    );
+  }
+  if (delivery.kind === 'error') {
+    return new GraphQLError(delivery.message, { extensions: { code: delivery.code, ...extra } });
+  }
+  return new GraphQLError('This number is no longer watched', {
+    extensions: { code: ErrorCode.UpstreamError, ...extra },
+  });
+}
+
+async function subscribe(
+  field: string,
+  args: {
+    readonly tids?: readonly (string | number)[] | null;
+    readonly resumeToken?: string | null;
+  },
+  context: GatewayContext,
+): Promise<AsyncIterableIterator<LivePayload>> {
+  const { credentials, loaders } = context.account();
+  if (!context.live) {
+    throw new GraphQLError('Live updates are turned off on this gateway (LIVE_POLL_MS=0)', {
+      extensions: { code: ErrorCode.LiveUpdatesOff },
+    });
+  }
+  const tids = args.tids?.map(String);
+  if (tids !== undefined && tids.length === 0) {
+    throw badUserInput(`${field}: \`tids\` is empty; leave it out to watch every number`, 'tids');
+  }
+  const start = resumePoint(field, args.resumeToken ?? null, context);
+  let numbers: readonly OwnedNumber[];
+  if (tids === undefined) {
+    numbers = await loaders.ownedNumbers();
+  } else {
+    const unique = [...new Set(tids)];
+    const found = await Promise.all(unique.map((tid) => loaders.numberByTid(tid)));
+    const missing = unique.filter((_, i) => found[i] === null);
+    if (missing.length > 0) {
+      throw badUserInput(
+        `${field}: this account has no number with tid ${missing.map((m) => `"${m}"`).join(', ')}`,
+        'tids',
+      );
+    }
+    numbers = found.filter((n) => n !== null);
+  }
+  // Nothing that outlives the request is held for credentials the service has not accepted.
+  await context.live.verified(credentials);
+  const byTid = new Map(numbers.map((n) => [n.tid, n]));
+  const source = context.live.subscribe(
+    credentials,
+    numbers.map((n) => ({ tid: n.tid, number: n.number })),
+    start,
+  );
+  // The client went away (SSE): end now. The iterator's own return() can be held back by the
+  // wrappers above it until the next event arrives, which may be never.
+  const signal = requestOf(context)?.signal;
+  signal?.addEventListener('abort', () => void source.return?.(), { once: true });
+  return mapIterator(source, (delivery) => ({
+    delivery,
+    number: 'tid' in delivery ? (byTid.get(delivery.tid) ?? null) : null,
+  }));
+}
+
+/** The resume point: SSE Last-Event-ID (the transport's latest) over the argument. */
+function resumePoint(
+  field: string,
+  argument: string | null,
+  context: GatewayContext,
+): Positions | null {
+  const request = requestOf(context);
+  const header = request?.headers?.get?.('last-event-id') ?? null;
+  const token = header !== null && header !== '' ? header : argument;
+  if (token === null) return null;
+  const positions = decodeResumeToken(context.cursors, token);
+  if (positions === null) {
+    throw badUserInput(
+      `${field}: \`resumeToken\` is not a token this gateway issued; pass back an event's resumeToken unchanged`,
+      'resumeToken',
+    );
+  }
+  return positions;
+}
+
+/** The HTTP request of an SSE subscription (a WebSocket's context has headers only). */
+function requestOf(
+  context: GatewayContext,
+): { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal } | undefined {
+  return (
+    context as {
+      request?: { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal };
+    }
+  ).request;
+}
+
+/**
+ * `source` with each value mapped. By hand, not an async generator: a generator cannot be
+ * returned while it waits for the next event, and the subscription must end at once when its
+ * client goes away.
+ */
+function mapIterator<T, U>(
+  source: AsyncIterableIterator<T>,
+  map: (value: T) => U,
+): AsyncIterableIterator<U> {
+  return {
+    next: async () => {
+      const result = await source.next();
+      return result.done
+        ? { value: undefined, done: true }
+        : { value: map(result.value), done: false };
+    },
+    return: async () => {
+      await source.return?.();
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

@@ -1,9 +1,20 @@
 /** Number.messages: the message history as a Relay cursor connection (paging.ts does the work). */
 import { builder } from './builder.js';
+// Number.history is defined first whichever module is imported first: the printed schema's field
+// order (schema.graphql, `_service`) must not depend on import order.
+import './history.js';
 import { messagesCost } from './cost.js';
 import { MessageRef, messageOrError } from './message.js';
 import { NumberRef } from './numbers.js';
 import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
+
+/** Also the edge a live MessageEdgeEvent carries (src/graph/live.ts). */
+export const MessageEdgeRef = builder.edgeObject({
+  type: MessageRef,
+  name: 'MessageEdge',
+  nodeNullable: true,
+  description: 'One message in a page, with its cursor.',
+});
 
 builder.objectField(NumberRef, 'messages', (t) =>
   t.connection(
@@ -47,6 +58,6 @@ builder.objectField(NumberRef, 'messages', (t) =>
         }),
       }),
     },
-    { name: 'MessageEdge', description: 'One message in a page, with its cursor.' },
+    MessageEdgeRef,
   ),
 );

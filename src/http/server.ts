@@ -34,6 +34,7 @@ import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
 import { createCursorCodec } from '../graph/cursors.js';
+import { useLiveResume } from './plugins/live-resume.js';
 import { schema } from '../graph/schema.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
@@ -203,6 +204,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       }),
       ...queryLimitPlugins(options.limits),
       useReadinessCheck({ endpoint: '/readiness', check: readinessCheck }),
+      // Resume tokens in each live result and as the SSE event id; SSE ends so clients reconnect.
+      useLiveResume(options.live ?? null),
     ],
   });
 }

@@ -7,17 +7,39 @@
 import type { Message } from '../core/domain.js';
 import type { SeenState } from './detect.js';
 
+/**
+ * Where a message sits in its number's history, counted from the oldest (0). The service only
+ * ever adds at the head, so this never changes: it orders and de-duplicates events, and a gap in
+ * it shows that an event was lost on the way.
+ */
+export interface Sequenced {
+  readonly seq: number;
+  /** total_message_count when the message was read (its position then: total - 1 - seq). */
+  readonly total: number;
+}
+
 export type LiveEvent =
-  | { readonly kind: 'message'; readonly message: Message }
+  | ({ readonly kind: 'message'; readonly message: Message } & Sequenced)
+  /** A new record that could not be read: its place in the history, and why (safe to show). */
+  | ({
+      readonly kind: 'unreadable';
+      readonly id: string | null;
+      readonly reason: string;
+    } & Sequenced)
   /** The topic's polls keep failing; `code` and `message` are safe to show a client. */
-  | { readonly kind: 'error'; readonly code: string; readonly message: string };
+  | { readonly kind: 'error'; readonly code: string; readonly message: string }
+  /** Never published: the bus may have lost events (a reconnect); listeners check the history. */
+  | { readonly kind: 'resync' };
+
+/** held: this copy polled it already; acquired: it was free; took-over: its holder went quiet. */
+export type Claim = 'held' | 'acquired' | 'took-over' | null;
 
 export interface LiveBus {
   /** Starts delivering the topic's events to `listener`; the returned function stops it. */
   listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>>;
   publish(topic: string, events: readonly LiveEvent[]): Promise<void>;
-  /** Should this copy poll the topic now? Renews the claim of a copy that already polls it. */
-  claim(topic: string): Promise<boolean>;
+  /** Should this copy poll the topic now (null: no)? Renews the claim of a copy that polls it. */
+  claim(topic: string): Promise<Claim>;
   /** This copy stops polling the topic (its last subscriber left). */
   release(topic: string): Promise<void>;
   /** What the last poll of the topic saw, by whichever copy made it (null if unknown). */
@@ -48,8 +70,8 @@ export class LocalBus implements LiveBus {
     return Promise.resolve();
   }
 
-  claim(): Promise<boolean> {
-    return Promise.resolve(true);
+  claim(): Promise<Claim> {
+    return Promise.resolve('held');
   }
 
   release(): Promise<void> {

@@ -5,18 +5,27 @@
  * Redis), so subscribers share a loop only if their credentials are identical, and nothing in a
  * key or channel can be turned back into credentials.
  *
+ * Each subscriber is a LiveSubscription (subscription.ts): its own position per number and its
+ * own bounded queue, so one slow reader never holds up the others.
+ *
  * Credentials are held by a running loop only, in memory, for as long as a subscriber needs them.
  */
 import { randomBytes } from 'node:crypto';
-import { Repeater } from 'graphql-yoga';
 import { credentialsHmac, type Credentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
-import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
 import { SubscriptionAdmission, type AdmissionOptions } from './admission.js';
+import type { LiveObserver } from './observer.js';
+import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
+import { LiveSubscription, type Delivery, type Positions } from './subscription.js';
 
 export { SUBSCRIPTION_LIMIT } from './admission.js';
+
+/** Events a reader may fall behind before it is ended with SLOW_CONSUMER. */
+export const DEFAULT_QUEUE_LIMIT = 1_000;
+/** Messages per number a resume token may be behind; further back is RESYNC_REQUIRED. */
+export const DEFAULT_RESUME_LIMIT = 200;
 
 export interface LiveHubOptions extends PollLoopOptions {
   readonly client: UpstreamClient;
@@ -25,9 +34,14 @@ export interface LiveHubOptions extends PollLoopOptions {
   readonly maxPerAccount: number;
   /** Key of the topics' HMAC: the same on every copy sharing a Redis. @default random */
   readonly hmacKey?: string | null;
+  /** @default DEFAULT_QUEUE_LIMIT */
+  readonly queueLimit?: number;
+  /** @default DEFAULT_RESUME_LIMIT */
+  readonly resumeLimit?: number;
+  readonly logger?: Logger;
+  readonly observer?: LiveObserver;
   /** Admission (src/live/admission.ts): per-copy cap, account names, verification. */
   readonly admission?: Omit<AdmissionOptions, 'maxPerAccount'>;
-  readonly logger?: Logger;
 }
 
 interface Topic {
@@ -40,10 +54,10 @@ interface Topic {
 export class LiveHub {
   private readonly key: Buffer | string;
   private readonly topics = new Map<string, Topic>();
-  private readonly admission: SubscriptionAdmission;
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
-  /** How to end each open stream, for shutdown. */
-  private readonly streams = new Set<() => void>();
+  private readonly subscriptions = new Set<LiveSubscription>();
+  private closingNow = false;
+  private readonly admission: SubscriptionAdmission;
 
   constructor(private readonly options: LiveHubOptions) {
     this.key = options.hmacKey ?? randomBytes(32);
@@ -59,45 +73,82 @@ export class LiveHub {
     return this.admission.verified(credentials);
   }
 
-  /** Topics polled (or listened to) by this copy now, and subscriptions held. */
-  get stats(): { readonly topics: number; readonly subscriptions: number } {
-    return { topics: this.topics.size, subscriptions: this.admission.total };
+  /** Topics polled (or listened to) by this copy now, subscriptions held, poll locks held. */
+  get stats(): {
+    readonly topics: number;
+    readonly subscriptions: number;
+    readonly locksHeld: number;
+  } {
+    let locksHeld = 0;
+    for (const topic of this.topics.values()) if (topic.loop.holding) locksHeld += 1;
+    return { topics: this.topics.size, subscriptions: this.subscriptions.size, locksHeld };
+  }
+
+  /** True once close() was called: streams then end so that clients reconnect. */
+  get closing(): boolean {
+    return this.closingNow;
   }
 
   /**
    * The events of `targets` (numbers the account owns, checked by the caller) for as long as the
-   * consumer reads them. Throws SUBSCRIPTION_LIMIT at once when the account has too many.
+   * consumer reads them, from `start` (a resume point) or from now. Throws SUBSCRIPTION_LIMIT at
+   * once when the account has too many.
    */
-  subscribe(credentials: Credentials, targets: readonly PollTarget[]): AsyncIterable<LiveEvent> {
+  subscribe(
+    credentials: Credentials,
+    targets: readonly PollTarget[],
+    start: Positions | null = null,
+  ): AsyncIterableIterator<Delivery> {
     const release = this.admission.hold(credentials);
-    return new Repeater<LiveEvent>(async (push, stop) => {
-      const topics = targets.map((target) => this.fingerprint(credentials, target.tid));
-      const deliver = (event: LiveEvent): void => void push(event);
-      for (const [i, topic] of topics.entries()) {
-        this.addListener(topic, deliver);
-        this.join(topic, targets[i] as PollTarget, credentials);
-      }
-      const end = (): void => void stop();
-      this.streams.add(end);
-      await stop;
-      this.streams.delete(end);
-      release();
-      await Promise.all(
-        topics.map((topic) => {
-          this.removeListener(topic, deliver);
-          return this.leave(topic);
-        }),
-      );
+    const topics = targets.map((target) => this.fingerprint(credentials, target.tid));
+    const listeners: Array<(event: LiveEvent) => void> = [];
+    const subscription: LiveSubscription = new LiveSubscription({
+      client: this.options.client,
+      credentials,
+      targets,
+      start,
+      queueLimit: this.options.queueLimit ?? DEFAULT_QUEUE_LIMIT,
+      resumeLimit: this.options.resumeLimit ?? DEFAULT_RESUME_LIMIT,
+      retryMs: this.options.pollMs,
+      ...(this.options.observer ? { observer: this.options.observer } : {}),
+      onEnd: () => {
+        this.subscriptions.delete(subscription);
+        release();
+        for (const [i, topic] of topics.entries()) {
+          this.removeListener(topic, listeners[i]!);
+          void this.leave(topic);
+        }
+      },
     });
+    for (const [i, topic] of topics.entries()) {
+      const target = targets[i] as PollTarget;
+      const listener = (event: LiveEvent): void => subscription.onEvent(target.tid, event);
+      listeners.push(listener);
+      this.addListener(topic, listener);
+      this.join(topic, target, credentials);
+    }
+    this.subscriptions.add(subscription);
+    subscription.begin();
+    return subscription;
   }
 
-  /** Ends every stream (their transports then close them cleanly) and stops every loop. */
+  /**
+   * Ends every stream once its reader has what was queued, and stops every loop. The transports
+   * see `closing`: SSE streams end without `complete` and WebSockets close with 1001, both of
+   * which clients reconnect from.
+   */
   async close(): Promise<void> {
-    for (const end of [...this.streams]) end();
+    this.closingNow = true;
+    // Let the WebSocket server close its sockets first (same tick), so a graphql-ws client gets
+    // "going away", never a `complete` it would take as final.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const subscription of [...this.subscriptions]) subscription.end();
     const topics = [...this.topics.keys()];
     await Promise.all(topics.map((topic) => this.stopTopic(topic)));
     await this.options.bus.close();
   }
+
+  // --- Topics: one poll loop and one bus listener per topic. ---------------------------------
 
   private fingerprint(credentials: Credentials, tid: string): string {
     return credentialsHmac(this.key, credentials, tid);
@@ -118,7 +169,14 @@ export class LiveHub {
       this.options,
     );
     const unlisten = this.options.bus.listen(topic, (event) => {
-      for (const listener of this.listeners.get(topic) ?? []) listener(event);
+      for (const listener of this.listeners.get(topic) ?? []) {
+        try {
+          listener(event);
+        } catch (error) {
+          // One subscriber's failure must not cost the others this event.
+          this.options.logger?.error({ err: error }, 'live updates: a subscriber failed an event');
+        }
+      }
     });
     this.topics.set(topic, { loop, subscribers: 1, unlisten });
     // Poll only once listening: an event published meanwhile would be lost.

@@ -1,10 +1,16 @@
 /**
  * The poll loop of one topic (one account's number): every `pollMs`, if this copy holds the
  * topic (bus.claim), read the newest page through the traffic layer (deadline, breakers, 429,
- * fair share apply to polls as to queries), find what is new (detect.ts) and publish it.
+ * fair share apply to polls as to queries), find what is new (detect.ts) and publish it, each
+ * event with its place in the history (`seq`), which subscribers use to order, de-duplicate and
+ * notice gaps (src/live/subscription.ts).
+ *
+ * A copy that does not hold the topic asks again every quarter interval, so when the holder dies
+ * (its lock lapses 1.5 intervals after its last renewal) another takes over within two.
  *
  * A failed poll is simply tried again on the next tick; only when `failuresBeforeError` polls in
- * a row have failed is an error event published (once, until a poll succeeds again).
+ * a row have failed is an error event published (once, until a poll succeeds again). A bus that
+ * cannot be reached is not logged here: the bus logs one line per outage.
  */
 import type { Credentials } from '../core/credentials.js';
 import { isUnreadable } from '../core/domain.js';
@@ -13,6 +19,7 @@ import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import { detectNew, seenFrom, type SeenState } from './detect.js';
+import type { LiveObserver } from './observer.js';
 
 export interface PollLoopOptions {
   readonly pollMs: number;
@@ -23,6 +30,7 @@ export interface PollLoopOptions {
   /** Failed polls in a row before subscribers hear of it. @default 3 */
   readonly failuresBeforeError?: number;
   readonly logger?: Logger;
+  readonly observer?: LiveObserver;
 }
 
 export interface PollTarget {
@@ -63,31 +71,55 @@ export class PollLoop {
     if (this.polling) await this.bus.release(this.topic);
   }
 
+  /** Whether this copy polls the topic now (holds its lock). */
+  get holding(): boolean {
+    return this.polling;
+  }
+
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.tick().finally(() => this.schedule(this.options.pollMs));
+      const started = Date.now();
+      this.running = this.tick().finally(() => {
+        // The holder keeps its cadence (the renewal must beat the lock's expiry); the others
+        // ask four times per interval, so a lapsed lock is taken within a quarter interval: a
+        // takeover 1.75 intervals after the last renewal at worst, under the 2 promised even
+        // when a busy machine's timers run late.
+        const every = this.polling ? this.options.pollMs : this.options.pollMs / 4;
+        this.schedule(Math.max(0, every - (Date.now() - started)));
+      });
     }, delayMs);
   }
 
   private async tick(): Promise<void> {
     try {
-      const mine = await this.bus.claim(this.topic);
-      if (!mine) {
+      const claim = await this.bus.claim(this.topic);
+      if (claim === null) {
         this.polling = false;
         return;
       }
       // Taking over from another copy: continue from what it saw, not from scratch.
       if (!this.polling) this.seen = (await this.bus.loadSeen(this.topic)) ?? this.seen;
+      if (claim === 'took-over') {
+        this.options.observer?.takeover();
+        this.options.logger?.info(
+          { tid: this.target.tid },
+          'live updates: took over polling a number from a copy that stopped renewing its lock',
+        );
+      }
       this.polling = true;
       const events = await this.poll();
       if (this.stopped) return;
-      if (events.length > 0) await this.bus.publish(this.topic, events);
+      if (events.length > 0) {
+        await this.bus.publish(this.topic, events);
+        this.options.observer?.published(events.length);
+      }
       if (this.seen) await this.bus.saveSeen(this.topic, this.seen);
     } catch (error) {
-      this.options.logger?.warn(
+      // The bus is unreachable: it logs once per outage; the next tick tries again.
+      this.options.logger?.debug(
         { code: (error as { code?: string }).code },
-        `live poll failed: ${(error as Error).message}`,
+        `live poll tick failed: ${(error as Error).message}`,
       );
     }
   }
@@ -109,18 +141,22 @@ export class PollLoop {
       }
       if (detection.kind !== 'found') return [];
       this.seen = detection.next;
-      // A new record that cannot be read is one error event (that event's data is null); the
-      // stream and the other new messages go on.
-      return detection.added.map((record): LiveEvent =>
+      // `added` is oldest first and sits at the head: the newest of them has seq total - 1.
+      const { total } = detection.next;
+      const first = total - detection.added.length;
+      return detection.added.map((record, i): LiveEvent =>
         isUnreadable(record)
           ? {
-              kind: 'error',
-              code: ErrorCode.UpstreamError,
-              message: `A new message on ${this.target.tid} could not be read: ${record.error.message}`,
+              kind: 'unreadable',
+              id: record.id,
+              reason: record.error.message,
+              seq: first + i,
+              total,
             }
-          : { kind: 'message', message: record },
+          : { kind: 'message', message: record, seq: first + i, total },
       );
     } catch (error) {
+      this.options.observer?.pollFailed();
       this.failures += 1;
       const threshold = this.options.failuresBeforeError ?? 3;
       if (this.failures !== threshold) return [];

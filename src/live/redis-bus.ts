@@ -5,6 +5,9 @@
  * expires `lockTtlMs` after its holder's last renewal, so when the polling copy goes away another
  * copy with subscribers takes over, continuing from the seen state the last poll stored.
  *
+ * Pub/sub forgets what it could not deliver: after a reconnect of the subscriber connection
+ * every listener gets a `resync` event and checks the history for what it missed.
+ *
  * Keys and channels: sms-gateway:live:v1:{lock,seen,events}:<topic>.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,7 +19,7 @@ import {
   type RedisConnection,
   type RedisTarget,
 } from '../redis/connection.js';
-import type { LiveBus, LiveEvent } from './bus.js';
+import type { Claim, LiveBus, LiveEvent } from './bus.js';
 import type { SeenState } from './detect.js';
 
 const PREFIX = 'sms-gateway:live:v1:';
@@ -28,8 +31,12 @@ const channelOf = (topic: string): string => `${PREFIX}events:${topic}`;
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
-/** Seen state outlives a quiet hour without polls; older than that, a new poll starts afresh. */
-const SEEN_TTL_MS = 3_600_000;
+/**
+ * Seen state is kept for a few lock lifetimes: enough for a takeover to continue from it. A
+ * poll loop starting later learns afresh; subscribers never depend on it (they start from the
+ * history's head and fill gaps from it).
+ */
+const SEEN_LIFETIMES = 10;
 
 export interface RedisBusOptions {
   /** Where Redis is (src/redis): a connection is opened for live updates; or give `connection`. */
@@ -48,6 +55,7 @@ export class RedisBus implements LiveBus {
   private readonly commands: RedisClient;
   private readonly subscriber: RedisClient;
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  private resyncTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: RedisBusOptions) {
     // While disconnected, commands fail at once (the poll loop retries next tick) instead of
@@ -67,6 +75,19 @@ export class RedisBus implements LiveBus {
       });
     this.commands = this.connection.client;
     this.subscriber = this.connection.subscriber();
+    // Back after a cut: whatever was published meanwhile is gone. Listeners check the history
+    // now, and once more a lock lifetime later, by when a poll has found what arrived meanwhile
+    // and the resubscription is surely in place.
+    let subscriberCut = false;
+    this.subscriber.on('close', () => (subscriberCut = true));
+    this.subscriber.on('ready', () => {
+      if (!subscriberCut) return;
+      subscriberCut = false;
+      this.resyncAll();
+      if (this.resyncTimer) clearTimeout(this.resyncTimer);
+      this.resyncTimer = setTimeout(() => this.resyncAll(), options.lockTtlMs);
+      this.resyncTimer.unref();
+    });
     this.subscriber.on('message', (channel: string, payload: string) => {
       const topic = channel.slice(channelOf('').length);
       const set = this.listeners.get(topic);
@@ -90,20 +111,39 @@ export class RedisBus implements LiveBus {
     };
   }
 
+  private resyncAll(): void {
+    for (const set of this.listeners.values()) {
+      for (const listener of set) listener({ kind: 'resync' });
+    }
+  }
+
   async publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
     await this.commands.publish(channelOf(topic), encodeEvents(events));
   }
 
-  async claim(topic: string): Promise<boolean> {
+  async claim(topic: string): Promise<Claim> {
     const ttl = String(this.options.lockTtlMs);
     const renewed = await this.commands.eval(RENEW, 1, lockKey(topic), this.owner, ttl);
-    if (renewed === 1) return true;
+    if (renewed === 1) return 'held';
     const taken = await this.commands.set(lockKey(topic), this.owner, 'PX', ttl, 'NX');
-    return taken === 'OK';
+    if (taken !== 'OK') return null;
+    // A poll stored its seen state recently and did not hand the lock back: its copy is gone.
+    const seen = await this.commands.get(seenKey(topic));
+    return seen !== null && !seen.includes('"released":true') ? 'took-over' : 'acquired';
   }
 
   async release(topic: string): Promise<void> {
-    await this.commands.eval(RELEASE, 1, lockKey(topic), this.owner).catch(() => undefined);
+    const released = await this.commands
+      .eval(RELEASE, 1, lockKey(topic), this.owner)
+      .catch(() => 0);
+    if (released !== 1) return;
+    // Handed back on purpose: whoever claims it next starts normally, not as a takeover.
+    const raw = await this.commands.get(seenKey(topic)).catch(() => null);
+    if (raw === null) return;
+    const ttl = String(this.options.lockTtlMs * SEEN_LIFETIMES);
+    await this.commands
+      .set(seenKey(topic), `${raw.slice(0, -1)},"released":true}`, 'PX', ttl)
+      .catch(() => undefined);
   }
 
   async loadSeen(topic: string): Promise<SeenState | null> {
@@ -119,10 +159,12 @@ export class RedisBus implements LiveBus {
   }
 
   async saveSeen(topic: string, seen: SeenState): Promise<void> {
-    await this.commands.set(seenKey(topic), JSON.stringify(seen), 'PX', SEEN_TTL_MS);
+    const ttl = this.options.lockTtlMs * SEEN_LIFETIMES;
+    await this.commands.set(seenKey(topic), JSON.stringify(seen), 'PX', ttl);
   }
 
   async close(): Promise<void> {
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.listeners.clear();
     await this.connection.close();
   }
@@ -143,9 +185,16 @@ function decodeEvents(payload: string): LiveEvent[] {
   if (!Array.isArray(parsed)) return [];
   const events: LiveEvent[] = [];
   for (const item of parsed as Array<Record<string, unknown>>) {
-    if (item.kind === 'message' && item.message && typeof item.message === 'object') {
+    const seq = Number(item.seq);
+    const total = Number(item.total);
+    const sequenced = Number.isSafeInteger(seq) && Number.isSafeInteger(total);
+    if (sequenced && item.kind === 'message' && item.message && typeof item.message === 'object') {
       const message = item.message as Message & { sentAt: string };
-      events.push({ kind: 'message', message: { ...message, sentAt: new Date(message.sentAt) } });
+      const revived = { ...message, sentAt: new Date(message.sentAt) };
+      events.push({ kind: 'message', message: revived, seq, total });
+    } else if (sequenced && item.kind === 'unreadable') {
+      const id = typeof item.id === 'string' ? item.id : null;
+      events.push({ kind: 'unreadable', id, reason: String(item.reason), seq, total });
     } else if (item.kind === 'error') {
       events.push({ kind: 'error', code: String(item.code), message: String(item.message) });
     }

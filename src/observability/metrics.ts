@@ -35,8 +35,23 @@ export interface GatewayMetrics {
   watchRedis(use: string, up: () => boolean): void;
   /** Reports the in-memory response cache's bytes at each scrape (sms_response_cache_bytes). */
   watchCacheBytes(bytes: () => number): void;
+  watchLive(stats: () => LiveStats): void;
+  /** Feed to the live hub: polls, takeovers, subscribers dropped. */
+  readonly live: {
+    published(count: number): void;
+    pollFailed(): void;
+    takeover(): void;
+    dropped(reason: 'slow' | 'resync'): void;
+  };
   /** `endpoint: false` collects without serving /metrics (METRICS_PORT serves it apart). */
   plugin(options?: { readonly endpoint: boolean }): Plugin;
+}
+
+interface LiveStats {
+  readonly topics: number;
+  readonly subscriptions: number;
+  /** Poll locks this copy holds (numbers it polls); without Redis, every topic. */
+  readonly locksHeld?: number;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -136,7 +151,7 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       this.set({ kind: 'waiting' }, now.waiting);
     },
   });
-  let live: (() => { readonly topics: number; readonly subscriptions: number }) | undefined;
+  let live: (() => LiveStats) | undefined;
   new Gauge({
     name: 'sms_live_subscriptions',
     help: 'Live subscriptions open on this copy (kind subscriptions), and the numbers they watch (kind topics: one poll loop or pub/sub listener each).',
@@ -170,6 +185,36 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     name: 'sms_apq_requests_total',
     help: 'Automatic persisted query lookups, by result (hit, miss, registered).',
     labelNames: ['result'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'sms_live_poll_locks_held',
+    help: 'Numbers this copy polls now (with Redis: poll locks it holds).',
+    registers: [registry],
+    collect() {
+      const now = live?.();
+      if (now?.locksHeld !== undefined) this.set(now.locksHeld);
+    },
+  });
+  const livePollFailures = new Counter({
+    name: 'sms_live_poll_failures_total',
+    help: 'Live polls of the service that failed.',
+    registers: [registry],
+  });
+  const liveEvents = new Counter({
+    name: 'sms_live_events_published_total',
+    help: 'Live events found by this copy and published to subscribers (on every copy).',
+    registers: [registry],
+  });
+  const liveTakeovers = new Counter({
+    name: 'sms_live_takeovers_total',
+    help: 'Numbers this copy took over polling from a copy that stopped renewing its lock.',
+    registers: [registry],
+  });
+  const liveDropped = new Counter({
+    name: 'sms_live_subscribers_dropped_total',
+    help: 'Live subscribers ended by the gateway: slow (fell behind: SLOW_CONSUMER) or resync (RESYNC_REQUIRED).',
+    labelNames: ['reason'],
     registers: [registry],
   });
   const refused = new Counter({
@@ -229,6 +274,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
     watchCacheBytes(bytes) {
       cacheBytes = bytes;
+    },
+    live: {
+      published: (count) => liveEvents.inc(count),
+      pollFailed: () => livePollFailures.inc(),
+      takeover: () => liveTakeovers.inc(),
+      dropped: (reason) => liveDropped.inc({ reason }),
     },
     plugin({ endpoint } = { endpoint: true }) {
       return usePrometheus({

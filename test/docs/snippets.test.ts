@@ -74,9 +74,11 @@ describe('code blocks of README.md and the client docs', () => {
     expect(blocks.filter((b) => b.lang === 'graphql').length).toBeGreaterThan(4);
   });
 
-  it('marks every TypeScript block as a snippet, so a test runs it', () => {
+  // `snippet=` blocks run in test/clients/snippets.test.ts; `recipe=` blocks are the files of
+  // test/fixtures/recipes/ that the live e2e tests run (test/live/recipe-docs.test.ts).
+  it('marks every TypeScript block as a snippet or a recipe, so a test runs it', () => {
     const unmarked = blocks
-      .filter((b) => ['ts', 'tsx', 'js', 'jsx'].includes(b.lang) && !/snippet=/.test(b.info))
+      .filter((b) => ['ts', 'tsx', 'js', 'jsx'].includes(b.lang) && !/(snippet|recipe)=/.test(b.info))
       .map((b) => `${b.file}: ${b.code.split('\n')[0]}`);
     expect(unmarked).toEqual([]);
   });

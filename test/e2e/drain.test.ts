@@ -72,7 +72,7 @@ async function client(tally: Tally, running: () => boolean): Promise<void> {
 
 const requestLines = (gateway: GatewayProcess): number =>
   gateway
-    .stdout()
+    .logs()
     .split('\n')
     .filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/graphql"'))
     .length;
@@ -112,7 +112,7 @@ describe('draining one copy of two behind haproxy, under load', () => {
     expect(tally.ok).toBeGreaterThan(servedAfterExit);
     // Its own log says it drained in order.
     const messages = draining
-      .stdout()
+      .logs()
       .split('\n')
       .filter(Boolean)
       .map((line) => (JSON.parse(line) as { msg: string }).msg);

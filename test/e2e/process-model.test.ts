@@ -63,11 +63,11 @@ describe('node dist/main.js', () => {
         headers: { 'content-type': 'application/json' },
         body: '{"query":"{ __typename }"}',
       });
-      await until(() => gateway.stdout().includes('"msg":"request"'));
+      await until(() => gateway.logs().includes('"msg":"request"'));
     } finally {
       await gateway.close();
     }
-    const lines = gateway.stdout().split('\n').filter(Boolean);
+    const lines = gateway.logs().split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThanOrEqual(3);
     for (const line of lines) {
       expect(JSON.parse(line)).toMatchObject({ 'service.instance.id': 'gw-test-7' });
@@ -105,13 +105,13 @@ describe('node dist/main.js', () => {
       await gateway.close();
     }
     const warnings = gateway
-      .stdout()
+      .logs()
       .split('\n')
       .filter((line) => line.includes('"level":40'));
     // One line per use, whatever the reconnect attempts; never the password.
     expect(warnings.length).toBeGreaterThanOrEqual(1);
     expect(warnings.length).toBeLessThanOrEqual(3);
-    expect(gateway.stdout()).not.toContain('hunter2-secret');
+    expect(gateway.logs()).not.toContain('hunter2-secret');
   }, 30_000);
 
   it('says in one line, without a stack trace, that the port is in use', async () => {

@@ -1,6 +1,7 @@
 /**
  * Shutdown with live subscriptions open, on the real process (dist/main.js): SIGTERM ends an SSE
- * stream and completes a graphql-ws subscription cleanly, and the process still exits 0.
+ * stream without `event: complete` (so clients reconnect) and closes the WebSocket as "going
+ * away", and the process still exits 0.
  */
 import { once } from 'node:events';
 import { createClient } from 'graphql-ws';
@@ -19,7 +20,7 @@ beforeAll(async () => {
 afterAll(() => gateway.close());
 
 describe('SIGTERM with live subscriptions open', () => {
-  it('ends the SSE stream and completes the WebSocket subscription, then exits 0', async () => {
+  it('ends the SSE stream without complete and closes the WebSocket, then exits 0', async () => {
     const sse = await fetch(gateway.endpoint, {
       method: 'POST',
       headers: {
@@ -30,10 +31,14 @@ describe('SIGTERM with live subscriptions open', () => {
       body: JSON.stringify({ query: QUERY }),
     });
     expect(sse.status).toBe(200);
+    let sseText = '';
     const sseEnded = (async () => {
-      const reader = sse.body!.getReader();
-      while (!(await reader.read()).done);
-      return 'ended';
+      const reader = sse.body!.pipeThrough(new TextDecoderStream()).getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return 'ended';
+        sseText += value;
+      }
     })();
 
     let connected: () => void = () => undefined;
@@ -66,6 +71,8 @@ describe('SIGTERM with live subscriptions open', () => {
     const exited = once(gateway.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     gateway.child.kill('SIGTERM');
     expect(await sseEnded).toBe('ended');
+    // No `complete`: graphql-sse and GraphiQL would take it as final and never reconnect.
+    expect(sseText).not.toContain('event: complete');
     const wsOutcome = await wsCompleted;
     // The server closes the socket as "going away" (1001) or normally (1000); anything else,
     // or no close at all, fails.

@@ -35,8 +35,8 @@ afterEach(async () => {
   await upstream.close();
 });
 
-function copy() {
-  const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs: LOCK_TTL_MS, logger: false });
+function copy(lockTtlMs = LOCK_TTL_MS) {
+  const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs, logger: false });
   const test = createTestGateway(upstream.url, {
     live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY },
   });
@@ -106,6 +106,8 @@ describe('live updates across two copies on one Redis', () => {
     await until(() => upstream.callsOf('smshistory') >= 1);
     const b = copy();
     const onB = await open(b.test);
+    // B's subscription starts at the head it reads: what arrives before that is not new to it.
+    await sleep(POLL_MS * 3);
     const first = upstream.add('T-A', 1);
     await onB.waitFor(1);
     await onA.waitFor(1);
@@ -124,17 +126,21 @@ describe('live updates across two copies on one Redis', () => {
 
   it('when the polling copy’s last subscriber leaves, the other copy polls at once', async () => {
     upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
-    const a = copy();
+    // A lock that would take 20 s to lapse: B polling well before that means A released it.
+    const lockTtlMs = 20_000;
+    const a = copy(lockTtlMs);
     const onA = await open(a.test);
-    await until(() => upstream.callsOf('smshistory') >= 1);
-    const b = copy();
+    await until(() => a.test.live!.stats.locksHeld === 1);
+    const b = copy(lockTtlMs);
     const onB = await open(b.test);
     await sleep(POLL_MS * 2);
+    expect(b.test.live!.stats.locksHeld).toBe(0);
     onA.close();
     await until(() => a.test.live!.stats.topics === 0);
     const ids = upstream.add('T-A', 2);
-    // Released, not expired: B claims on its next tick, well before the lock's TTL.
-    await onB.waitFor(2, LOCK_TTL_MS);
+    // Released, not expired: B claims on its next tick, long before the lock's TTL.
+    await onB.waitFor(2, lockTtlMs / 4);
+    expect(b.test.live!.stats.locksHeld).toBe(1);
     expect(idsOf(onB)).toEqual(ids);
   });
 });

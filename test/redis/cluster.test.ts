@@ -96,7 +96,8 @@ describe('on a three-node Redis Cluster', () => {
     const onA = await subscribeSse(a().gateway, query, ONE);
     const onB = await subscribeSse(b().gateway, query, ONE);
     streams.push(onA, onB);
-    await until(() => upstream.callsOf('smshistory', 'AC-1') >= 2, 5_000);
+    // Each subscription reads the head itself, and the one polling copy's first poll learns it.
+    await until(() => upstream.callsOf('smshistory', 'AC-1') >= 3, 5_000);
     const ids = upstream.add('T-A', 2);
     await onA.waitFor(2, 5_000);
     await onB.waitFor(2, 5_000);

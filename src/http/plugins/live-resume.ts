@@ -1,0 +1,108 @@
+/**
+ * Resumable live streams on the wire. Each subscription result gets its resume token in
+ * `extensions.resumeToken` (src/graph/live.ts sets it per event), and over SSE it is also the
+ * event's `id:`, so a client that resends `Last-Event-ID` resumes where it was.
+ *
+ * And SSE streams that end because the copy shuts down end without `event: complete`: graphql-sse
+ * and GraphiQL take `complete` as "finished" and would never reconnect; a stream that simply
+ * closes is a network error to them, which they retry (on another copy, behind a balancer).
+ * Otherwise the same SSE framing as yoga's own (a ping at once and every 12 s).
+ */
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import type { ExecutionResult } from 'graphql';
+import { takeResumeToken } from '../../graph/live.js';
+
+const PING_MS = 12_000;
+
+export function useLiveResume(live: { readonly closing: boolean } | null): Plugin {
+  return {
+    onSubscribe({ args }) {
+      const context = args.contextValue as object;
+      return {
+        onSubscribeResult() {
+          return {
+            onNext({ result, setResult }) {
+              const token = takeResumeToken(context);
+              if (token === undefined) return;
+              setResult({ ...result, extensions: { ...result.extensions, resumeToken: token } });
+            },
+          };
+        },
+      };
+    },
+    onResultProcess({ request, result, setResultProcessor }) {
+      if (!isAsyncIterable(result)) return;
+      const accept = request.headers.get('accept') ?? '';
+      if (!accept.includes('text/event-stream')) return;
+      setResultProcessor(
+        (stream, fetchAPI) =>
+          sseResponse(
+            stream as AsyncIterable<ExecutionResult>,
+            fetchAPI,
+            () => live?.closing ?? false,
+          ),
+        'text/event-stream',
+      );
+    },
+  };
+}
+
+function sseResponse(
+  results: AsyncIterable<ExecutionResult>,
+  fetchAPI: { ReadableStream: typeof ReadableStream; Response: typeof Response },
+  shuttingDown: () => boolean,
+): Response {
+  const encoder = new TextEncoder();
+  const iterator = results[Symbol.asyncIterator]();
+  let ping: NodeJS.Timeout | undefined;
+  const body = new fetchAPI.ReadableStream<Uint8Array>({
+    start(controller) {
+      // Some browsers wait for a first byte before they hand the stream over.
+      controller.enqueue(encoder.encode(':\n\n'));
+      ping = setInterval(() => {
+        if (controller.desiredSize === null) clearInterval(ping);
+        else if (controller.desiredSize > 0) controller.enqueue(encoder.encode(':\n\n'));
+      }, PING_MS);
+    },
+    async pull(controller) {
+      try {
+        const next = await iterator.next();
+        if (!next.done) {
+          const id = resumeTokenOf(next.value);
+          const idLine = id !== undefined ? `id: ${id}\n` : '';
+          controller.enqueue(
+            encoder.encode(`${idLine}event: next\ndata: ${JSON.stringify(next.value)}\n\n`),
+          );
+          return;
+        }
+        clearInterval(ping);
+        // Shutting down: no `complete`, so clients reconnect (and resume) elsewhere.
+        if (!shuttingDown()) controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));
+        controller.close();
+      } catch (error) {
+        clearInterval(ping);
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      clearInterval(ping);
+      await iterator.return?.();
+    },
+  });
+  return new fetchAPI.Response(body, {
+    status: 200,
+    headers: {
+      'Content-Type': 'text/event-stream',
+      Connection: 'keep-alive',
+      'Cache-Control': 'no-cache',
+      'Content-Encoding': 'none',
+    },
+  });
+}
+
+/** The result's resume token (of an event, or of an error that ended the stream). */
+function resumeTokenOf(result: ExecutionResult): string | undefined {
+  const token = result.extensions?.resumeToken ?? result.errors?.[0]?.extensions?.resumeToken;
+  // An SSE field ends at a line break: anything with one is not a token of ours.
+  return typeof token === 'string' && !/[\r\n]/.test(token) ? token : undefined;
+}

@@ -1,0 +1,347 @@
+/**
+ * One live subscriber: where it is in each number's history, and its own bounded queue.
+ *
+ * Every event names its place in the history (`seq`, counted from the oldest), so a subscriber
+ * keeps, per number, the last message it was given and takes the next one only: an event it
+ * already has is dropped (a bus or a new poller repeating itself), and an event further on shows
+ * a gap (pub/sub lost something: a Redis outage, a takeover), filled by reading the history.
+ * The same read starts a subscription: from the head of the history (nothing that was there
+ * already is sent), or from a resume point, delivering what arrived since, oldest first; past
+ * `resumeLimit` messages it ends with RESYNC_REQUIRED.
+ *
+ * The queue is bounded: a subscriber whose reader falls `queueLimit` events behind is ended with
+ * SLOW_CONSUMER and the resume point of the last event its reader took, and the fan-out to every
+ * other subscriber goes on. Pushing never waits and never throws, so a message is delivered as
+ * soon as it is in every live subscriber's queue.
+ */
+import type { Credentials } from '../core/credentials.js';
+import { isUnreadable, type Message } from '../core/domain.js';
+import { ErrorCode, UpstreamError } from '../core/errors.js';
+import type { UpstreamClient } from '../upstream/client.js';
+import type { LiveEvent } from './bus.js';
+import type { LiveObserver } from './observer.js';
+import type { PollTarget } from './poll-loop.js';
+
+/** The last message a subscriber has of one number: its seq and id ('' when unknown). */
+export interface Position {
+  readonly seq: number;
+  readonly id: string;
+}
+
+/** Resume point of a subscription: a position per tid. */
+export type Positions = ReadonlyMap<string, Position>;
+
+export type Delivery =
+  | {
+      readonly kind: 'message';
+      readonly tid: string;
+      readonly message: Message;
+      readonly seq: number;
+      readonly total: number;
+      /** Where the subscription stands once this event is taken: its resume point. */
+      readonly positions: Positions;
+    }
+  | {
+      readonly kind: 'unreadable';
+      readonly tid: string;
+      readonly reason: string;
+      readonly positions: Positions;
+    }
+  | {
+      readonly kind: 'error';
+      readonly code: string;
+      readonly message: string;
+      /** Set on SLOW_CONSUMER: where to resume. */
+      readonly positions: Positions | null;
+    };
+
+type Sequenced = Extract<LiveEvent, { kind: 'message' | 'unreadable' }>;
+
+/** Queued, not yet taken: a sequenced event carries its position, applied when taken. */
+type Pending =
+  | { readonly tid: string; readonly position: Position; readonly event: Sequenced }
+  | {
+      readonly tid: null;
+      readonly error: { code: string; message: string; positions: Positions | null };
+    };
+
+interface Track {
+  readonly target: PollTarget;
+  /** The last position queued; null until the first read of the history. */
+  at: Position | null;
+  /** Events held while the history is being read. */
+  buffer: Sequenced[];
+  busy: boolean;
+}
+
+export interface SubscriptionOptions {
+  readonly client: UpstreamClient;
+  /** Held while the subscription lives, to read the history it catches up from. */
+  readonly credentials: Credentials;
+  readonly targets: readonly PollTarget[];
+  /** Resume point; tids it does not name start at the head. */
+  readonly start: Positions | null;
+  /** Events queued for a reader before it is ended as too slow. */
+  readonly queueLimit: number;
+  /** Most messages per number delivered from the history when resuming or filling a gap. */
+  readonly resumeLimit: number;
+  /** Wait before reading the history again after a failed read. */
+  readonly retryMs: number;
+  readonly observer?: LiveObserver;
+  /** Called once when the subscription ends, however it ends. */
+  readonly onEnd: () => void;
+}
+
+/** Messages read to learn the head, and enough to fill a small gap in the same call. */
+const FIRST_READ = 20;
+
+export class LiveSubscription implements AsyncIterableIterator<Delivery> {
+  private readonly tracks = new Map<string, Track>();
+  /** Positions of what the reader has taken: the resume point. */
+  private readonly taken = new Map<string, Position>();
+  private queue: Pending[] = [];
+  private waiting: ((result: IteratorResult<Delivery>) => void) | null = null;
+  /** No more events accepted; the reader still takes what is queued. */
+  private ended = false;
+  private cleaned = false;
+  private roomWaiters: Array<() => void> = [];
+
+  constructor(private readonly options: SubscriptionOptions) {
+    for (const target of options.targets) {
+      const from = options.start?.get(target.tid) ?? null;
+      this.tracks.set(target.tid, { target, at: from, buffer: [], busy: false });
+      if (from) this.taken.set(target.tid, from);
+    }
+  }
+
+  /** Reads where each number stands (or what arrived since the resume point), then goes live. */
+  begin(): void {
+    for (const track of this.tracks.values()) void this.fill(track);
+  }
+
+  /** An event of one of its numbers, from the bus. Never throws, never waits. */
+  onEvent(tid: string, event: LiveEvent): void {
+    const track = this.tracks.get(tid);
+    if (!track || this.ended) return;
+    if (event.kind === 'error') {
+      this.push({
+        tid: null,
+        error: { code: event.code, message: event.message, positions: null },
+      });
+    } else if (event.kind === 'resync') {
+      void this.fill(track);
+    } else {
+      this.accept(track, event);
+    }
+  }
+
+  /** Ends the stream once the reader has taken what is queued (shutdown). */
+  end(): void {
+    this.finish(null);
+  }
+
+  next(): Promise<IteratorResult<Delivery>> {
+    const item = this.queue.shift();
+    if (item) return Promise.resolve({ value: this.take(item), done: false });
+    if (this.ended) {
+      this.cleanup();
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  return(): Promise<IteratorResult<Delivery>> {
+    this.ended = true;
+    this.queue = [];
+    this.cleanup();
+    // A read waiting for the next event ends now, or whoever awaits it would hold on.
+    const wake = this.waiting;
+    this.waiting = null;
+    wake?.({ value: undefined, done: true });
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private accept(track: Track, event: Sequenced): void {
+    if (track.busy || track.at === null) {
+      track.buffer.push(event);
+      const most = this.options.queueLimit + this.options.resumeLimit;
+      if (track.buffer.length > most) this.resyncRequired(track.target.tid);
+      return;
+    }
+    if (event.seq <= track.at.seq) return;
+    if (event.seq === track.at.seq + 1) {
+      this.deliver(track, event);
+      return;
+    }
+    track.buffer.push(event);
+    void this.fill(track);
+  }
+
+  private deliver(track: Track, event: Sequenced): void {
+    const id = event.kind === 'message' ? event.message.id : (event.id ?? '');
+    track.at = { seq: event.seq, id };
+    this.push({ tid: track.target.tid, position: track.at, event });
+  }
+
+  /** Reads the history up to its head and queues what this subscriber misses, then the buffer. */
+  private async fill(track: Track): Promise<void> {
+    if (track.busy || this.ended) return;
+    track.busy = true;
+    for (;;) {
+      try {
+        await this.catchUp(track);
+        break;
+      } catch (error) {
+        if (this.ended) return;
+        const known = error instanceof UpstreamError;
+        this.push({
+          tid: null,
+          error: {
+            code: known ? error.code : ErrorCode.UpstreamError,
+            message: `Live updates for ${track.target.tid} could not read the history; trying again`,
+            positions: null,
+          },
+        });
+        await new Promise((resolve) => setTimeout(resolve, this.options.retryMs));
+        if (this.ended) return;
+      }
+    }
+    if (this.ended) return;
+    track.busy = false;
+    const buffered = track.buffer.sort((a, b) => a.seq - b.seq);
+    track.buffer = [];
+    for (const event of buffered) this.accept(track, event);
+  }
+
+  private async catchUp(track: Track): Promise<void> {
+    const { tid, number } = track.target;
+    const read = (count: number) =>
+      this.options.client.history(this.options.credentials, { tid, number, start: 0, end: count });
+    let page = await read(FIRST_READ);
+    const total = page.totalCount;
+    const at = track.at;
+    if (at === null) {
+      // A new subscription starts at the head: what is there already is not sent.
+      const newest = page.messages[0];
+      track.at = { seq: total - 1, id: newest ? (newest.id ?? '') : '' };
+      this.taken.set(tid, track.at);
+      return;
+    }
+    // Messages after `at`; the one at `at` is read too, to check it is still where it was.
+    const missing = total - 1 - at.seq;
+    if (missing <= 0) {
+      if (missing < 0) this.resyncRequired(tid);
+      return;
+    }
+    if (missing > this.options.resumeLimit) {
+      this.resyncRequired(tid);
+      return;
+    }
+    if (page.messages.length < missing + 1 && total > page.messages.length) {
+      page = await read(missing + 1);
+    }
+    const anchor = page.messages[page.totalCount - 1 - at.seq];
+    const anchorId = anchor ? anchor.id : null;
+    if (at.id !== '' && anchorId !== null && anchorId !== at.id) {
+      this.resyncRequired(tid);
+      return;
+    }
+    const newTotal = page.totalCount;
+    const count = newTotal - 1 - at.seq;
+    for (let position = Math.min(count, page.messages.length) - 1; position >= 0; position -= 1) {
+      const record = page.messages[position]!;
+      const seq = newTotal - 1 - position;
+      const event: Sequenced = isUnreadable(record)
+        ? { kind: 'unreadable', id: record.id, reason: record.error.message, seq, total: newTotal }
+        : { kind: 'message', message: record, seq, total: newTotal };
+      // What comes from the history waits for room: a resume never overflows its own queue.
+      await this.room();
+      if (this.ended) return;
+      this.deliver(track, event);
+    }
+  }
+
+  /** Resolves once the queue has room for one more event. */
+  private room(): Promise<void> {
+    if (this.queue.length < this.options.queueLimit) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  private push(item: Pending): void {
+    if (this.ended) return;
+    if (this.waiting) {
+      const wake = this.waiting;
+      this.waiting = null;
+      wake({ value: this.take(item), done: false });
+      return;
+    }
+    if (this.queue.length < this.options.queueLimit) {
+      this.queue.push(item);
+      return;
+    }
+    // Too slow: what is queued is dropped; the reader resumes from what it took.
+    this.queue = [];
+    this.options.observer?.dropped('slow');
+    this.finish({
+      code: ErrorCode.SlowConsumer,
+      message: `This subscriber fell ${this.options.queueLimit} events behind and was ended; subscribe again with extensions.resumeToken to resume`,
+      positions: new Map(this.taken),
+    });
+  }
+
+  private resyncRequired(tid: string): void {
+    if (this.ended) return;
+    this.options.observer?.dropped('resync');
+    this.finish({
+      code: ErrorCode.ResyncRequired,
+      message: `Live updates for ${tid} cannot resume: more than ${this.options.resumeLimit} messages arrived since, or the history changed. Refetch Number.messages, then subscribe again without a resume token`,
+      positions: null,
+    });
+  }
+
+  /** No more events; `error` (if any) is the last thing the reader gets. */
+  private finish(
+    error: { code: string; message: string; positions: Positions | null } | null,
+  ): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (error) this.queue.push({ tid: null, error });
+    // Stop listening now: a subscriber that is not live does not hold up the fan-out.
+    this.cleanup();
+    if (this.waiting) {
+      const wake = this.waiting;
+      this.waiting = null;
+      const item = this.queue.shift();
+      wake(item ? { value: this.take(item), done: false } : { value: undefined, done: true });
+    }
+  }
+
+  private take(item: Pending): Delivery {
+    for (const wake of this.roomWaiters.splice(0)) wake();
+    if (item.tid === null) return { kind: 'error', ...item.error };
+    this.taken.set(item.tid, item.position);
+    const positions = new Map(this.taken);
+    const { event } = item;
+    return event.kind === 'message'
+      ? {
+          kind: 'message',
+          tid: item.tid,
+          message: event.message,
+          seq: event.seq,
+          total: event.total,
+          positions,
+        }
+      : { kind: 'unreadable', tid: item.tid, reason: event.reason, positions };
+  }
+
+  private cleanup(): void {
+    for (const wake of this.roomWaiters.splice(0)) wake();
+    if (this.cleaned) return;
+    this.cleaned = true;
+    this.options.onEnd();
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Live events into the paged list, with Apollo Client against the built process: the list is
+ * read once over HTTP (relayStylePagination on Number.messages), then each messageEdgeAdded edge
+ * is prepended by the recipe of docs/paging.md (test/fixtures/recipes/live-apollo-list.ts):
+ * every new message at the head of the cached list, once, in order, with no refetch; and the
+ * prepended edge's cursor pages on from there.
+ */
+import { gql } from '@apollo/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { GatewayProcess } from '../fixtures/gateway-process.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import {
+  LIVE_ACCOUNT,
+  LIVE_AUTHORIZATION,
+  arrivals,
+  startLiveCopy,
+} from '../fixtures/live-fleet.js';
+import { createLiveApolloClient } from '../fixtures/recipes/live-apollo.js';
+import { prependNewMessages } from '../fixtures/recipes/live-apollo-list.js';
+import { until } from '../fixtures/wait.js';
+
+const MESSAGES = gql`
+  query Messages($tid: ID!, $first: Int, $after: String) {
+    number(tid: $tid) {
+      tid
+      messages(first: $first, after: $after) {
+        totalCount
+        edges {
+          cursor
+          node {
+            id
+            body
+          }
+        }
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+      }
+    }
+  }
+`;
+
+interface MessagesData {
+  number: {
+    messages: {
+      totalCount: number;
+      edges: Array<{ cursor: string; node: { id: string } }>;
+    };
+  };
+}
+
+let upstream: GrowingUpstream | undefined;
+let gateway: GatewayProcess | undefined;
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await gateway?.close();
+  await upstream?.close();
+});
+
+describe('Apollo Client: messageEdgeAdded into Number.messages', () => {
+  it('prepends each new edge to the cached list without a refetch; its cursor pages on', async () => {
+    upstream = await startGrowingUpstream(LIVE_ACCOUNT);
+    gateway = await startLiveCopy(upstream, 200);
+    let httpRequests = 0;
+    const client = createLiveApolloClient(
+      gateway.endpoint,
+      gateway.endpoint.replace(/^http/, 'ws'),
+      LIVE_AUTHORIZATION,
+      {
+        ws: { webSocketImpl: WebSocket },
+        http: {
+          fetch: (input, init) => {
+            httpRequests += 1;
+            return fetch(input, init);
+          },
+        },
+      },
+    );
+    cleanups.push(() => client.stop());
+
+    const variables = { tid: 'T-A', first: 3 };
+    const first = await client.query<MessagesData>({ query: MESSAGES, variables });
+    const initial = first.data!.number.messages.edges.map((e) => e.node.id);
+    expect(initial).toHaveLength(3);
+    cleanups.push(prependNewMessages(client, ['T-A']));
+
+    const cached = () => client.readQuery<MessagesData>({ query: MESSAGES, variables })!;
+    const cachedIds = () => cached().number.messages.edges.map((e) => e.node.id);
+    // Messages arrive until the subscription has delivered three of them, then one last one.
+    const stream = arrivals(upstream, 150);
+    cleanups.push(() => stream.stop());
+    await until(() => cachedIds().length >= initial.length + 3, 10_000);
+    stream.stop();
+    const last = stream.addOne();
+    await until(() => cachedIds()[0] === last, 10_000);
+
+    const ids = cachedIds();
+    const live = ids.slice(0, ids.length - initial.length);
+    // Newest first, each once, every one from the first delivered on, then the page read before.
+    const fromFirst = stream.ids.slice(stream.ids.indexOf(live.at(-1)!));
+    expect(live).toEqual([...fromFirst].reverse());
+    expect(ids.slice(live.length)).toEqual(initial);
+    expect(cached().number.messages.totalCount).toBe(
+      first.data!.number.messages.totalCount + live.length,
+    );
+    expect(httpRequests).toBe(1);
+
+    // The prepended edge's cursor is one of the list's: `after` it come the older messages.
+    const head = cached().number.messages.edges[0]!;
+    const older = await client.query<MessagesData>({
+      query: MESSAGES,
+      variables: { tid: 'T-A', first: 2, after: head.cursor },
+      fetchPolicy: 'no-cache',
+    });
+    expect(older.data!.number.messages.edges.map((e) => e.node.id)).toEqual(ids.slice(1, 3));
+  });
+});

@@ -1,0 +1,211 @@
+/**
+ * Resumable, isolated live delivery, in-process over SSE against a growing loopback upstream:
+ * resume tokens (argument and Last-Event-ID), the resume bound (RESYNC_REQUIRED), a stuck
+ * reader beside a healthy one (SLOW_CONSUMER with its token, nothing lost for either), events as
+ * edges whose cursor pages `Number.messages`, and `tids: []`.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { subscribeSse, type SseStream } from '../fixtures/sse.js';
+import { sleep } from '../fixtures/wait.js';
+
+const POLL_MS = 50;
+const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
+const ADDED = 'subscription($t: String) { messageAdded(tids: ["T-A"], resumeToken: $t) { id } }';
+const EDGES = `subscription { messageEdgeAdded(tids: ["T-A"]) {
+  resumeToken number { tid } edge { cursor node { id body } } } }`;
+
+let upstream: GrowingUpstream | undefined;
+let test: TestGateway | undefined;
+const streams: SseStream[] = [];
+afterEach(async () => {
+  for (const stream of streams.splice(0)) stream.close();
+  await test?.close();
+  await upstream?.close();
+  test = undefined;
+  upstream = undefined;
+});
+
+async function stack(live: { queueLimit?: number; resumeLimit?: number } = {}) {
+  upstream = await startGrowingUpstream({ 'AC-1': ['T-A', 'T-B'] });
+  test = createTestGateway(upstream.url, { live: { pollMs: POLL_MS, ...live } });
+  return upstream;
+}
+
+async function open(
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  const stream = await subscribeSse(test!.gateway, query, { ...ONE, ...headers }, variables);
+  streams.push(stream);
+  return stream;
+}
+
+/** Until the hub has read the head of every subscription and polled once. */
+async function settled() {
+  await sleep(POLL_MS * 3);
+}
+
+const idsOf = (stream: SseStream) =>
+  stream.events.map((e) => (e.data?.messageAdded as { id: string } | null)?.id);
+
+describe('resumable delivery', () => {
+  it('every event carries its resume token (payload and SSE id); the token resumes exactly after it', async () => {
+    const up = await stack();
+    const first = await open(ADDED);
+    await settled();
+    const early = up.add('T-A', 3);
+    await first.waitFor(3);
+    expect(idsOf(first)).toEqual(early);
+    const tokens = first.events.map((e) => e.extensions?.resumeToken as string);
+    expect(tokens.every((t) => typeof t === 'string' && t.length > 0)).toBe(true);
+    expect(first.ids).toEqual(tokens);
+    first.close();
+
+    // Two more arrive while no one listens; resuming after the second event of the three.
+    const late = up.add('T-A', 2);
+    const resumed = await open(ADDED, { t: tokens[1] });
+    await resumed.waitFor(3);
+    await settled();
+    const more = up.add('T-A', 1);
+    await resumed.waitFor(4);
+    await settled();
+    expect(idsOf(resumed)).toEqual([early[2], ...late, ...more]);
+  });
+
+  it('Last-Event-ID resumes too, and wins over the argument', async () => {
+    const up = await stack();
+    const first = await open(ADDED);
+    await settled();
+    const ids = up.add('T-A', 2);
+    await first.waitFor(2);
+    first.close();
+    const missed = up.add('T-A', 1);
+    const stream = await open(ADDED, { t: first.ids[0] }, { 'last-event-id': first.ids[1]! });
+    await stream.waitFor(1);
+    await settled();
+    expect(idsOf(stream)).toEqual(missed);
+    expect(ids).toHaveLength(2);
+  });
+
+  it('a token too far behind is RESYNC_REQUIRED, once, and the stream ends', async () => {
+    const up = await stack({ resumeLimit: 5 });
+    const first = await open(ADDED);
+    await settled();
+    up.add('T-A', 1);
+    await first.waitFor(1);
+    first.close();
+    up.add('T-A', 6);
+    const stream = await open(ADDED, { t: first.ids[0] });
+    for (let i = 0; i < 100 && !stream.done(); i += 1) await sleep(10);
+    expect(stream.events).toHaveLength(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RESYNC_REQUIRED');
+    expect(stream.events[0]?.errors?.[0]?.message).toMatch(/Refetch Number.messages/);
+  });
+
+  it('a token this gateway did not issue is BAD_USER_INPUT before any history read', async () => {
+    const up = await stack();
+    const before = up.callsOf('smshistory');
+    const stream = await open(ADDED, { t: 'made-up.token' });
+    await stream.waitFor(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      argumentName: 'resumeToken',
+    });
+    expect(up.callsOf('smshistory')).toBe(before);
+  });
+
+  it('tids: [] is BAD_USER_INPUT, not a stream that never says anything', async () => {
+    await stack();
+    const stream = await open('subscription { messageAdded(tids: []) { id } }');
+    await stream.waitFor(1);
+    expect(stream.events[0]?.errors?.[0]?.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      argumentName: 'tids',
+    });
+  });
+});
+
+describe('slow readers', () => {
+  it('a stuck reader is ended with SLOW_CONSUMER and its token; the healthy one gets every message once', async () => {
+    const up = await stack({ queueLimit: 5 });
+    const healthy = await open(ADDED);
+    // Never read: its response body is not consumed past what the stream buffers.
+    const stuck = await test!.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...ONE },
+      body: JSON.stringify({ query: ADDED }),
+    });
+    await settled();
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      ids.push(...up.add('T-A', 5));
+      await sleep(POLL_MS * 2);
+    }
+    await healthy.waitFor(30).catch((error: unknown) => {
+      throw new Error(`${String(error)}: ${JSON.stringify(healthy.events)}`);
+    });
+    expect(idsOf(healthy)).toEqual(ids);
+    expect(test!.live!.stats.subscriptions).toBe(1);
+
+    // The stuck reader, read at last: what it took, then SLOW_CONSUMER with where to resume.
+    const text = await stuck.text();
+    const payloads = text
+      .split('\n')
+      .filter((line) => line.startsWith('data: {'))
+      .map(
+        (line) =>
+          JSON.parse(line.slice(6)) as {
+            data?: unknown;
+            errors?: { extensions: Record<string, unknown> }[];
+          },
+      );
+    const last = payloads.at(-1)!;
+    expect(last.errors?.[0]?.extensions.code).toBe('SLOW_CONSUMER');
+    const token = last.errors?.[0]?.extensions.resumeToken as string;
+    expect(token).toEqual(expect.any(String));
+    const got = payloads
+      .slice(0, -1)
+      .map((p) => (p.data as { messageAdded: { id: string } }).messageAdded.id);
+    const resumed = await open(ADDED, { t: token });
+    await resumed.waitFor(ids.length - got.length);
+    await settled();
+    expect([...got, ...idsOf(resumed)]).toEqual(ids);
+  });
+});
+
+describe('events as edges of Number.messages', () => {
+  it('edge.cursor pages the list: after it come the messages that were there before', async () => {
+    const up = await stack();
+    const stream = await open(EDGES);
+    await settled();
+    const [id] = up.add('T-A', 1);
+    await stream.waitFor(1);
+    const event = stream.events[0]?.data?.messageEdgeAdded as {
+      resumeToken: string;
+      number: { tid: string };
+      edge: { cursor: string; node: { id: string } };
+    };
+    expect(event.number.tid).toBe('T-A');
+    expect(event.edge.node.id).toBe(id);
+    expect(event.resumeToken).toBe(stream.ids[0]);
+    up.add('T-A', 2);
+    const page = await test!.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...ONE },
+      body: JSON.stringify({
+        query: `query($after: String, $before: String) { number(tid: "T-A") {
+          older: messages(first: 3, after: $after) { edges { node { id } } }
+          newer: messages(last: 5, before: $before) { edges { node { id } } } } }`,
+        variables: { after: event.edge.cursor, before: event.edge.cursor },
+      }),
+    });
+    const body = (await page.json()) as {
+      data: { number: { older: { edges: unknown[] }; newer: { edges: unknown[] } } };
+    };
+    expect(body.data.number.older.edges).toHaveLength(3);
+    expect(body.data.number.newer.edges).toHaveLength(2);
+  });
+});
