@@ -78,7 +78,9 @@ describe('code blocks of README.md and the client docs', () => {
   // test/fixtures/recipes/ that the live e2e tests run (test/live/recipe-docs.test.ts).
   it('marks every TypeScript block as a snippet or a recipe, so a test runs it', () => {
     const unmarked = blocks
-      .filter((b) => ['ts', 'tsx', 'js', 'jsx'].includes(b.lang) && !/(snippet|recipe)=/.test(b.info))
+      .filter(
+        (b) => ['ts', 'tsx', 'js', 'jsx'].includes(b.lang) && !/(snippet|recipe)=/.test(b.info),
+      )
       .map((b) => `${b.file}: ${b.code.split('\n')[0]}`);
     expect(unmarked).toEqual([]);
   });
