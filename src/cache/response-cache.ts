@@ -19,7 +19,11 @@ import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
 import { connectRedis, redisAnswerStore } from './redis-store.js';
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
-import type { ResponseCacheSettings } from '../config/config.js';
+import {
+  DEFAULT_CACHE_MAX_BYTES,
+  DEFAULT_CACHE_MAX_ENTRY_BYTES,
+  type ResponseCacheSettings,
+} from '../config/config.js';
 import { readCredentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -73,9 +77,6 @@ export interface ResponseCache {
  */
 export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v2:';
 
-/** Defaults when the input leaves them out: the same as an empty environment's. */
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
 
 /** The account part of a key: `${CACHE_KEY_PREFIX}${fingerprint}:${operation}`. */
@@ -99,8 +100,11 @@ export function createResponseCache(
   const answers = createAnswerCache(
     redis
       ? redisAnswerStore(redis)
-      : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_MAX_BYTES, accountOf }),
-    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES },
+      : new MemoryAnswerStore({
+          maxBytes: settings.maxBytes ?? DEFAULT_CACHE_MAX_BYTES,
+          accountOf,
+        }),
+    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_CACHE_MAX_ENTRY_BYTES },
   );
 
   const fingerprintOf = (request: Request): string | null => {

@@ -16,6 +16,7 @@
  *    window for Retry-After (or `defaultRetryAfterMs`) and halves the adaptive limit.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
+import { DEFAULT_RETRY_AFTER_MS } from '../config/config.js';
 import type { Credentials } from '../core/credentials.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -45,7 +46,7 @@ export interface TrafficOptions {
   readonly initialConcurrency?: number;
   /** The adaptive limit's floor. @default min(4, maxInFlight) */
   readonly minConcurrency?: number;
-  /** The 429 window when the service sends no usable Retry-After. @default 5000 */
+  /** The 429 window when the service sends no usable Retry-After. @default DEFAULT_RETRY_AFTER_MS (config) */
   readonly defaultRetryAfterMs?: number;
   readonly logger?: Logger;
   /** Told of each call refused without reaching the service. */
@@ -72,7 +73,7 @@ export function withTrafficControl(
     options.attemptTimeoutMs ?? options.timeoutMs,
     options.timeoutMs,
   );
-  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 5_000;
+  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
   const limit = new AdaptiveLimit({
     initial: options.initialConcurrency ?? Math.min(32, options.maxInFlight),
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
