@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { DIST_MAIN, ROOT } from '../../scripts/dist.js';
+import { DIST_MAIN, ROOT } from '../../support/dist.js';
 
 const run = promisify(execFile);
 

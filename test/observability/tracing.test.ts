@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEMO_CREDENTIALS,
@@ -52,6 +53,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await tracing.shutdown();
+  // startTracing registers OpenTelemetry's globals (provider, context manager, propagator); the
+  // next test file in this worker shares the module cache, so it must not inherit them.
+  trace.disable();
+  context.disable();
+  propagation.disable();
   await test.close();
   await simulator.close();
   receiver.close();
