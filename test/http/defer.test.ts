@@ -11,8 +11,8 @@ import { DEFAULT_LIMITS } from '../../src/config/config.js';
 import { createGateway, type Gateway } from '../../src/http/server.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
 import {
+  accountScript,
   historyReply,
-  ownedNumbersReply,
   startScriptedUpstream,
   type ScriptedUpstream,
 } from '../fixtures/scripted-upstream.js';
@@ -27,10 +27,8 @@ const historiesHeld = new Promise<void>((resolve) => {
 });
 
 beforeAll(async () => {
-  upstream = await startScriptedUpstream((call) =>
-    call.operation === 'smshistory'
-      ? { until: historiesHeld, reply: historyReply(call) }
-      : ownedNumbersReply(['A', 'B']),
+  upstream = await startScriptedUpstream(
+    accountScript(['A', 'B'], (call) => ({ until: historiesHeld, reply: historyReply(call) })),
   );
   test = createTestGateway(upstream.url);
   server = createServer(test.gateway);
@@ -143,10 +141,11 @@ const incrementalErrors = (collected: Record<string, unknown>[]) =>
 
 describe('@defer errors', () => {
   it('a deferred part that fails upstream keeps its message, path and stable code', async () => {
-    const failing = await startScriptedUpstream((call) => {
-      if (call.operation !== 'smshistory') return ownedNumbersReply(['A', 'B']);
-      return call.params.get('tid') === 'B' ? { status: 503, text: 'down' } : historyReply(call);
-    });
+    const failing = await startScriptedUpstream(
+      accountScript(['A', 'B'], (call) =>
+        call.params.get('tid') === 'B' ? { status: 503, text: 'down' } : historyReply(call),
+      ),
+    );
     const gateway = createTestGateway(failing.url);
     try {
       expect(incrementalErrors(await deferredParts(gateway.gateway))).toEqual([
