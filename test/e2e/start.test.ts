@@ -121,9 +121,14 @@ describe('the compiled build', () => {
     const { readFile } = await import('node:fs/promises');
     const pkg = JSON.parse(await readFile(`${ROOT}/package.json`, 'utf8')) as {
       scripts: Record<string, string>;
+      dependencies: Record<string, string>;
     };
     expect(pkg.scripts.start).toBe('node dist/main.js');
-    expect(pkg.scripts.prepare).toBe('tsx scripts/build.ts');
+    // prepare builds with scripts/build.ts, and skips the build in a production install.
+    expect(pkg.scripts.prepare).toBe('node scripts/prepare.mjs');
+    // The build tools are dev dependencies: dist/ bundles what it runs.
+    expect(Object.keys(pkg.dependencies)).not.toContain('tsx');
+    expect(Object.keys(pkg.dependencies)).not.toContain('esbuild');
     expect(await readFile(`${DIST_MAIN}.map`, 'utf8')).toContain('main.ts');
   });
 });
