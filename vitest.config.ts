@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -14,6 +15,9 @@ export default defineConfig({
   },
   test: {
     testTimeout: 20_000,
+    // Most of a test's time is waiting on loopback sockets, not CPU: two files at once even on a
+    // 2-core machine (vitest's default there is one).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     hookTimeout: 30_000,
     projects: [
       {
