@@ -61,16 +61,19 @@ async function* parts(
   }
 }
 
+/** A client that reads multipart answers, for account AC. */
+const DEFER_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'multipart/mixed',
+  'x-sys-id': 'AC',
+  'x-auth-token': 'tok',
+};
+
 describe('@defer', () => {
   it('sends the number list first and each history when the upstream answers', async () => {
     const response = await request(endpoint, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'multipart/mixed',
-        'x-sys-id': 'AC',
-        'x-auth-token': 'tok',
-      },
+      headers: DEFER_HEADERS,
       body: JSON.stringify({
         query:
           '{ ownedNumbers { tid ... @defer(label: "history") { history(start: 0, end: 1) { messages { body } } } } }',
@@ -116,12 +119,7 @@ const DEFERRED_HISTORY =
 async function deferredParts(gateway: Gateway): Promise<Record<string, unknown>[]> {
   const response = await gateway.fetch('http://gateway.test/graphql', {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'multipart/mixed',
-      'x-sys-id': 'AC',
-      'x-auth-token': 'tok',
-    },
+    headers: DEFER_HEADERS,
     body: JSON.stringify({ query: DEFERRED_HISTORY }),
   });
   const boundary =

@@ -6,13 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
-import {
-  accountScript,
-  historyReply,
-  ownedNumbersReply,
-  type ScriptedCall,
-  type ScriptedReply,
-} from '../fixtures/scripted-upstream.js';
+import { accountScript, historyReply, ownedNumbersReply } from '../fixtures/scripted-upstream.js';
+import type { ScriptedCall, ScriptedReply } from '../fixtures/scripted-upstream.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
 
 const auth = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok' };
