@@ -4,11 +4,12 @@
  * is killed when the bench exits, fails or is interrupted, and exits by itself if the bench dies
  * (see child-hooks.ts).
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureBuilt } from '../scripts/dist.js';
+import { ensureBuilt } from '../support/dist.js';
+import { spawnGateway, stopChild, watchGateway } from '../support/gateway-process.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Plain JavaScript, so the gateway (compiled, no TypeScript loader) can preload it too.
@@ -71,9 +72,9 @@ export function startEntry(
 
 /**
  * Starts the gateway exactly as users run it (`node dist/main.js`, built first if stale), on an
- * ephemeral loopback port, reads its URL from the start-up line and times spawn to a healthy
- * /health. The IPC channel only carries child-hooks.mjs's GC and parent-gone handling. Another
- * checkout (`root`) must have run `npm ci` (which builds it).
+ * ephemeral loopback port, with the starter the e2e tests use (support/gateway-process.ts), and
+ * times spawn to a healthy /health. The IPC channel only carries child-hooks.mjs's GC and
+ * parent-gone handling. Another checkout (`root`) must have run `npm ci` (which builds it).
  */
 export async function startGateway(
   env: Record<string, string>,
@@ -83,38 +84,24 @@ export async function startGateway(
   installExitHooks();
   if (root === ROOT) ensureBuilt();
   const spawnedAt = performance.now();
-  const child = spawn(
-    process.execPath,
-    [...execArgv, '--import', HOOKS, join(root, 'dist', 'main.js')],
-    {
-      cwd: root,
-      env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    },
-  );
-  return waitUntilReady('gateway', child, (resolve) => {
-    let seen = '';
-    let ready = false;
-    child.stdout?.resume();
-    child.stderr?.setEncoding('utf8');
-    // The banner is on stderr. Keep draining both for the whole run, so a chatty child can never
-    // block on a full pipe.
-    child.stderr?.on('data', (chunk: string) => {
-      // After the banner, stderr is only what goes wrong: pass it on, as before.
-      if (ready) return void process.stderr.write(chunk);
-      seen += chunk;
-      const match = /gateway on (http:\/\/[^\s]+)\/graphql/.exec(seen);
-      if (match?.[1]) {
-        ready = true;
-        resolve(match[1]);
-      }
-    });
-  }).then(async (gateway) => {
-    // The banner follows listen(); /health confirms the server answers.
-    const health = await fetch(`${gateway.url}/health`);
-    if (!health.ok) throw new Error(`gateway /health answered ${health.status}`);
-    return { ...gateway, startToHealthyMs: performance.now() - spawnedAt };
+  const child = spawnGateway({ env, execArgv: [...execArgv, '--import', HOOKS], root, ipc: true });
+  running.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => running.delete(child));
+  const gateway = await watchGateway(child, {
+    echoStderr: true,
+    bannerTimeoutMs: STARTUP_TIMEOUT_MS,
   });
+  // The banner follows listen(); /health confirms the server answers.
+  const health = await fetch(`${gateway.url}/health`);
+  if (!health.ok) {
+    await gateway.close();
+    throw new Error(`gateway /health answered ${health.status}`);
+  }
+  return {
+    ...handle('gateway', child, gateway.url, exited),
+    startToHealthyMs: performance.now() - spawnedAt,
+  };
 }
 
 function waitUntilReady(
@@ -166,11 +153,8 @@ function handle(name: string, child: ChildProcess, url: string, exited: Promise<
       });
     },
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await stopChild(child);
       await exited;
-      clearTimeout(force);
     },
   };
 }

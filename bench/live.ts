@@ -13,7 +13,7 @@
 import { Agent, request } from 'undici';
 import { benchAccountNumbers, benchCredentials } from '../src/simulator/index.js';
 import WebSocket from 'ws';
-import { startGrowingUpstream, type GrowingUpstream } from '../test/fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../support/growing-upstream.js';
 import {
   LIVE_ACCOUNT,
   LIVE_AUTHORIZATION,
@@ -21,11 +21,11 @@ import {
   closeRun,
   recorder,
   type Recorder,
-} from '../test/fixtures/live-fleet.js';
-import { startLoopbackSwitch } from '../test/fixtures/loopback-switch.js';
-import { createLiveSseClient, watchOverSse } from '../test/fixtures/recipes/live-sse.js';
-import { createLiveWsClient, watchOverWs } from '../test/fixtures/recipes/live-ws.js';
-import { startRedis, type RunningRedis } from '../test/fixtures/redis.js';
+} from '../support/live-fleet.js';
+import { startLoopbackSwitch } from '../support/loopback-switch.js';
+import { createLiveSseClient, watchOverSse } from '../support/recipes/live-sse.js';
+import { createLiveWsClient, watchOverWs } from '../support/recipes/live-ws.js';
+import { startRedis, type RunningRedis } from '../support/redis.js';
 import { rssBytes, startEntry, startGateway, type Child } from './children.js';
 
 const ACCOUNTS = 10;

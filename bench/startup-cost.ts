@@ -8,7 +8,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startRedis } from '../test/fixtures/redis.js';
+import { freePort, startRedis } from '../support/redis.js';
 import { rssBytes, startGateway } from './children.js';
 import { numberSetting } from './options.js';
 

@@ -4,7 +4,7 @@
  * the simulator, GraphiQL's page, ...), still loaded only when configured. One file instead of
  * thousands of module files is what makes start-up fast and small (docs/performance.md).
  *
- * `npm ci` runs it (prepare); `npm run build` by hand; scripts/dist.ts before tests that start
+ * `npm ci` runs it (prepare); `npm run build` by hand; support/dist.ts before tests that start
  * the real process. Type checking stays with `npm run typecheck` (tsc --noEmit).
  */
 import { rmSync } from 'node:fs';

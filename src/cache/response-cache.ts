@@ -23,7 +23,11 @@ import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
 import { connectRedis, redisAnswerStore, type RedisConnection } from './redis-store.js';
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
-import type { ResponseCacheSettings } from '../config/config.js';
+import {
+  DEFAULT_CACHE_MAX_BYTES,
+  DEFAULT_CACHE_MAX_ENTRY_BYTES,
+  type ResponseCacheSettings,
+} from '../config/config.js';
 import { readCredentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import { CredentialMemory } from '../upstream/verification.js';
@@ -90,9 +94,6 @@ export interface ResponseCache {
  */
 export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v3:';
 
-/** Defaults when the input leaves them out: the same as an empty environment's. */
-const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
-const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
 
 /** The account part of a key: `${CACHE_KEY_PREFIX}${account}:${pair}:${operation}`. */
@@ -123,10 +124,10 @@ export function createResponseCache(
   const staleIfErrorMs = settings.staleIfErrorMs ?? 0;
   const memory = redis
     ? null
-    : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_MAX_BYTES, accountOf });
+    : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_CACHE_MAX_BYTES, accountOf });
   const answers = createAnswerCache(
     redis ? redisAnswerStore(redis) : (memory as MemoryAnswerStore),
-    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES },
+    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_CACHE_MAX_ENTRY_BYTES },
   );
 
   // Read once per request (the plugin asks three times): `${account}:${pair}`, or null.

@@ -16,7 +16,7 @@ export interface QueryLimits {
   readonly maxCost: number;
 }
 
-/** Limits on what one GraphQL request may cost; see README "Limits and failure behaviour". */
+/** Limits on what one GraphQL request may cost; see docs/limits.md. */
 export interface GatewayLimits extends QueryLimits {
   /** Widest `history(start, end)` range accepted, as `end - start`. @default 1000 */
   readonly maxHistoryRange: number;
@@ -61,7 +61,7 @@ export interface UpstreamSettings {
   readonly refusedTtlMs: number;
 }
 
-/** The opt-in response cache; see README "Response cache". */
+/** The opt-in response cache; see docs/cache.md. */
 export interface ResponseCacheSettings {
   /** How long an answer is served from the cache, in milliseconds; 0 turns the cache off. @default 0 */
   readonly ttlMs: number;
@@ -181,6 +181,11 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 const GIB = 1024 * MIB;
 
+/** Defaults that code outside loadConfig also falls back on (imported from here, not repeated). */
+export const DEFAULT_RETRY_AFTER_MS = 5_000;
+export const DEFAULT_CACHE_MAX_BYTES = 64 * MIB;
+export const DEFAULT_CACHE_MAX_ENTRY_BYTES = MIB;
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 export function loadConfig(env: Env): Config {
@@ -209,8 +214,8 @@ export function loadConfig(env: Env): Config {
     {
       ttlMs: int('CACHE_TTL_MS', 0, 0, 86_400_000),
       staleIfErrorMs: int('CACHE_STALE_IF_ERROR_MS', 0, 0, 604_800_000),
-      maxBytes: int('CACHE_MAX_BYTES', 64 * MIB, 64 * KIB, 64 * GIB),
-      maxEntryBytes: int('CACHE_MAX_ENTRY_BYTES', MIB, KIB, GIB),
+      maxBytes: int('CACHE_MAX_BYTES', DEFAULT_CACHE_MAX_BYTES, 64 * KIB, 64 * GIB),
+      maxEntryBytes: int('CACHE_MAX_ENTRY_BYTES', DEFAULT_CACHE_MAX_ENTRY_BYTES, KIB, GIB),
     },
     livePollMs > 0,
     problems,
@@ -225,7 +230,12 @@ export function loadConfig(env: Env): Config {
       timeoutMs,
       attemptTimeoutMs: int('UPSTREAM_ATTEMPT_TIMEOUT_MS', timeoutMs, 1, 600_000),
       connections: int('UPSTREAM_CONNECTIONS', 128, 1, 10_000),
-      defaultRetryAfterMs: int('UPSTREAM_RETRY_AFTER_DEFAULT_MS', 5_000, 0, 600_000),
+      defaultRetryAfterMs: int(
+        'UPSTREAM_RETRY_AFTER_DEFAULT_MS',
+        DEFAULT_RETRY_AFTER_MS,
+        0,
+        600_000,
+      ),
       retries: int('UPSTREAM_RETRIES', 2, 0, 10),
       retryBaseDelayMs: int('UPSTREAM_RETRY_BASE_MS', 50, 1, 60_000),
       breakerThreshold: int('UPSTREAM_BREAKER_THRESHOLD', 5, 1, 10_000),

@@ -1,7 +1,8 @@
 /**
  * Built-in upstream simulator: a real HTTP server (node:http, loopback by default)
- * speaking the SMS history / owned numbers wire format of /work/shared/upstream-api.md,
- * backed by the deterministic demo data of ./demo-data.ts.
+ * speaking the SMS service's history / owned numbers wire format (as the gateway reads it in
+ * src/upstream/wire.ts; its quirks in docs/upstream-quirks.md), backed by the deterministic demo
+ * data of ./demo-data.ts.
  *
  * Decisions the upstream document leaves open (the simulator's choices):
  * - Parameters are read from the `application/x-www-form-urlencoded` body and from the

@@ -297,7 +297,7 @@ function transportError(
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
     return new UpstreamError(
       ErrorCode.UpstreamError,
-      `The SMS service's ${operation} response is larger than the 16 MiB allowed`,
+      `The SMS service's ${operation} response is larger than the ${MAX_RESPONSE_BYTES / (1024 * 1024)} MiB allowed`,
       {
         cause: error,
       },

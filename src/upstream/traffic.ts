@@ -25,6 +25,7 @@
  *    not a fault.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
+import { DEFAULT_RETRY_AFTER_MS } from '../config/config.js';
 import type { Credentials } from '../core/credentials.js';
 import { CredentialMemory } from './verification.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
@@ -55,7 +56,7 @@ export interface TrafficOptions {
   readonly initialConcurrency?: number;
   /** The adaptive limit's floor. @default min(4, maxInFlight) */
   readonly minConcurrency?: number;
-  /** The 429 window when the service sends no usable Retry-After. @default 5000 */
+  /** The 429 window when the service sends no usable Retry-After. @default DEFAULT_RETRY_AFTER_MS (config) */
   readonly defaultRetryAfterMs?: number;
   /** The fraction of the adaptive limit one account may hold in flight. @default 0.5 */
   readonly accountShare?: number;
@@ -96,7 +97,7 @@ export function withTrafficControl(
     options.attemptTimeoutMs ?? options.timeoutMs,
     options.timeoutMs,
   );
-  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? 5_000;
+  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
   const limit = new AdaptiveLimit({
     initial: options.initialConcurrency ?? Math.min(32, options.maxInFlight),
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),

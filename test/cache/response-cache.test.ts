@@ -3,9 +3,7 @@
  * call, keys never cross accounts or carry secrets, errors and unauthenticated requests are
  * never cached, copies sharing Redis share entries, and Redis going away costs only misses.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { print } from 'graphql';
 import { Redis } from 'ioredis';
@@ -45,7 +43,7 @@ import {
   ownedNumbersReply,
   startScriptedUpstream,
   type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
 import type { OwnedNumbersQuery as OwnedNumbersData } from '../gql/graphql.js';
 
 const HMAC_KEY = 'test-hmac-key-0123456789abcdef-0123456789';
@@ -585,76 +583,5 @@ describe('response cache in Redis, shared', () => {
     expect(messages.filter((m) => m.startsWith('Response cache unavailable'))).toHaveLength(1);
     expect(messages.filter((m) => m === 'Response cache: Redis reachable again')).toHaveLength(1);
     expect(lines.join('\n')).not.toContain(password);
-  });
-});
-
-describe('npm start with the response cache', () => {
-  const start = (env: Record<string, string>): ChildProcessWithoutNullStreams =>
-    spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: new URL('../..', import.meta.url),
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: '', ...env },
-    });
-  const running: ChildProcessWithoutNullStreams[] = [];
-  afterAll(() => {
-    for (const child of running)
-      if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-  });
-
-  it('refuses REDIS_URL without CACHE_HMAC_KEY, saying why and without echoing the URL', async () => {
-    const child = start({
-      CACHE_TTL_MS: '1000',
-      REDIS_URL: `redis://:pw-S3CRET@127.0.0.1:${redis.port}`,
-    });
-    running.push(child);
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout.resume();
-    const [code] = (await once(child, 'exit')) as [number];
-    expect(code).toBe(1);
-    expect(stderr).toContain('CACHE_HMAC_KEY is required with REDIS_URL');
-    expect(stderr).not.toContain('pw-S3CRET');
-  });
-
-  it('caches in Redis and closes the connection on SIGTERM', async () => {
-    // Other tests' gateways are still connected: count this process's own connections.
-    const clients = async () => ((await admin.client('LIST')) as string).trim().split('\n').length;
-    const beforeStart = await clients();
-    const child = start({ CACHE_TTL_MS: '60000', REDIS_URL: redis.url, CACHE_HMAC_KEY: HMAC_KEY });
-    running.push(child);
-    // The banner and the cache line are for people, on stderr.
-    let stderr = '';
-    child.stdout.resume();
-    await new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (/^Response cache: .*$/m.test(stderr) && /on (http:\S+)/.test(stderr)) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`exited with ${code}:\n${stderr}`)));
-    });
-    expect(stderr).toContain(
-      `Response cache: on, in Redis at 127.0.0.1:${redis.port}, answers kept 60000 ms`,
-    );
-    const endpoint = /on (http:\S+)/.exec(stderr)?.[1] ?? '';
-    const ask = async () => {
-      const response = await fetch(endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...basicAuth(DEMO_CREDENTIALS) },
-        body: JSON.stringify({ query: '{ ownedNumbers { tid } }' }),
-      });
-      return (await response.json()) as unknown;
-    };
-    const first = await ask();
-    expect(first).toEqual({
-      data: { ownedNumbers: DEMO_ACCOUNT.numbers.map((n) => ({ tid: n.tid })) },
-    });
-    expect(await admin.dbsize()).toBe(1);
-    expect(await ask()).toEqual(first);
-
-    // The response cache, the APQ store and live updates (commands and pub/sub) each connect.
-    expect(await clients()).toBeGreaterThan(beforeStart);
-    child.kill('SIGTERM');
-    const [code] = (await once(child, 'exit')) as [number];
-    expect(code).toBe(0);
-    expect(await clients()).toBe(beforeStart);
   });
 });

@@ -21,11 +21,12 @@ import { basicAuth, createTestGateway, pairAuth } from '../fixtures/harness.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
 import {
   historyReply,
-  ownedNumbersReply,
+  accountScript,
   startScriptedUpstream,
+  type ScriptedCall,
   type ScriptedReply,
   type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
 
 const HMAC_KEY = 'stale-test-hmac-key-0123456789abcdef-0123';
 const TTL_MS = 300;
@@ -66,13 +67,11 @@ let admin: Redis;
 const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
-  upstream = await startScriptedUpstream((call) => {
-    if (mode === 'ok' || mode === 'history-503') {
-      if (call.operation !== 'smshistory') return ownedNumbersReply(tids);
-      return mode === 'ok' ? historyReply(call) : replies['503'];
-    }
-    return replies[mode];
-  });
+  // `tids` changes between tests: the script reads it at each call.
+  const history = (call: ScriptedCall) => (mode === 'ok' ? historyReply(call) : replies['503']);
+  upstream = await startScriptedUpstream((call) =>
+    mode === 'ok' || mode === 'history-503' ? accountScript(tids, history)(call) : replies[mode],
+  );
   redis = await startRedis();
   admin = new Redis(redis.url);
 });

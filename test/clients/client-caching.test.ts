@@ -4,11 +4,10 @@
  * no warning, History and the other id-less types are embedded, and a `node(id)` refetch lands
  * on the same cache record as the list.
  */
-import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
-import { Client, fetchExchange } from '@urql/core';
-import { cacheExchange } from '@urql/exchange-graphcache';
+import { InMemoryCache, gql } from '@apollo/client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { apolloClient, urqlClient } from '../fixtures/frontend-clients.js';
 import { basicAuth, startStack } from '../fixtures/harness.js';
 
 let stack: Awaited<ReturnType<typeof startStack>>;
@@ -18,8 +17,6 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const headers = basicAuth(DEMO_CREDENTIALS);
-const gatewayFetch: typeof fetch = (input, init) =>
-  Promise.resolve(stack.gateway.fetch(new Request(input, init)));
 
 const NUMBERS = `
   query Numbers {
@@ -57,23 +54,15 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('urql Graphcache with default keys', () => {
   it('normalises Number and Message by id, embeds History, and warns about nothing', async () => {
-    const client = new Client({
-      url: 'http://gateway.test/graphql',
-      fetch: gatewayFetch,
-      fetchOptions: { headers },
-      exchanges: [
-        cacheExchange({
-          // The types without an id are values inside their parent, not entities.
-          keys: {
-            History: () => null,
-            MessageStatus: () => null,
-            MessageConnection: () => null,
-            MessageEdge: () => null,
-            PageInfo: () => null,
-          },
-        }),
-        fetchExchange,
-      ],
+    const client = urqlClient(stack.gateway, headers, {
+      // The types without an id are values inside their parent, not entities.
+      keys: {
+        History: () => null,
+        MessageStatus: () => null,
+        MessageConnection: () => null,
+        MessageEdge: () => null,
+        PageInfo: () => null,
+      },
     });
     const list = await client.query<NumbersData>(NUMBERS, {}).toPromise();
     expect(list.error).toBeUndefined();
@@ -90,12 +79,7 @@ describe('urql Graphcache with default keys', () => {
   });
 
   it('would warn without the History rule (the check above can fail)', async () => {
-    const client = new Client({
-      url: 'http://gateway.test/graphql',
-      fetch: gatewayFetch,
-      fetchOptions: { headers },
-      exchanges: [cacheExchange({}), fetchExchange],
-    });
+    const client = urqlClient(stack.gateway, headers);
     await client.query(NUMBERS, {}).toPromise();
     expect(warnings.some((w) => w.includes('Invalid key') && w.includes('History'))).toBe(true);
   });
@@ -104,10 +88,7 @@ describe('urql Graphcache with default keys', () => {
 describe('Apollo Client with default keys', () => {
   it('identifies Number by id: the list and node(id) share one record, with no warning', async () => {
     const cache = new InMemoryCache();
-    const client = new ApolloClient({
-      link: new HttpLink({ uri: 'http://gateway.test/graphql', fetch: gatewayFetch, headers }),
-      cache,
-    });
+    const client = apolloClient(stack.gateway, headers, cache);
     const list = await client.query<NumbersData>({ query: gql(NUMBERS) });
     const first = list.data?.ownedNumbers[0];
     const key = cache.identify({ __typename: 'Number', id: first?.id });

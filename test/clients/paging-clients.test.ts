@@ -3,41 +3,20 @@
  * history grows between the two page requests: Apollo Client's relayStylePagination and urql
  * graphcache's relayPagination each merge the pages with no duplicate and no gap.
  */
-import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
+import { InMemoryCache } from '@apollo/client';
 import { relayStylePagination } from '@apollo/client/utilities';
-import { Client, fetchExchange } from '@urql/core';
-import { cacheExchange } from '@urql/exchange-graphcache';
 import { relayPagination } from '@urql/exchange-graphcache/extras';
-import { parse } from 'graphql';
+import { parse, print } from 'graphql';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apolloClient, urqlClient } from '../fixtures/frontend-clients.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
+import { MessagesPageQuery } from '../fixtures/operations.js';
 
-// Plain strings (parsed here), as a frontend's own documents would be.
-const MESSAGES = `
-  query Messages($tid: ID!, $first: Int, $after: String) {
-    number(tid: $tid) {
-      tid
-      messages(first: $first, after: $after) {
-        totalCount
-        edges {
-          cursor
-          node {
-            id
-            body
-          }
-        }
-        pageInfo {
-          hasNextPage
-          hasPreviousPage
-          startCursor
-          endCursor
-        }
-      }
-    }
-  }
-`;
+// A plain string (parsed here), as a frontend's own documents would be: the page query the
+// gateway's own paging tests send.
+const MESSAGES = print(MessagesPageQuery);
 
 interface MessagesData {
   number: {
@@ -52,9 +31,6 @@ interface MessagesData {
 const headers = { 'x-sys-id': 'acct', 'x-auth-token': 'tok-acct' };
 let upstream: GrowingUpstream;
 let test: TestGateway;
-// The gateway answers in-process; only the upstream is a real loopback server.
-const gatewayFetch: typeof fetch = (input, init) =>
-  Promise.resolve(test.gateway.fetch(new Request(input, init)));
 
 beforeAll(async () => {
   upstream = await startGrowingUpstream({ acct: ['TN-APOLLO', 'TN-URQL'] });
@@ -74,14 +50,15 @@ describe('Apollo Client relayStylePagination', () => {
   it('merges two pages with fetchMore, and an arrival between them leaves no duplicate', async () => {
     const tid = 'TN-APOLLO';
     upstream.add(tid, 20); // 23 messages, newest first
-    const client = new ApolloClient({
-      link: new HttpLink({ uri: 'http://gateway.test/graphql', headers, fetch: gatewayFetch }),
-      cache: new InMemoryCache({
+    const client = apolloClient(
+      test.gateway,
+      headers,
+      new InMemoryCache({
         typePolicies: {
           Number: { keyFields: ['tid'], fields: { messages: relayStylePagination() } },
         },
       }),
-    });
+    );
     const query = parse(MESSAGES);
     const observable = client.watchQuery<MessagesData>({ query, variables: { tid, first: 5 } });
     const first = await firstValueFrom(observable.pipe(filter((r) => r.dataState === 'complete')));
@@ -99,7 +76,7 @@ describe('Apollo Client relayStylePagination', () => {
     expect(ids.some((id) => arrived.includes(id))).toBe(false);
     // The second page continues right after the first: in the service's order, no gap.
     const now = await client.query<MessagesData>({
-      query: parse(MESSAGES.replace('query Messages', 'query All')),
+      query: parse(MESSAGES.replace('query MessagesPage', 'query All')),
       variables: { tid, first: 30 },
       fetchPolicy: 'network-only',
     });
@@ -113,22 +90,14 @@ describe('urql graphcache relayPagination', () => {
   it('merges the pages of two queries, and an arrival between them leaves no duplicate', async () => {
     const tid = 'TN-URQL';
     upstream.add(tid, 20);
-    const client = new Client({
-      url: 'http://gateway.test/graphql',
-      fetch: gatewayFetch,
-      fetchOptions: { headers },
-      exchanges: [
-        cacheExchange({
-          keys: {
-            Number: (n) => (n.tid as string | undefined) ?? null,
-            MessageConnection: () => null,
-            MessageEdge: () => null,
-            PageInfo: () => null,
-          },
-          resolvers: { Number: { messages: relayPagination() } },
-        }),
-        fetchExchange,
-      ],
+    const client = urqlClient(test.gateway, headers, {
+      keys: {
+        Number: (n) => (n.tid as string | undefined) ?? null,
+        MessageConnection: () => null,
+        MessageEdge: () => null,
+        PageInfo: () => null,
+      },
+      resolvers: { Number: { messages: relayPagination() } },
     });
     const first = await client.query<MessagesData>(MESSAGES, { tid, first: 5 }).toPromise();
     expect(first.error).toBeUndefined();

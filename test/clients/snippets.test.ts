@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { allSnippets, runSnippets, type Snippet } from '../docs/snippets.js';
-import { until } from '../fixtures/wait.js';
+import { until } from '../../support/wait.js';
 import { serveGateway, type ServedGateway } from './served-gateway.js';
 
 // Browsers have a WebSocket; Node 20 does not (graphql-ws looks for the global one).

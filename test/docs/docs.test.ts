@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../scripts/dist.js';
+import { ROOT } from '../../support/dist.js';
 
 const pages = [
   join(ROOT, 'README.md'),

@@ -24,7 +24,7 @@ import {
   type TestGateway,
   type TestGatewayOptions,
 } from '../fixtures/harness.js';
-import { startScriptedUpstream, type Script } from '../fixtures/scripted-upstream.js';
+import { startScriptedUpstream, type Script } from '../../support/scripted-upstream.js';
 
 const root = new URL('../../', import.meta.url);
 const auth = basicAuth(DEMO_CREDENTIALS);

@@ -1,7 +1,8 @@
 /**
  * The layout of docs/development.md is the tree's: every path the map names exists, every folder
- * of src/ is named and opens with a one-line README, test/ mirrors src/, and no import in src/
- * runs back up a layer (the map's order).
+ * of src/ is named and opens with a one-line README, test/ mirrors src/, no import in src/
+ * runs back up a layer (the map's order), and what tests and benches share lives in support/,
+ * which imports neither (nor do they import each other).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -28,7 +29,7 @@ function walk(dir: string): string[] {
 
 describe('docs/development.md map', () => {
   it('names only paths that exist', () => {
-    const named = [...map.matchAll(/`((?:src|test|scripts|bench|docs)\/[^`*<]*)`/g)].map(
+    const named = [...map.matchAll(/`((?:src|test|support|scripts|bench|docs)\/[^`*<]*)`/g)].map(
       (m) => m[1] ?? '',
     );
     expect(named.length).toBeGreaterThan(10);
@@ -86,5 +87,30 @@ describe('imports in src/', () => {
     }
     expect(layers).toEqual(expect.arrayContaining(['core', 'config', 'upstream', 'http']));
     expect(upward).toEqual([]);
+  });
+});
+
+describe('support/, shared by tests and benches', () => {
+  /** Files under `from` importing a relative path under any of `into`. */
+  function importsInto(from: string, into: readonly string[]): string[] {
+    const found: string[] = [];
+    for (const file of walk(join(ROOT, from)).filter((f) => /\.m?ts$/.test(f))) {
+      const source = readFileSync(file, 'utf8');
+      for (const match of source.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)) {
+        const target = relative(ROOT, resolve(dirname(file), match[1] ?? ''));
+        if (into.some((folder) => target.startsWith(`${folder}/`)))
+          found.push(`${relative(ROOT, file)} -> ${target}`);
+      }
+    }
+    return found;
+  }
+
+  it('bench/ never imports test/, nor test/ bench/', () => {
+    expect(importsInto('bench', ['test'])).toEqual([]);
+    expect(importsInto('test', ['bench'])).toEqual([]);
+  });
+
+  it('support/ imports neither test/ nor bench/', () => {
+    expect(importsInto('support', ['test', 'bench'])).toEqual([]);
   });
 });

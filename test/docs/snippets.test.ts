@@ -75,7 +75,7 @@ describe('code blocks of README.md and the client docs', () => {
   });
 
   // `snippet=` blocks run in test/clients/snippets.test.ts; `recipe=` blocks are the files of
-  // test/fixtures/recipes/ that the live e2e tests run (test/live/recipe-docs.test.ts).
+  // support/recipes/ that the live e2e tests run (test/live/recipe-docs.test.ts).
   it('marks every TypeScript block as a snippet or a recipe, so a test runs it', () => {
     const unmarked = blocks
       .filter(

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIST_MAIN, ROOT } from '../../scripts/dist.js';
+import { DIST_MAIN, ROOT } from '../../support/dist.js';
 import { startGatewayProcess } from '../fixtures/gateway-process.js';
 
 const STATIC_IMPORT = /^(?:import|export)\s[^;]*?from\s*"([^"]+)";/gm;

@@ -14,7 +14,7 @@ import {
 } from '../../src/simulator/index.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
 import { startHaproxy, type RunningHaproxy } from '../fixtures/haproxy.js';
-import { sleep, until } from '../fixtures/wait.js';
+import { sleep, until } from '../../support/wait.js';
 
 const READINESS_DELAY_MS = 1_500;
 const CLIENTS = 8;

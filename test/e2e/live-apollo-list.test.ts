@@ -1,7 +1,7 @@
 /**
  * Live events into the paged list, with Apollo Client against the built process: the list is
  * read once over HTTP (relayStylePagination on Number.messages), then each messageEdgeAdded edge
- * is prepended by the recipe of docs/paging.md (test/fixtures/recipes/live-apollo-list.ts):
+ * is prepended by the recipe of docs/paging.md (support/recipes/live-apollo-list.ts):
  * every new message at the head of the cached list, once, in order, with no refetch; and the
  * prepended edge's cursor pages on from there.
  */
@@ -9,16 +9,16 @@ import { gql } from '@apollo/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { GatewayProcess } from '../fixtures/gateway-process.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import {
   LIVE_ACCOUNT,
   LIVE_AUTHORIZATION,
   arrivals,
   startLiveCopy,
-} from '../fixtures/live-fleet.js';
-import { createLiveApolloClient } from '../fixtures/recipes/live-apollo.js';
-import { prependNewMessages } from '../fixtures/recipes/live-apollo-list.js';
-import { until } from '../fixtures/wait.js';
+} from '../../support/live-fleet.js';
+import { createLiveApolloClient } from '../../support/recipes/live-apollo.js';
+import { prependNewMessages } from '../../support/recipes/live-apollo-list.js';
+import { until } from '../../support/wait.js';
 
 const MESSAGES = gql`
   query Messages($tid: ID!, $first: Int, $after: String) {

@@ -1,6 +1,6 @@
 /**
  * Two built copies (dist/main.js) on a real redis-server, messages arriving every 150 ms, with
- * the recipes' clients (test/fixtures/recipes/): a kill -9 of the copy holding the poll lock (the
+ * the recipes' clients (support/recipes/): a kill -9 of the copy holding the poll lock (the
  * other takes over within 2 x LIVE_POLL_MS, logged and counted; subscribers of the dead copy
  * reconnect through a loopback switch and resume), and a Redis restart (every subscriber gets
  * the messages of the outage once, or one RESYNC_REQUIRED; one warning per outage). Every
@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { GatewayProcess } from '../fixtures/gateway-process.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import {
   LIVE_ACCOUNT,
   LIVE_AUTHORIZATION,
@@ -23,12 +23,12 @@ import {
   recorder,
   startLiveCopy,
   type Recorder,
-} from '../fixtures/live-fleet.js';
-import { startLoopbackSwitch, type LoopbackSwitch } from '../fixtures/loopback-switch.js';
-import { createLiveSseClient, watchOverSse } from '../fixtures/recipes/live-sse.js';
-import { createLiveWsClient, watchOverWs } from '../fixtures/recipes/live-ws.js';
+} from '../../support/live-fleet.js';
+import { startLoopbackSwitch, type LoopbackSwitch } from '../../support/loopback-switch.js';
+import { createLiveSseClient, watchOverSse } from '../../support/recipes/live-sse.js';
+import { createLiveWsClient, watchOverWs } from '../../support/recipes/live-ws.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
-import { until } from '../fixtures/wait.js';
+import { until } from '../../support/wait.js';
 
 const POLL_MS = 300;
 

@@ -2,13 +2,13 @@
  * A rollout under live traffic, on the built process (dist/main.js): two copies without Redis
  * behind a loopback switch, messages arriving every 150 ms. The serving copy gets SIGTERM;
  * graphql-sse's client, graphql-ws's client and Apollo Client (the recipes of
- * docs/live-updates.md, test/fixtures/recipes/) reconnect through the switch to the other copy
+ * docs/live-updates.md, support/recipes/) reconnect through the switch to the other copy
  * and resume with their tokens: every message exactly once, in order.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { GatewayProcess } from '../fixtures/gateway-process.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import {
   LIVE_ACCOUNT,
   LIVE_AUTHORIZATION,
@@ -19,12 +19,12 @@ import {
   portOf,
   recorder,
   startLiveCopy,
-} from '../fixtures/live-fleet.js';
-import { startLoopbackSwitch, type LoopbackSwitch } from '../fixtures/loopback-switch.js';
-import { createLiveApolloClient, watchOverApollo } from '../fixtures/recipes/live-apollo.js';
-import { createLiveSseClient, watchOverSse } from '../fixtures/recipes/live-sse.js';
-import { createLiveWsClient, watchOverWs } from '../fixtures/recipes/live-ws.js';
-import { until } from '../fixtures/wait.js';
+} from '../../support/live-fleet.js';
+import { startLoopbackSwitch, type LoopbackSwitch } from '../../support/loopback-switch.js';
+import { createLiveApolloClient, watchOverApollo } from '../../support/recipes/live-apollo.js';
+import { createLiveSseClient, watchOverSse } from '../../support/recipes/live-sse.js';
+import { createLiveWsClient, watchOverWs } from '../../support/recipes/live-ws.js';
+import { until } from '../../support/wait.js';
 
 const POLL_MS = 200;
 

@@ -8,10 +8,10 @@ import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { DIST_MAIN, ROOT } from '../../scripts/dist.js';
+import { DIST_MAIN, ROOT } from '../../support/dist.js';
 import { startGatewayProcess } from '../fixtures/gateway-process.js';
 import { freePort } from '../fixtures/redis.js';
-import { until } from '../fixtures/wait.js';
+import { until } from '../../support/wait.js';
 
 const HMAC_KEY = 'process-model-test-key-0123456789abcdef';
 const BASE_ENV = { ...process.env, PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: '' };

@@ -3,7 +3,6 @@
  * that fails in every way, and requests carrying distinctive secrets in both header styles.
  * All of the process's output is captured and searched for the secrets and their encodings.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,7 +11,8 @@ import {
   startScriptedUpstream,
   type ScriptedReply,
   type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
+import { spawnGateway } from '../../support/gateway-process.js';
 
 const SYS_ID = 'AC-sysid-Q7RX2';
 const TOKEN = 'tok-S3CR3T-9f8e7d';
@@ -48,12 +48,9 @@ beforeAll(async () => {
         : ownedNumbersReply(['A', 'B', 'C']);
     return n % 4 === 0 ? historyReply(call) : (faults[n % faults.length] as ScriptedReply);
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('../..', import.meta.url),
+  // The built process, as `npm start` runs it; its whole output is kept, not only the banner.
+  const child = spawnGateway({
     env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
       UPSTREAM_URL: upstream.url,
       UPSTREAM_TIMEOUT_MS: '200',
       UPSTREAM_RETRIES: '1',
@@ -63,11 +60,11 @@ beforeAll(async () => {
       LOG_LEVEL: 'debug',
     },
   });
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const endpoint = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${output}`)), 15_000);
-    child.stderr.on('data', () => {
+    child.stderr?.on('data', () => {
       const match = /on (http:\/\/\S+\/graphql)/.exec(output);
       if (match?.[1]) {
         clearTimeout(timer);

@@ -9,7 +9,7 @@ import {
   ownedNumbersReply,
   startScriptedUpstream,
   type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
 
 const AUTHORIZATION = `Basic ${Buffer.from('AC-shutdown:token').toString('base64')}`;
 

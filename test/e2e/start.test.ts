@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { DIST_MAIN, ROOT } from '../../scripts/dist.js';
+import { DIST_MAIN, ROOT } from '../../support/dist.js';
 
 const run = promisify(execFile);
 
@@ -121,10 +121,15 @@ describe('the compiled build', () => {
     const { readFile } = await import('node:fs/promises');
     const pkg = JSON.parse(await readFile(`${ROOT}/package.json`, 'utf8')) as {
       scripts: Record<string, string>;
+      dependencies: Record<string, string>;
     };
     // exec: the shell becomes node, so npm's forwarded SIGTERM reaches the gateway itself.
     expect(pkg.scripts.start).toBe('exec node dist/main.js');
-    expect(pkg.scripts.prepare).toBe('tsx scripts/build.ts');
+    // prepare builds with scripts/build.ts, and skips the build in a production install.
+    expect(pkg.scripts.prepare).toBe('node scripts/prepare.mjs');
+    // The build tools are dev dependencies: dist/ bundles what it runs.
+    expect(Object.keys(pkg.dependencies)).not.toContain('tsx');
+    expect(Object.keys(pkg.dependencies)).not.toContain('esbuild');
     expect(await readFile(`${DIST_MAIN}.map`, 'utf8')).toContain('main.ts');
   });
 });

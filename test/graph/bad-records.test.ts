@@ -10,7 +10,7 @@ import {
   executeText,
   type TestGateway,
 } from '../fixtures/harness.js';
-import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.js';
+import { startScriptedUpstream, type ScriptedUpstream } from '../../support/scripted-upstream.js';
 
 const auth = basicAuth({ sysId: 'AC-1', authToken: 'token-1' });
 

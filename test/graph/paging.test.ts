@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCursorCodec } from '../../src/graph/cursors.js';
 import { createTestGateway, execute, executeText, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { CoalescedRangesQuery, MessagesPageQuery } from '../fixtures/operations.js';
 
 const KEY = 'paging-test-key-'.repeat(3);

@@ -11,11 +11,11 @@ import { DEFAULT_LIMITS } from '../../src/config/config.js';
 import { createGateway, type Gateway } from '../../src/http/server.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
 import {
+  accountScript,
   historyReply,
-  ownedNumbersReply,
   startScriptedUpstream,
   type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
 
 let upstream: ScriptedUpstream;
 let test: TestGateway;
@@ -27,10 +27,8 @@ const historiesHeld = new Promise<void>((resolve) => {
 });
 
 beforeAll(async () => {
-  upstream = await startScriptedUpstream((call) =>
-    call.operation === 'smshistory'
-      ? { until: historiesHeld, reply: historyReply(call) }
-      : ownedNumbersReply(['A', 'B']),
+  upstream = await startScriptedUpstream(
+    accountScript(['A', 'B'], (call) => ({ until: historiesHeld, reply: historyReply(call) })),
   );
   test = createTestGateway(upstream.url);
   server = createServer(test.gateway);
@@ -63,16 +61,19 @@ async function* parts(
   }
 }
 
+/** A client that reads multipart answers, for account AC. */
+const DEFER_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'multipart/mixed',
+  'x-sys-id': 'AC',
+  'x-auth-token': 'tok',
+};
+
 describe('@defer', () => {
   it('sends the number list first and each history when the upstream answers', async () => {
     const response = await request(endpoint, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'multipart/mixed',
-        'x-sys-id': 'AC',
-        'x-auth-token': 'tok',
-      },
+      headers: DEFER_HEADERS,
       body: JSON.stringify({
         query:
           '{ ownedNumbers { tid ... @defer(label: "history") { history(start: 0, end: 1) { messages { body } } } } }',
@@ -118,12 +119,7 @@ const DEFERRED_HISTORY =
 async function deferredParts(gateway: Gateway): Promise<Record<string, unknown>[]> {
   const response = await gateway.fetch('http://gateway.test/graphql', {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'multipart/mixed',
-      'x-sys-id': 'AC',
-      'x-auth-token': 'tok',
-    },
+    headers: DEFER_HEADERS,
     body: JSON.stringify({ query: DEFERRED_HISTORY }),
   });
   const boundary =
@@ -143,10 +139,11 @@ const incrementalErrors = (collected: Record<string, unknown>[]) =>
 
 describe('@defer errors', () => {
   it('a deferred part that fails upstream keeps its message, path and stable code', async () => {
-    const failing = await startScriptedUpstream((call) => {
-      if (call.operation !== 'smshistory') return ownedNumbersReply(['A', 'B']);
-      return call.params.get('tid') === 'B' ? { status: 503, text: 'down' } : historyReply(call);
-    });
+    const failing = await startScriptedUpstream(
+      accountScript(['A', 'B'], (call) =>
+        call.params.get('tid') === 'B' ? { status: 503, text: 'down' } : historyReply(call),
+      ),
+    );
     const gateway = createTestGateway(failing.url);
     try {
       expect(incrementalErrors(await deferredParts(gateway.gateway))).toEqual([

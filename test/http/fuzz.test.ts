@@ -7,18 +7,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
 import {
-  historyReply,
-  ownedNumbersReply,
+  accountScript,
   startScriptedUpstream,
   type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
 
 let upstream: ScriptedUpstream;
 let test: TestGateway;
 beforeAll(async () => {
-  upstream = await startScriptedUpstream((call) =>
-    call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(['A', 'B']),
-  );
+  upstream = await startScriptedUpstream(accountScript(['A', 'B']));
   test = createTestGateway(upstream.url, { limits: { maxCost: 20 } });
 });
 afterAll(async () => {

@@ -1,13 +1,9 @@
 /** HTTP surface and the less common upstream answers, through real loopback servers. */
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createTestGateway,
-  execute,
-  type TestGateway,
-  type TestGatewayOptions,
-} from '../fixtures/harness.js';
+import { describe, expect, it } from 'vitest';
+import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { OwnedNumbersQuery } from '../fixtures/operations.js';
-import { startScriptedUpstream, type ScriptedUpstream } from '../fixtures/scripted-upstream.js';
+import type { Script } from '../../support/scripted-upstream.js';
+import { scriptedStacks, type ScriptedStack } from '../fixtures/scripted-stack.js';
 
 const auth = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok' };
 const numbers = [
@@ -15,20 +11,12 @@ const numbers = [
   { number: '18885550111', tid: 'T1', type: 'tollfree', webhook: 'https://hooks.example.com/t1' },
   { number: '55555', tid: 'S1', type: 'shortcode', webhook: '' },
 ];
-let upstream: ScriptedUpstream | undefined;
-let test: TestGateway | undefined;
-afterEach(async () => {
-  await test?.close();
-  await upstream?.close();
-});
+const stacks = scriptedStacks();
+let stack: ScriptedStack | undefined;
 
-async function gatewayOver(
-  reply: Parameters<typeof startScriptedUpstream>[0],
-  options: TestGatewayOptions = {},
-) {
-  upstream = await startScriptedUpstream(reply);
-  test = createTestGateway(upstream.url, options);
-  return test.gateway;
+async function gatewayOver(reply: Script, options: TestGatewayOptions = {}) {
+  stack = await stacks.start(reply, options);
+  return stack.gateway;
 }
 
 describe('HTTP surface', () => {
@@ -46,7 +34,7 @@ describe('HTTP surface', () => {
   it('reports not ready (503) while draining, and alive all the same', async () => {
     const gateway = await gatewayOver(() => ({ json: {} }));
     expect((await gateway.fetch('http://gateway.test/readiness')).status).toBe(200);
-    test?.app.drain();
+    stack?.test.app.drain();
     expect((await gateway.fetch('http://gateway.test/readiness')).status).toBe(503);
     expect((await gateway.fetch('http://gateway.test/health')).status).toBe(200);
   });
@@ -63,14 +51,17 @@ describe('number types', () => {
     ]);
     const unknown = await execute(gateway, OwnedNumbersQuery, { type: 'UNKNOWN' }, auth);
     expect(unknown.body.data?.ownedNumbers?.map((n) => n.tid)).toEqual(['S1']);
-    expect(upstream?.calls.map((c) => c.operation)).toEqual(['allownednumbers', 'allownednumbers']);
+    expect(stack?.upstream.calls.map((c) => c.operation)).toEqual([
+      'allownednumbers',
+      'allownednumbers',
+    ]);
   });
 
   it('keeps only the requested type when the typed call returns others', async () => {
     const gateway = await gatewayOver(() => ({ json: { success: '1', data: numbers } }));
     const { body } = await execute(gateway, OwnedNumbersQuery, { type: 'TOLLFREE' }, auth);
     expect(body.data?.ownedNumbers?.map((n) => n.tid)).toEqual(['T1']);
-    expect(upstream?.calls.map((c) => [c.operation, c.params.get('number_type')])).toEqual([
+    expect(stack?.upstream.calls.map((c) => [c.operation, c.params.get('number_type')])).toEqual([
       ['ownednumbers', 'tollfree'],
     ]);
   });

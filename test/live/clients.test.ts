@@ -14,8 +14,8 @@ import WebSocket from 'ws';
 import { attachWebSocket, type AttachedWebSocket } from '../../src/http/websocket.js';
 import { GRAPHQL_PATH } from '../../src/http/server.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
-import { sleep, until } from '../fixtures/wait.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
+import { sleep, until } from '../../support/wait.js';
 
 const POLL_MS = 50;
 const BASIC_ONE = `Basic ${Buffer.from('AC-1:tok-AC-1').toString('base64')}`;
@@ -161,10 +161,22 @@ describe('graphql-ws over WebSocket', () => {
     const { socket } = await serve();
     const raw = new WebSocket(socket, 'graphql-transport-ws');
     cleanups.push(() => raw.close());
-    const pinged = new Promise<void>((resolve) => raw.once('ping', () => resolve()));
     await new Promise((resolve) => raw.once('open', resolve));
+    const opened = performance.now();
+    // keepAliveMs is 1000 here: the first ping, or what happened instead within three times that.
+    const outcome = new Promise<string>((resolve) => {
+      raw.once('ping', () =>
+        resolve(
+          `ping after ${performance.now() - opened >= 950 ? 'the interval' : 'too little idle time'}`,
+        ),
+      );
+      raw.once('close', (code) => resolve(`closed with ${code}`));
+      setTimeout(() => resolve('no ping within 3000 ms'), 3_000);
+    });
     raw.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: BASIC_ONE } }));
-    await pinged; // keepAliveMs is 1000 here; the test times out if no ping comes
+    expect(await outcome).toBe('ping after the interval');
+    // The ping keeps it open: still usable afterwards.
+    expect(raw.readyState).toBe(WebSocket.OPEN);
   });
 
   it('answers queries too, over the same connection', async () => {

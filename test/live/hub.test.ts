@@ -5,10 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { subscribeSse, type SseStream } from '../fixtures/sse.js';
 import { createMetrics, type GatewayMetrics } from '../../src/observability/metrics.js';
-import { sleep } from '../fixtures/wait.js';
+import { sleep } from '../../support/wait.js';
 
 const POLL_MS = 50;
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };

@@ -1,6 +1,6 @@
 /**
  * The reconnect recipes on the docs pages are the files the e2e tests run: each fenced block
- * marked ```` ```ts recipe=name ```` equals test/fixtures/recipes/<name>.ts, and every recipe file
+ * marked ```` ```ts recipe=name ```` equals support/recipes/<name>.ts, and every recipe file
  * is on a page.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const RECIPES = join(ROOT, 'test', 'fixtures', 'recipes');
+const RECIPES = join(ROOT, 'support', 'recipes');
 const PAGES = ['docs/live-updates.md', 'docs/paging.md'];
 
 function snippets(): Map<string, string> {

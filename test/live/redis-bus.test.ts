@@ -7,10 +7,10 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBus } from '../../src/live/redis-bus.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
 import { subscribeSse, type SseStream } from '../fixtures/sse.js';
-import { sleep, until } from '../fixtures/wait.js';
+import { sleep, until } from '../../support/wait.js';
 
 const POLL_MS = 60;
 const LOCK_TTL_MS = 400;

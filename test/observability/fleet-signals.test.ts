@@ -15,10 +15,10 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { freePort, startRedis, type RunningRedis } from '../fixtures/redis.js';
 import { subscribeSse } from '../fixtures/sse.js';
-import { until } from '../fixtures/wait.js';
+import { until } from '../../support/wait.js';
 
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
 const INSTANCE = 'gw-signals-1';

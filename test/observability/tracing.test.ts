@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEMO_CREDENTIALS,
@@ -56,6 +57,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await tracing.shutdown();
+  // startTracing registers OpenTelemetry's globals (provider, context manager, propagator); the
+  // next test file in this worker shares the module cache, so it must not inherit them.
+  trace.disable();
+  context.disable();
+  propagation.disable();
   await test.close();
   await simulator.close();
   receiver.close();

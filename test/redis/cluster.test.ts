@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../fixtures/growing-upstream.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedisCluster, type RunningRedisCluster } from '../fixtures/redis.js';
 import { subscribeSse, type SseStream } from '../fixtures/sse.js';
-import { until } from '../fixtures/wait.js';
+import { until } from '../../support/wait.js';
 
 const HMAC_KEY = 'cluster-test-key-0123456789abcdef0123456789';
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };

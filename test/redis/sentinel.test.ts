@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { freePort, startRedis, type RunningRedis } from '../fixtures/redis.js';
-import { until } from '../fixtures/wait.js';
+import { until } from '../../support/wait.js';
 
 const PASSWORD = 'sentinel-test-pw';
 let primary: RunningRedis;

@@ -1,36 +1,30 @@
 /** Upstream failures reach the client as coded field errors, with everything else intact. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config/config.js';
 import { createGateway } from '../../src/http/server.js';
-import { createTestGateway, execute, executeText, type TestGateway } from '../fixtures/harness.js';
+import { execute, executeText } from '../fixtures/harness.js';
 import { EveryHistoryQuery, HistoryRangeQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
 import {
+  accountScript,
   historyReply,
-  ownedNumbersReply,
   startScriptedUpstream,
   type ScriptedReply,
-  type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
+import { scriptedStacks } from '../fixtures/scripted-stack.js';
 
 const auth = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-S3CR3T' };
 const TIDS = ['T-A', 'T-B', 'T-C'];
-let upstream: ScriptedUpstream | undefined;
-let test: TestGateway | undefined;
-afterEach(async () => {
-  await test?.close();
-  await upstream?.close();
-  test = undefined;
-  upstream = undefined;
-});
+const stacks = scriptedStacks();
 
 /** A gateway over an upstream whose history for T-B answers `failure`; everything else succeeds. */
 async function withFailingHistory(failure: ScriptedReply, timeoutMs = 2_000) {
-  upstream = await startScriptedUpstream((call) => {
-    if (call.operation !== 'smshistory') return ownedNumbersReply(TIDS);
-    return call.params.get('tid') === 'T-B' ? failure : historyReply(call);
-  });
-  test = createTestGateway(upstream.url, { timeoutMs });
-  return execute(test.gateway, EveryHistoryQuery, { start: 0, end: 1 }, auth);
+  const { gateway } = await stacks.start(
+    accountScript(TIDS, (call) =>
+      call.params.get('tid') === 'T-B' ? failure : historyReply(call),
+    ),
+    { timeoutMs },
+  );
+  return execute(gateway, EveryHistoryQuery, { start: 0, end: 1 }, auth);
 }
 
 describe('one number failing leaves the rest of the answer intact', () => {
@@ -104,11 +98,9 @@ describe('one number failing leaves the rest of the answer intact', () => {
 
 describe('whole-list failures', () => {
   it('an unreachable upstream nulls the field with UPSTREAM_ERROR', async () => {
-    upstream = await startScriptedUpstream(() => ({ json: {} }));
-    const url = upstream.url;
-    await upstream.close();
-    upstream = undefined;
-    test = createTestGateway(url);
+    const gone = await startScriptedUpstream(() => ({ json: {} }));
+    await gone.close();
+    const test = stacks.gatewayAt(gone.url);
     const { status, body } = await execute(test.gateway, OwnedNumbersQuery, {}, auth);
     expect(status).toBe(200);
     expect(body).toMatchObject({
@@ -120,11 +112,10 @@ describe('whole-list failures', () => {
 
 describe('history range validation', () => {
   async function range(start: number, end: number) {
-    upstream = await startScriptedUpstream((call) =>
-      call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(TIDS),
-    );
-    test = createTestGateway(upstream.url, { limits: { maxHistoryRange: 100 } });
-    const result = await execute(test.gateway, HistoryRangeQuery, { tid: 'T-A', start, end }, auth);
+    const { gateway, upstream } = await stacks.start(accountScript(TIDS), {
+      limits: { maxHistoryRange: 100 },
+    });
+    const result = await execute(gateway, HistoryRangeQuery, { tid: 'T-A', start, end }, auth);
     return { ...result, historyCalls: upstream.calls.filter((c) => c.operation === 'smshistory') };
   }
 

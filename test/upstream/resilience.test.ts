@@ -3,56 +3,23 @@
  * error with partial data kept, retries and the circuit breaker behave, and the same gateway
  * answers normally once the upstream is well again.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createTestGateway,
-  execute,
-  type TestGateway,
-  type TestGatewayOptions,
-} from '../fixtures/harness.js';
+import { describe, expect, it } from 'vitest';
+import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
-import {
-  historyReply,
-  ownedNumbersReply,
-  startScriptedUpstream,
-  type ScriptedCall,
-  type ScriptedReply,
-  type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+import { accountScript, historyReply, ownedNumbersReply } from '../../support/scripted-upstream.js';
+import type { ScriptedCall, ScriptedReply } from '../../support/scripted-upstream.js';
+import { scriptedStacks } from '../fixtures/scripted-stack.js';
 
 const auth = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok' };
 const TIDS = ['T-A', 'T-B'];
-const healthy = (call: ScriptedCall): ScriptedReply =>
-  call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(TIDS);
-
-let upstream: ScriptedUpstream | undefined;
-let test: TestGateway | undefined;
-afterEach(async () => {
-  await test?.close();
-  await upstream?.close();
-  test = undefined;
-  upstream = undefined;
-});
-
+const healthy = accountScript(TIDS);
+const stacks = scriptedStacks({ timeoutMs: 250 });
 /** A gateway over an upstream whose behaviour the test switches with `setReply`. */
-async function switchable(options: TestGatewayOptions = {}) {
-  let reply: (call: ScriptedCall) => ScriptedReply = healthy;
-  upstream = await startScriptedUpstream((call) => reply(call));
-  test = createTestGateway(upstream.url, { timeoutMs: 250, ...options });
-  const server = upstream;
-  return {
-    gateway: test.gateway,
-    client: test.client,
-    calls: () => server.calls.length,
-    setReply(next: (call: ScriptedCall) => ScriptedReply) {
-      reply = next;
-    },
-  };
-}
+const switchable = (options?: TestGatewayOptions) => stacks.start(healthy, options);
 
 /** Fails T-B's history with `failure`; everything else answers normally. */
-const historyOfBFails = (failure: ScriptedReply) => (call: ScriptedCall) =>
-  call.operation === 'smshistory' && call.params.get('tid') === 'T-B' ? failure : healthy(call);
+const historyOfBFails = (failure: ScriptedReply) =>
+  accountScript(TIDS, (call) => (call.params.get('tid') === 'T-B' ? failure : healthy(call)));
 
 describe('each failure mode, then recovery on the same gateway', () => {
   it.each([

@@ -15,7 +15,7 @@ import {
   type ScriptedCall,
   type ScriptedReply,
   type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+} from '../../support/scripted-upstream.js';
 import type { TestGateway } from '../fixtures/harness.js';
 
 const token = (sysId: string, n: number) => ({ 'x-sys-id': sysId, 'x-auth-token': `tok-${n}` });

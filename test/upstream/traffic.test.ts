@@ -5,56 +5,29 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createTestGateway,
-  execute,
-  type TestGateway,
-  type TestGatewayOptions,
-} from '../fixtures/harness.js';
+import { describe, expect, it } from 'vitest';
+import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
-import {
-  historyReply,
-  ownedNumbersReply,
-  startScriptedUpstream,
-  type ScriptedCall,
-  type ScriptedReply,
-  type ScriptedUpstream,
-} from '../fixtures/scripted-upstream.js';
+import { accountScript, historyReply, ownedNumbersReply } from '../../support/scripted-upstream.js';
+import type { ScriptedCall, ScriptedReply } from '../../support/scripted-upstream.js';
+import { scriptedStacks } from '../fixtures/scripted-stack.js';
 
 const A = { 'x-sys-id': 'AC-A', 'x-auth-token': 'tok-a' };
 const B = { 'x-sys-id': 'AC-B', 'x-auth-token': 'tok-b' };
 const C = { 'x-sys-id': 'AC-C', 'x-auth-token': 'tok-c' };
-const healthy = (call: ScriptedCall): ScriptedReply =>
-  call.operation === 'smshistory' ? historyReply(call) : ownedNumbersReply(['T-1', 'T-2']);
+const healthy = accountScript(['T-1', 'T-2']);
 const sysIdOf = (call: ScriptedCall) => call.params.get('sys_id');
+const stacks = scriptedStacks();
 
-let upstream: ScriptedUpstream | undefined;
-let test: TestGateway | undefined;
-afterEach(async () => {
-  await test?.close();
-  await upstream?.close();
-  test = undefined;
-  upstream = undefined;
-});
-
+/** A gateway over a healthy upstream; `calls(sysId)` counts one account's calls. */
 async function stack(options: TestGatewayOptions = {}) {
-  let reply: (call: ScriptedCall) => ScriptedReply = healthy;
-  upstream = await startScriptedUpstream((call) => reply(call));
-  test = createTestGateway(upstream.url, options);
-  const server = upstream;
-  const gateway = test.gateway;
+  const s = await stacks.start(healthy, options);
   return {
-    gateway,
-    client: test.client,
-    calls: (sysId?: string) =>
-      sysId ? server.calls.filter((c) => sysIdOf(c) === sysId).length : server.calls.length,
-    setReply(next: (call: ScriptedCall) => ScriptedReply) {
-      reply = next;
-    },
+    ...s,
+    calls: (sysId?: string) => s.calls(sysId ? (c) => sysIdOf(c) === sysId : undefined),
     async owned(headers: Record<string, string>) {
       const started = performance.now();
-      const { body } = await execute(gateway, OwnedNumbersQuery, {}, headers);
+      const { body } = await execute(s.gateway, OwnedNumbersQuery, {}, headers);
       return { body, ms: performance.now() - started };
     },
   };
@@ -128,7 +101,7 @@ describe('failure scoped to whom it hits', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
-    test = createTestGateway(`http://127.0.0.1:${port}`, {
+    const test = stacks.gatewayAt(`http://127.0.0.1:${port}`, {
       resilience: { retries: 0, breakerThreshold: 3, breakerCooldownMs: 10_000 },
     });
     for (let i = 0; i < 3; i += 1) {
