@@ -1,8 +1,9 @@
 /**
  * The example app (examples/inbox), built by `npm run test:examples`, served from its own origin
  * and driven in headless Chromium against the gateway on another port (so CORS is real): the
- * numbers, a page of messages, the next page, a live arrival, and an error shown as the gateway
- * words it. Leaves a screenshot in test-output/inbox.png. Run by `npm run test:examples`
+ * numbers, a page of messages, the next page, a live arrival (an edge of the list), one that
+ * arrives while the WebSocket is down (delivered once on reconnect, by its resume token), and an
+ * error shown as the gateway words it. Leaves a screenshot in test-output/inbox.png. Run by `npm run test:examples`
  * (vitest.examples.config.ts), which .ci/run calls after `npm test`.
  */
 import { existsSync } from 'node:fs';
@@ -124,6 +125,23 @@ describe('examples/inbox in headless Chromium', () => {
       .toBe('Hello from the inbox test');
     expect(await page.locator('#live').innerText()).toBe('1 new while you were here');
     expect(await bodies(page)).toHaveLength(41);
+
+    // The network drops; a message arrives before graphql-ws reconnects. The subscription
+    // resumes with its token: the message lands at the head once, nothing else moves.
+    const upgrades = gateway.upgrades();
+    gateway.dropWebSockets();
+    gateway.simulator.deliver(DEMO_CREDENTIALS.sysId, first.tid, 'Sent while the network was down');
+    await expect
+      .poll(async () => (await bodies(page))[0], { timeout: 15_000 })
+      .toBe('Sent while the network was down');
+    expect(gateway.upgrades()).toBeGreaterThan(upgrades);
+    await page.waitForTimeout(300);
+    expect(await bodies(page)).toEqual([
+      'Sent while the network was down',
+      'Hello from the inbox test',
+      ...first.messages.slice(0, 40).map((m) => m.body),
+    ]);
+    expect(await page.locator('#live').innerText()).toBe('2 new while you were here');
 
     await page.evaluate(() => window.scrollTo(0, 0));
     await mkdir(new URL('.', SCREENSHOT), { recursive: true });

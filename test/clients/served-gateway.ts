@@ -3,7 +3,9 @@
  * HTTP, SSE and graphql-ws at /graphql, live updates on, the simulator behind it. Shared by the
  * client tests and the example app's test.
  */
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
 import {
   createTestGateway,
@@ -18,6 +20,8 @@ export interface ServedGateway {
   readonly test: TestGateway;
   /** WebSocket upgrade requests received so far (each graphql-ws connection attempt is one). */
   upgrades(): number;
+  /** Cuts every open WebSocket at the TCP level (close 1006 for the client), as a lost network does. */
+  dropWebSockets(): void;
   close(): Promise<void>;
 }
 
@@ -25,13 +29,21 @@ export async function serveGateway(options: TestGatewayOptions = {}): Promise<Se
   const simulator = await startSimulator();
   const test = createTestGateway(simulator.url, { live: { pollMs: 100 }, ...options });
   let upgrades = 0;
-  test.app.server.on('upgrade', () => (upgrades += 1));
+  const sockets = new Set<Duplex>();
+  test.app.server.on('upgrade', (_request: IncomingMessage, socket: Duplex) => {
+    upgrades += 1;
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   const { port } = (await test.app.listen()) as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
     simulator,
     test,
     upgrades: () => upgrades,
+    dropWebSockets: () => {
+      for (const socket of sockets) socket.destroy();
+    },
     async close() {
       await test.app.endStreams();
       test.app.server.closeAllConnections();

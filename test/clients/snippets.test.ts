@@ -20,11 +20,12 @@ import {
   type Environment,
   type RecordProxy,
 } from 'relay-runtime';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { allSnippets, runSnippets, type Snippet } from '../docs/snippets.js';
-import { until } from '../../support/wait.js';
+import { prependNewMessages } from '../../support/recipes/live-apollo-list.js';
+import { sleep, until } from '../../support/wait.js';
 import { serveGateway, type ServedGateway } from './served-gateway.js';
 
 // Browsers have a WebSocket; Node 20 does not (graphql-ws looks for the global one).
@@ -56,6 +57,10 @@ beforeAll(async () => {
   gateway = await serveGateway();
 });
 afterAll(() => gateway.close());
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
 
 function run<T>(
   names: readonly string[],
@@ -86,14 +91,56 @@ const historyCalls = () =>
   gateway.simulator.calls.filter((c) => c.operation === 'smshistory').length;
 
 /**
- * Subscribes (via `start`) to every number of the demo account and waits until, for each, the
+ * Subscribes (via `start`) to `numbers` numbers (all of the demo account's) and waits until, for each, the
  * subscription has read the head of its history and the live loop's first poll has learnt what
  * is there: a message that arrives after both is delivered.
  */
-async function subscribed(start: () => void): Promise<void> {
+async function subscribed(
+  start: () => unknown,
+  numbers = DEMO_ACCOUNT.numbers.length,
+): Promise<void> {
   const before = historyCalls();
-  start();
-  await until(() => historyCalls() >= before + 2 * DEMO_ACCOUNT.numbers.length, 5_000);
+  await start();
+  await until(() => historyCalls() >= before + 2 * numbers, 5_000);
+}
+
+/** The ids of the `first` messages after `cursor`, read from the gateway without any client. */
+async function idsAfter(cursor: string, first: number): Promise<string[]> {
+  const response = await fetch(`${gateway.origin}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Basic ${btoa(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`)}`,
+    },
+    body: JSON.stringify({
+      query: `query($tid: ID!, $after: String, $first: Int) { number(tid: $tid) {
+        messages(first: $first, after: $after) { edges { node { id } } } } }`,
+      variables: { tid: NUMBER.tid, after: cursor, first },
+    }),
+  });
+  const body = (await response.json()) as { data: MessagesPage };
+  return body.data.number.messages.edges.map((e) => e.node.id);
+}
+
+interface ListEdge {
+  readonly cursor: string;
+  readonly node: { readonly id: string; readonly body: string };
+}
+
+/**
+ * What every live-list test checks once a message has arrived: it is at the head, once, the
+ * rest of the list is what it was, and its cursor pages on (`after:` it come the messages that
+ * were first before it arrived).
+ */
+async function landedOnceAtHead(
+  edges: readonly ListEdge[],
+  before: readonly ListEdge[],
+  body: string,
+) {
+  expect(edges[0]?.node.body).toBe(body);
+  expect(edges.slice(1).map((e) => e.node.id)).toEqual(before.map((e) => e.node.id));
+  expect(new Set(edges.map((e) => e.node.id)).size).toBe(edges.length);
+  expect(await idsAfter(edges[0]!.cursor, 2)).toEqual(before.slice(0, 2).map((e) => e.node.id));
 }
 
 const NODE_FRAGMENT = gql`
@@ -196,17 +243,24 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     client.stop();
   });
 
-  it('apollo-arrivals: a live message lands at the head of the cached list', async () => {
-    const before = historyCalls();
-    const { client, arrivals } = await run<{
-      client: ApolloClient;
-      arrivals: { unsubscribe(): void };
-    }>(['apollo-setup', 'apollo-arrivals'], ['client', 'arrivals']);
+  it('apollo-setup keeps the resumeLink of the live-updates recipe, unchanged', async () => {
+    const recipe = await readFile(
+      new URL('../../support/recipes/live-apollo.ts', import.meta.url),
+      'utf8',
+    );
+    const link = (text: string) => /const resumeLink = [\s\S]*?\n\}\);\n/.exec(text)?.[0];
+    expect(link(snippet('apollo-setup').code)).toBeDefined();
+    expect(link(snippet('apollo-setup').code)).toBe(link(recipe));
+  });
+
+  it("apollo-setup with paging.md's recipe: a new edge lands once at the head, also across a dropped WebSocket", async () => {
+    const { client } = await run<{ client: ApolloClient }>(['apollo-setup'], ['client']);
     const PAGE = gql`
       query Head($tid: ID!) {
         number(tid: $tid) {
           id
           messages(first: 3) {
+            totalCount
             edges {
               cursor
               node {
@@ -218,29 +272,40 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
         }
       }
     `;
-    const watched: ObservableQuery<MessagesPage> = client.watchQuery({
+    type Page = { number: { messages: { totalCount: number; edges: ListEdge[] } } };
+    const watched: ObservableQuery<Page> = client.watchQuery({
       query: PAGE,
       variables: { tid: NUMBER.tid },
     });
-    const seen: string[][] = [];
-    const sub = watched.subscribe(({ data }) =>
-      seen.push(
-        (data as MessagesPage | undefined)?.number.messages.edges.map(
-          (e) => (e.node as { body?: string }).body ?? '',
-        ) ?? [],
-      ),
+    const seen: Page[] = [];
+    const sub = watched.subscribe(({ data }) => data && seen.push(data as Page));
+    await until(() => seen.at(-1)?.number.messages.edges.length === 3);
+    const first = seen.at(-1)!.number.messages;
+    const errors: unknown[] = [];
+    await subscribed(
+      () => cleanups.push(prependNewMessages(client, [NUMBER.tid], (e) => errors.push(e))),
+      1,
     );
-    await until(() => seen.at(-1)?.length === 3);
-    // A new subscription reads the head itself, and the live loop's first poll only learns what
-    // is there: a message that arrives after both (and the page's own read) is delivered.
-    await until(() => historyCalls() >= before + 3, 5_000);
-    arrive('apollo arrival');
-    await until(() => seen.at(-1)?.[0] === 'apollo arrival', 5_000);
-    expect(seen.at(-1)).toHaveLength(4);
+    const edges = () => seen.at(-1)?.number.messages.edges ?? [];
+
+    arrive('apollo edge 1');
+    await until(() => edges()[0]?.node.body === 'apollo edge 1', 5_000);
+    await landedOnceAtHead(edges(), first.edges, 'apollo edge 1');
+    expect(seen.at(-1)?.number.messages.totalCount).toBe(first.totalCount + 1);
+
+    // The network drops; a message arrives before graphql-ws reconnects (1.3 s at the earliest).
+    const before = edges();
+    const upgrades = gateway.upgrades();
+    gateway.dropWebSockets();
+    arrive('apollo edge 2');
+    await until(() => edges()[0]?.node.body === 'apollo edge 2', 10_000);
+    expect(gateway.upgrades()).toBeGreaterThan(upgrades);
+    await sleep(300);
+    await landedOnceAtHead(edges(), before, 'apollo edge 2');
+    expect(errors).toEqual([]);
     sub.unsubscribe();
-    arrivals.unsubscribe();
     client.stop();
-  });
+  }, 20_000);
 
   it('apollo-setup: a 4403 refusal reaches the subscriber at once, with no retry', async () => {
     const { client } = await run<{ client: ApolloClient }>(['apollo-setup'], ['client'], {
@@ -299,13 +364,48 @@ describe('docs/client-caching.md: urql Graphcache', () => {
       vi.restoreAllMocks();
     }
   });
+
+  it('urql-live: with the updater of urql-setup, a new edge lands once at the head of the watched list', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
+    try {
+      const PAGE = `query Head($tid: ID!) { number(tid: $tid) { id
+        messages(first: 3) { edges { cursor node { id body } } pageInfo { hasNextPage endCursor } } } }`;
+      type Page = { number: { messages: { edges: ListEdge[] } } };
+      let client: UrqlClient | undefined;
+      await subscribed(async () => {
+        ({ client } = await run<{ client: UrqlClient; live: { unsubscribe(): void } }>(
+          ['urql-setup', 'urql-live'],
+          ['client', 'live'],
+        ).then((module) => {
+          cleanups.push(() => module.live.unsubscribe());
+          return module;
+        }));
+      }, 1);
+      const seen: Page[] = [];
+      const watching = client!
+        .query<Page>(PAGE, { tid: NUMBER.tid })
+        .subscribe(({ data }) => data && seen.push(data));
+      cleanups.push(() => watching.unsubscribe());
+      const edges = () => seen.at(-1)?.number.messages.edges ?? [];
+      await until(() => edges().length === 3);
+      const before = edges();
+      arrive('urql edge');
+      await until(() => edges()[0]?.node.body === 'urql edge', 5_000);
+      await sleep(300);
+      await landedOnceAtHead(edges(), before, 'urql edge');
+      expect(warnings).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
 });
 
 const execFileAsync = promisify(execFile);
 const RELAY_DIR = new URL('../../test-output/relay/', import.meta.url);
 
 describe('docs/client-caching.md: Relay', () => {
-  it('relay-documents compile; the environment pages, and the updater adds an arrival', async () => {
+  it('relay-documents compile; the environment pages, and @prependEdge puts an arrival first, once', async () => {
     // relay-compiler over the documents as a component would hold them, in graphql tags.
     await rm(RELAY_DIR, { recursive: true, force: true });
     await mkdir(new URL('src/', RELAY_DIR), { recursive: true });
@@ -350,17 +450,22 @@ import PaginationQuery from './__generated__/InboxMessagesPaginationQuery.graphq
       dir: new URL('src/', RELAY_DIR),
     });
 
-    const bodies = (): string[] => {
-      let found: string[] = [];
+    const edges = (): ListEdge[] => {
+      let found: ListEdge[] = [];
       commitLocalUpdate(environment, (store) => {
         const number = store.get(numberId);
         const connection = number && ConnectionHandler.getConnection(number, 'Inbox_messages');
-        found = (connection?.getLinkedRecords('edges') ?? []).map((edge: RecordProxy | null) =>
-          String(edge?.getLinkedRecord('node')?.getValue('body') ?? ''),
-        );
+        found = (connection?.getLinkedRecords('edges') ?? []).map((edge: RecordProxy | null) => ({
+          cursor: String(edge?.getValue('cursor')),
+          node: {
+            id: String(edge?.getLinkedRecord('node')?.getValue('id')),
+            body: String(edge?.getLinkedRecord('node')?.getValue('body') ?? ''),
+          },
+        }));
       });
       return found;
     };
+    const bodies = () => edges().map((e) => e.node.body);
 
     await fetchQuery(environment, InboxQuery, { tid: NUMBER.tid }).toPromise();
     expect(bodies()).toHaveLength(20);
@@ -379,8 +484,11 @@ import PaginationQuery from './__generated__/InboxMessagesPaginationQuery.graphq
 
     // The subscription started with the snippet; its loop has polled at least once by now.
     await until(() => historyCalls() > beforeArrivals + 2, 5_000);
+    const before = edges();
     arrive('relay arrival');
     await until(() => bodies()[0] === 'relay arrival', 5_000);
+    await sleep(300);
+    await landedOnceAtHead(edges(), before, 'relay arrival');
     expect(bodies()).toHaveLength(41);
     arrivals.dispose();
   }, 60_000);

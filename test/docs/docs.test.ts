@@ -1,7 +1,8 @@
 /**
  * The documentation holds together: every relative link in README.md and docs/*.md reaches a
- * file (and its #anchor a heading there), and every environment variable src/config/config.ts reads is
- * in README's configuration table.
+ * file (and its #anchor a heading there); every environment variable src/config/config.ts reads has
+ * a row in docs/configuration.md, and README's short table (which links it) shows only real
+ * variables, each row as it stands there.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -60,22 +61,57 @@ describe('documentation links', () => {
   );
 });
 
-describe('README configuration table', () => {
-  it('lists every environment variable src/config/config.ts reads', () => {
-    const config = readFileSync(join(ROOT, 'src', 'config', 'config.ts'), 'utf8');
-    const read = new Set<string>();
-    for (const pattern of [
-      /env\.([A-Z][A-Z0-9_]+)/g,
-      /(?:int|readSwitch|readHttpUrl)\(\s*'([A-Z][A-Z0-9_]+)'/g,
-    ])
-      for (const [, name] of config.matchAll(pattern)) read.add(name ?? '');
-    expect(read.size).toBeGreaterThan(30);
+/** The variables src/config/config.ts reads. */
+function variablesRead(): Set<string> {
+  const config = readFileSync(join(ROOT, 'src', 'config', 'config.ts'), 'utf8');
+  const read = new Set<string>();
+  for (const pattern of [
+    /env\.([A-Z][A-Z0-9_]+)/g,
+    /(?:int|readSwitch|readHttpUrl)\(\s*'([A-Z][A-Z0-9_]+)'/g,
+  ])
+    for (const [, name] of config.matchAll(pattern)) read.add(name ?? '');
+  return read;
+}
 
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('## Configuration'));
-    const rows = new Set(
-      [...table.matchAll(/^\| `([A-Z][A-Z0-9_]+)` +\|/gm)].map(([, name]) => name ?? ''),
+/** The rows of every table in `markdown` whose first cell is a variable: name -> its cells. */
+function variableRows(markdown: string): Map<string, string[]> {
+  const rows = new Map<string, string[]>();
+  for (const line of markdown.split('\n')) {
+    const name = /^\| `([A-Z][A-Z0-9_]+)` +\|/.exec(line)?.[1];
+    if (!name) continue;
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+    // Links are written from README.md or from docs/: compared as from docs/.
+    rows.set(
+      name,
+      cells.map((cell) => cell.replaceAll('](docs/', '](')),
     );
-    expect([...read].filter((name) => !rows.has(name))).toEqual([]);
+  }
+  return rows;
+}
+
+describe('configuration tables', () => {
+  const page = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
+  const full = variableRows(page);
+
+  it('docs/configuration.md lists every environment variable src/config/config.ts reads, and no other', () => {
+    const read = variablesRead();
+    expect(read.size).toBeGreaterThan(30);
+    expect([...read].filter((name) => !full.has(name))).toEqual([]);
+    expect([...full.keys()].filter((name) => !read.has(name))).toEqual([]);
+  });
+
+  it("README's short table links the full one and repeats its rows unchanged", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Configuration'),
+      readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1),
+    );
+    expect(section).toContain('](docs/configuration.md)');
+    const short = variableRows(section);
+    expect(short.size).toBeGreaterThan(5);
+    for (const [name, cells] of short) expect(cells, name).toEqual(full.get(name));
   });
 });

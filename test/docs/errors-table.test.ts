@@ -2,8 +2,11 @@
  * docs/errors.md's table is the one list a client reads: every code of `ErrorCode`
  * (src/core/errors.ts) has a row and every row is a code; each row's two HTTP statuses are
  * measured here by making the gateway produce that code, once with
- * `Accept: application/json` and once with `Accept: application/graphql-response+json`; and no
- * file of `src/` writes a code as a string literal instead of naming it in `ErrorCode`.
+ * `Accept: application/json` and once with `Accept: application/graphql-response+json`; the codes
+ * only a live stream carries (RESYNC_REQUIRED, SLOW_CONSUMER) are produced in a real SSE stream;
+ * every `extensions` field measured is named in its row; every `argumentName` the page lists is
+ * measured and every one measured is listed; and no file of `src/` writes a code as a string
+ * literal instead of naming it in `ErrorCode`.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
@@ -24,7 +27,10 @@ import {
   type TestGateway,
   type TestGatewayOptions,
 } from '../fixtures/harness.js';
+import { startGrowingUpstream } from '../../support/growing-upstream.js';
 import { startScriptedUpstream, type Script } from '../../support/scripted-upstream.js';
+import { subscribeSse } from '../fixtures/sse.js';
+import { sleep } from '../../support/wait.js';
 
 const root = new URL('../../', import.meta.url);
 const auth = basicAuth(DEMO_CREDENTIALS);
@@ -95,6 +101,8 @@ interface Scenario {
   /** Requests made first (e.g. the one that opens the breaker); their answers are ignored. */
   readonly before?: number;
   readonly request: (accept: Accept) => Request;
+  /** BAD_USER_INPUT: the `extensions.argumentName` it must come with. */
+  readonly argumentName?: string;
 }
 
 const URL_ = 'http://gateway.test/graphql';
@@ -135,25 +143,71 @@ const LIMITED: Partial<TestGatewayOptions['limits']> = {
 };
 const limited = () => ({ limits: LIMITED });
 
-/** One or more ways to produce each code; a code only a live stream carries says so. */
-const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream-only'> = {
+/** One or more ways to produce each code; a code only a live stream carries is in STREAMS. */
+const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
   UNAUTHENTICATED: { 'no credentials': { request: query('{ ownedNumbers { tid } }', {}) } },
   BAD_USER_INPUT: {
+    'start below 0': {
+      argumentName: 'start',
+      request: query('{ number(tid: "TN-L-0001") { history(start: -1, end: 1) { totalCount } } }'),
+    },
     'reversed range': {
+      argumentName: 'end',
       request: query('{ number(tid: "TN-L-0001") { history(start: 3, end: 1) { totalCount } } }'),
     },
+    'range wider than MAX_HISTORY_RANGE': {
+      argumentName: 'end',
+      request: query(
+        '{ number(tid: "TN-L-0001") { history(start: 0, end: 5000) { totalCount } } }',
+      ),
+    },
+    'first below 0': {
+      argumentName: 'first',
+      request: query('{ number(tid: "TN-L-0001") { messages(first: -1) { totalCount } } }'),
+    },
+    'last over the maximum': {
+      argumentName: 'last',
+      request: query('{ number(tid: "TN-L-0001") { messages(last: 101) { totalCount } } }'),
+    },
     'invented cursor': {
+      argumentName: 'after',
       request: query(
         '{ number(tid: "TN-L-0001") { messages(first: 2, after: "x") { totalCount } } }',
       ),
     },
-    'first below 0': {
-      request: query('{ number(tid: "TN-L-0001") { messages(first: -1) { totalCount } } }'),
+    'before with first': {
+      argumentName: 'before',
+      request: query(
+        '{ number(tid: "TN-L-0001") { messages(first: 2, before: "x") { totalCount } } }',
+      ),
     },
-    'invented node id': { request: query('{ node(id: "x") { id } }') },
+    'invented node id': { argumentName: 'id', request: query('{ node(id: "x") { id } }') },
+    'nodes over MAX_NODE_IDS': {
+      argumentName: 'ids',
+      gateway: () => ({ limits: { maxNodeIds: 1 } }),
+      request: query('{ nodes(ids: ["a", "b"]) { id } }'),
+    },
+    '_entities over MAX_NODE_IDS': {
+      argumentName: 'representations',
+      gateway: () => ({ limits: { maxNodeIds: 1 } }),
+      request: query(
+        '{ _entities(representations: [{ __typename: "Number", tid: "a" }, { __typename: "Number", tid: "b" }]) { __typename } }',
+      ),
+    },
     'unknown tid': {
+      argumentName: 'tids',
       gateway: () => ({ live: { pollMs: 60_000 } }),
       request: query('subscription { messageAdded(tids: ["TN-NOPE"]) { id } }'),
+    },
+    'tids: []': {
+      argumentName: 'tids',
+      gateway: () => ({ live: { pollMs: 60_000 } }),
+      request: query('subscription { messageEdgeAdded(tids: []) { resumeToken } }'),
+    },
+    'invented resume token': {
+      argumentName: 'resumeToken',
+      gateway: () => ({ live: { pollMs: 60_000 } }),
+      request: query('subscription { messageAdded(tids: ["TN-L-0001"], resumeToken: "x") { id } }'),
     },
   },
   UPSTREAM_TIMEOUT: {
@@ -195,8 +249,8 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream-only'> = {
       request: query('subscription { messageAdded { id } }'),
     },
   },
-  RESYNC_REQUIRED: 'stream-only',
-  SLOW_CONSUMER: 'stream-only',
+  RESYNC_REQUIRED: 'stream',
+  SLOW_CONSUMER: 'stream',
   PERSISTED_QUERY_REQUIRED: {
     'allow-list, query text': {
       gateway: () => ({ persistedOperations: allowList() }),
@@ -309,32 +363,145 @@ async function measure(scenario: Scenario, accept: Accept): Promise<Measured> {
   }
 }
 
+/**
+ * The codes only a live stream carries, each produced in a real SSE stream against a growing
+ * upstream, the way test/live/resume.test.ts does: a resume token further behind than the
+ * resume bound, and a reader that stops reading while messages keep arriving.
+ */
+const LIVE_POLL_MS = 50;
+const LIVE_HEADERS = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
+const ADDED = 'subscription($t: String) { messageAdded(tids: ["T-A"], resumeToken: $t) { id } }';
+type StreamCode = typeof ErrorCode.ResyncRequired | typeof ErrorCode.SlowConsumer;
+
+async function inLiveStack(
+  tuning: { resumeLimit?: number; queueLimit?: number },
+  run: (test: TestGateway, add: (count: number) => void) => Promise<Response>,
+): Promise<Measured> {
+  const upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+  const test = createTestGateway(upstream.url, { live: { pollMs: LIVE_POLL_MS, ...tuning } });
+  try {
+    const response = await run(test, (count) => void upstream.add('T-A', count));
+    // The stream ends after the error: its last event is what the table describes.
+    const payloads = (await response.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: {'))
+      .map(
+        (line) =>
+          JSON.parse(line.slice(6)) as { errors?: { extensions?: Record<string, unknown> }[] },
+      );
+    const extensions = (payloads.at(-1)?.errors ?? []).map((e) => e.extensions ?? {});
+    return { status: response.status, codes: extensions.map((e) => String(e.code)), extensions };
+  } finally {
+    await test.close();
+    await upstream.close();
+  }
+}
+
+const sseRequest = (variables: Record<string, unknown> = {}) =>
+  new Request(URL_, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...LIVE_HEADERS },
+    body: JSON.stringify({ query: ADDED, variables }),
+  });
+
+const STREAMS: Record<StreamCode, () => Promise<Measured>> = {
+  RESYNC_REQUIRED: () =>
+    inLiveStack({ resumeLimit: 5 }, async (test, add) => {
+      const first = await subscribeSse(test.gateway, ADDED, LIVE_HEADERS);
+      await sleep(LIVE_POLL_MS * 3);
+      add(1);
+      await first.waitFor(1);
+      first.close();
+      add(6); // one more than the resume bound
+      return test.gateway.fetch(sseRequest({ t: first.ids[0] }));
+    }),
+  SLOW_CONSUMER: () =>
+    inLiveStack({ queueLimit: 5 }, async (test, add) => {
+      // Not read until the gateway ends it: a reader that has stopped reading.
+      const stuck = await test.gateway.fetch(sseRequest());
+      await sleep(LIVE_POLL_MS * 3);
+      for (let i = 0; i < 6; i += 1) {
+        add(5);
+        await sleep(LIVE_POLL_MS * 2);
+      }
+      return stuck;
+    }),
+};
+
+/**
+ * Every extensions field measured with `code` is named in its row; with `complete` (all the ways
+ * of producing it measured), every field the row names was measured too.
+ */
+function expectRowExtensions(
+  code: string,
+  measured: readonly Measured[],
+  label: string,
+  complete = false,
+) {
+  const row = table.get(code);
+  const seen = new Set<string>();
+  for (const ext of measured.flatMap((m) => m.extensions.filter((e) => e.code === code))) {
+    for (const key of Object.keys(ext).filter((k) => k !== 'code')) {
+      seen.add(key);
+      expect(row?.extensions, `${code} (${label}) comes with extensions.${key}`).toContain(
+        `\`${key}\``,
+      );
+    }
+  }
+  if (!complete) return;
+  const named = [...(row?.extensions ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]);
+  expect(
+    named.filter((key) => !seen.has(key!)),
+    `${code}: named in its row, never measured`,
+  ).toEqual([]);
+}
+
 describe.each(Object.entries(SCENARIOS))('%s', (code, scenarios) => {
-  if (scenarios === 'stream-only') {
-    it('arrives only inside a live stream, which the table says', () => {
+  if (scenarios === 'stream') {
+    it('ends a live SSE stream (HTTP 200) as its last event, which its row says', async () => {
       const row = table.get(code);
       expect(row?.status[JSON_ACCEPT]).toMatch(/stream/);
       expect(row?.status[GRAPHQL_RESPONSE]).toMatch(/stream/);
+      const measured = await STREAMS[code as StreamCode]();
+      expect(measured.status).toBe(200);
+      expect(measured.codes).toEqual([code]);
+      expectRowExtensions(code, [measured], 'stream', true);
     });
     return;
   }
   it.each(ACCEPTS)('answers with the statuses its row gives, with Accept: %s', async (accept) => {
     const row = table.get(code);
     const statuses = new Set<number>();
+    const all: Measured[] = [];
     for (const [label, scenario] of Object.entries(scenarios)) {
       const measured = await measure(scenario, accept);
       expect(measured.codes, label).toContain(code);
       statuses.add(measured.status);
-      // Every extensions field that comes with it is named in its row.
-      for (const ext of measured.extensions.filter((e) => e.code === code)) {
-        for (const key of Object.keys(ext).filter((k) => k !== 'code')) {
-          expect(row?.extensions, `${code} (${label}) comes with extensions.${key}`).toContain(
-            `\`${key}\``,
-          );
-        }
+      all.push(measured);
+      expectRowExtensions(code, [measured], label);
+      if (code === ErrorCode.BadUserInput) {
+        const ext = measured.extensions.find((e) => e.code === code);
+        expect(ext?.argumentName, label).toBe(scenario.argumentName);
       }
     }
+    expectRowExtensions(code, all, 'all scenarios', true);
     const documented = new Set((row?.status[accept] ?? '').match(/\d{3}/g)?.map(Number) ?? []);
     expect([...statuses].sort()).toEqual([...documented].sort());
+  });
+});
+
+describe('extensions.argumentName', () => {
+  it('the page lists every argument a BAD_USER_INPUT scenario above names, and no other', async () => {
+    const text = await readFile(new URL('docs/errors.md', root), 'utf8');
+    const sentence =
+      /`extensions\.argumentName` \(with `BAD_USER_INPUT`\) names the argument refused: ([^.(]+)/.exec(
+        text,
+      )?.[1];
+    const listed = [...(sentence ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]);
+    const scenarios = Object.values(SCENARIOS.BAD_USER_INPUT as Record<string, Scenario>);
+    // Each scenario's argumentName is checked against the gateway's answer above.
+    expect(scenarios.every((scenario) => scenario.argumentName)).toBe(true);
+    const measured = new Set(scenarios.map((scenario) => scenario.argumentName));
+    expect([...listed].sort()).toEqual([...measured].sort());
   });
 });

@@ -149,6 +149,7 @@ describe('logs of a fleet', () => {
     const { port } = server.address() as AddressInfo;
     try {
       lines.length = 0;
+      const historyBefore = upstream.callsOf('smshistory');
       const client = createWsClient({
         url: `ws://127.0.0.1:${port}${GRAPHQL_PATH}`,
         webSocketImpl: WebSocket,
@@ -164,6 +165,9 @@ describe('logs of a fleet', () => {
         { next: (value) => received.push(value), error: () => {}, complete: () => {} },
       );
       await until(() => logged('subscription started').length === 1);
+      // The subscription reads the head itself and the poll loop learns it: what comes after both
+      // is new.
+      await until(() => upstream.callsOf('smshistory') >= historyBefore + 2);
       upstream.add('T-A', 1);
       await until(() => received.length === 1);
       unsubscribe();

@@ -8,6 +8,7 @@ import { Defer20220824Handler } from '@apollo/client/incremental';
 import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { getMainDefinition, relayStylePagination } from '@apollo/client/utilities';
 import { createClient } from 'graphql-ws';
+import { map } from 'rxjs';
 
 export function createInboxClient(httpUrl: string, sysId: string, authToken: string): ApolloClient {
   const wsUrl = httpUrl.replace(/^http/, 'ws');
@@ -25,6 +26,19 @@ export function createInboxClient(httpUrl: string, sysId: string, authToken: str
       shouldRetry: (event) => (event as { code?: number } | null)?.code !== 4403,
     }),
   );
+  // Each subscription keeps its latest resume token in its own variables, which graphql-ws sends
+  // again when it reconnects: what arrived meanwhile comes first, nothing twice (live-updates.md).
+  const resumeLink = new ApolloLink((operation, forward) => {
+    const variables: Record<string, unknown> = { ...operation.variables };
+    operation.variables = variables;
+    return forward(operation).pipe(
+      map((result) => {
+        const token = result.extensions?.resumeToken ?? result.errors?.[0]?.extensions?.resumeToken;
+        if (typeof token === 'string') variables.resumeToken = token;
+        return result;
+      }),
+    );
+  });
 
   const client = new ApolloClient({
     link: ApolloLink.split(
@@ -32,7 +46,7 @@ export function createInboxClient(httpUrl: string, sysId: string, authToken: str
         const definition = getMainDefinition(query);
         return definition.kind === 'OperationDefinition' && definition.operation === 'subscription';
       },
-      wsLink,
+      ApolloLink.from([resumeLink, wsLink]),
       httpLink,
     ),
     cache: new InMemoryCache({

@@ -4,10 +4,9 @@
  * (`extensions.code` and message). Plain DOM, so the GraphQL parts are all there is to read.
  */
 import { CombinedGraphQLErrors, type ApolloClient, type ObservableQuery } from '@apollo/client';
-import type { Subscription } from 'rxjs';
 import { createInboxClient } from './client.js';
+import { prependNewMessages } from './live-list.js';
 import {
-  MESSAGE_ADDED,
   MESSAGES,
   NUMBERS,
   type MessageNode,
@@ -39,7 +38,10 @@ let page: ObservableQuery<
   MessagesPage,
   { tid: string; first: number; after?: string | null }
 > | null = null;
-const running: Subscription[] = [];
+/** What to stop when the screen changes: the watched list and the live subscription. */
+const running: (() => void)[] = [];
+/** The list's totalCount when it was first read: arrivals are counted from there. */
+let firstTotal: number | null = null;
 
 /** What the gateway said, as a person reads it: `CODE: message`, one line per error. */
 function describe(error: unknown): string {
@@ -62,8 +64,9 @@ function clearError(): void {
 }
 
 function stopAll(): void {
-  for (const subscription of running.splice(0)) subscription.unsubscribe();
+  for (const stop of running.splice(0)) stop();
   page = null;
+  firstTotal = null;
 }
 
 form.addEventListener('submit', (event) => {
@@ -117,41 +120,28 @@ function open(number: NumberSummary): void {
     errorPolicy: 'all',
   });
   page = watched;
-  running.push(
-    watched.subscribe(({ data, error }) => {
-      if (error) showError(error);
-      renderMessages(data as MessagesPage | undefined);
-    }),
-    watchArrivals(client, number),
-  );
+  const watching = watched.subscribe(({ data, error }) => {
+    if (error) showError(error);
+    renderMessages(data as MessagesPage | undefined);
+  });
+  running.push(() => watching.unsubscribe());
+  watchArrivals(client, number.tid, watched);
 }
 
-/** New messages on this number, put at the head of the cached list (docs/client-caching.md). */
-function watchArrivals(apollo: ApolloClient, number: NumberSummary): Subscription {
-  let arrived = 0;
-  return apollo.subscribe({ query: MESSAGE_ADDED, variables: { tids: [number.tid] } }).subscribe({
-    next: ({ data, error }) => {
-      // Apollo Client 4 hands errors to `next`; a 4403 refusal arrives here at once.
-      if (error) return showError(error);
-      const message = data?.messageAdded;
-      if (!message) return;
-      apollo.cache.modify({
-        id: apollo.cache.identify({ __typename: 'Number', id: number.id }),
-        fields: {
-          messages: (existing, { toReference }) => ({
-            ...existing,
-            edges: [
-              { __typename: 'MessageEdge', cursor: '', node: toReference(message, true) },
-              ...((existing as { edges?: unknown[] } | undefined)?.edges ?? []),
-            ],
-          }),
-        },
-      });
-      arrived += 1;
-      live.textContent = `${arrived} new while you were here`;
-      live.hidden = false;
-    },
+/**
+ * New messages on this number, each put at the head of the cached list by the recipe of
+ * docs/paging.md; across reconnects the resume token (client.ts) brings what arrived meanwhile.
+ */
+function watchArrivals(apollo: ApolloClient, tid: string, watched: NonNullable<typeof page>): void {
+  const stop = prependNewMessages(apollo, [tid], (error) => {
+    const code = CombinedGraphQLErrors.is(error) ? error.errors[0]?.extensions?.['code'] : null;
+    if (code !== 'RESYNC_REQUIRED') return showError(error);
+    // Events were lost (too long away): read the list again, then watch from its new head.
+    void watched.refetch().then(() => {
+      if (page === watched) watchArrivals(apollo, tid, watched);
+    }, showError);
   });
+  running.push(stop);
 }
 
 function renderMessages(data: MessagesPage | undefined): void {
@@ -164,6 +154,10 @@ function renderMessages(data: MessagesPage | undefined): void {
   );
   older.hidden = !connection?.pageInfo.hasNextPage;
   if (connection) {
+    firstTotal ??= connection.totalCount;
+    const arrived = connection.totalCount - firstTotal;
+    live.textContent = `${arrived} new while you were here`;
+    live.hidden = arrived === 0;
     title.textContent = `${title.textContent?.split(' · ')[0] ?? ''} · ${connection.totalCount} messages`;
   }
 }

@@ -67,19 +67,3 @@ export const MESSAGES: TypedDocumentNode<
     }
   }
 `;
-
-export const MESSAGE_ADDED: TypedDocumentNode<
-  { messageAdded: MessageNode & { tid: string } },
-  { tids: string[] }
-> = gql`
-  subscription MessageAdded($tids: [ID!]) {
-    messageAdded(tids: $tids) {
-      id
-      tid
-      sentAt
-      direction
-      phone
-      body
-    }
-  }
-`;
