@@ -76,10 +76,13 @@ function wsClient(url: string, connectionParams: Record<string, string>): Client
   return client;
 }
 
-/** Waits until the upstream has seen `count` more polls (the first one learns what is there). */
-async function polls(upstream: GrowingUpstream, count: number): Promise<void> {
-  const target = upstream.callsOf('smshistory') + count;
-  await until(() => upstream.callsOf('smshistory') >= target);
+/**
+ * Waits until a new subscription to one number is live on this fresh upstream: it has read the
+ * head of the history itself and the poll loop's first poll has learnt what is there, so a
+ * message that arrives now is new to both.
+ */
+async function live(upstream: GrowingUpstream): Promise<void> {
+  await until(() => upstream.callsOf('smshistory') >= 2);
 }
 
 describe('graphql-ws over WebSocket', () => {
@@ -91,7 +94,7 @@ describe('graphql-ws over WebSocket', () => {
       { query: ON_A },
       { next: (value) => received.push(value), error: () => undefined, complete: () => undefined },
     );
-    await polls(upstream, 1);
+    await live(upstream);
     const ids = upstream.add('T-A', 2);
     await until(() => received.length === 2);
     expect(
@@ -224,7 +227,7 @@ describe('real frontend clients', () => {
         },
       });
     cleanups.push(() => subscription.unsubscribe());
-    await polls(upstream, 1);
+    await live(upstream);
     upstream.add('T-A', 1);
     await until(() => bodies.length === 1);
     expect(bodies[0]).toMatch(/^message \d+ on T-A$/);
@@ -247,7 +250,7 @@ describe('real frontend clients', () => {
         if (ids.length === 2) break;
       }
     })();
-    await polls(upstream, 1);
+    await live(upstream);
     const added = upstream.add('T-A', 2);
     await reading;
     expect(ids).toEqual(added);
