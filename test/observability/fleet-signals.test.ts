@@ -117,12 +117,15 @@ describe('logs of a fleet', () => {
     const test = createTestGateway(upstream.url, { logger, live: { pollMs: 50 } });
     try {
       lines.length = 0;
+      const historyBefore = upstream.callsOf('smshistory');
       const stream = await subscribeSse(
         test.gateway,
         'subscription Watch { messageAdded(tids: ["T-A"]) { id } }',
         ONE,
       );
-      await until(() => upstream.callsOf('smshistory') >= 1);
+      // The subscription reads the head itself and the poll loop learns it: what comes after
+      // both is new.
+      await until(() => upstream.callsOf('smshistory') >= historyBefore + 2);
       upstream.add('T-A', 2);
       await stream.waitFor(2);
       // Streaming: started, not yet a request line.
