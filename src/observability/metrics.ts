@@ -323,6 +323,9 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
     operationDone({ type, name, seconds, errorPhase }) {
       const label = operationName(name);
+      if (errorPhase) operationErrors.inc({ phase: errorPhase, operationName: label });
+      // Refused before it ran (parse, validation): an error, not an operation executed.
+      if (type === 'unknown') return;
       const key = `${type}\u0000${label}`;
       let children = operationChildren.get(key);
       if (!children) {
@@ -332,7 +335,6 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       }
       children.count.inc();
       children.duration.observe(seconds);
-      if (errorPhase) operationErrors.inc({ phase: errorPhase, operationName: label });
     },
     httpDone(method, status, seconds) {
       const key = `${method} ${status}`;
