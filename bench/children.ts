@@ -84,7 +84,13 @@ export async function startGateway(
   installExitHooks();
   if (root === ROOT) ensureBuilt();
   const spawnedAt = performance.now();
-  const child = spawnGateway({ env, execArgv: [...execArgv, '--import', HOOKS], root, ipc: true });
+  const child = spawnGateway({
+    // No load balancer to tell of a drain: exit on SIGTERM without the readiness delay.
+    env: { SHUTDOWN_READINESS_DELAY_MS: '0', ...env },
+    execArgv: [...execArgv, '--import', HOOKS],
+    root,
+    ipc: true,
+  });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => running.delete(child));

@@ -24,7 +24,8 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import { incrementalErrorMasking } from './plugins/incremental-errors.js';
 import { queryLimitPlugins } from './plugins/query-limits.js';
 import { apqPlugin, type APQStore } from './plugins/apq.js';
-import { requestLogPlugin } from './plugins/request-log.js';
+import { GRAPHQL_PATH } from './paths.js';
+import { useRequestObserver } from './plugins/observe-requests.js';
 import type { Tracing } from '../observability/tracing.js';
 import { useJit } from './plugins/jit.js';
 import { useIncrementalFallback } from './plugins/incremental-fallback.js';
@@ -91,7 +92,7 @@ export interface ReadinessReport {
 
 export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
 
-export const GRAPHQL_PATH = '/graphql';
+export { GRAPHQL_PATH };
 
 export const DEFAULT_GRAPHIQL_QUERY = `# Your numbers and their five latest messages.
 # Credentials: the Headers tab below.
@@ -185,9 +186,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       useIncrementalFallback(),
       // Before the plugins that wrap execution (tracing), so they wrap the compiled executor.
       useJit(),
-      ...(logger ? [requestLogPlugin(logger)] : []),
-      ...(options.metrics
-        ? [options.metrics.plugin({ endpoint: options.metricsEndpoint ?? true })]
+      ...(logger || options.metrics
+        ? [
+            useRequestObserver({
+              logger,
+              metrics: options.metrics ?? null,
+              metricsEndpoint: options.metricsEndpoint ?? true,
+            }),
+          ]
         : []),
       ...(options.tracing ? [options.tracing.plugin] : []),
       options.persistedOperations ??

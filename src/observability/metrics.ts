@@ -4,15 +4,17 @@
  * circuit breaker's state, response-cache hits and stale answers served. One registry per gateway, so several
  * gateways in one process (tests) never share series.
  */
-import {
-  createCounter,
-  createHistogram,
-  usePrometheus,
-  type FillLabelsFnParams,
-} from '@graphql-yoga/plugin-prometheus';
-import type { Plugin } from 'graphql-yoga';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BreakerState, ConcurrencySnapshot, UpstreamObserver } from '../core/signals.js';
+
+export interface OperationRecord {
+  /** query, mutation or subscription; "unknown" when it never got that far. */
+  readonly type: string;
+  readonly name: string | undefined;
+  readonly seconds: number;
+  /** Set when the result carried errors: where they arose. */
+  readonly errorPhase?: 'parse' | 'validate' | 'execute';
+}
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -43,8 +45,12 @@ export interface GatewayMetrics {
     takeover(): void;
     dropped(reason: 'slow' | 'resync'): void;
   };
-  /** `endpoint: false` collects without serving /metrics (METRICS_PORT serves it apart). */
-  plugin(options?: { readonly endpoint: boolean }): Plugin;
+  /** One GraphQL operation answered (src/http/plugins/observe-requests.ts). */
+  operationDone(operation: OperationRecord): void;
+  /** One HTTP request to the GraphQL endpoint answered. */
+  httpDone(method: string, status: number, seconds: number): void;
+  /** The text a scrape of /metrics gets. */
+  exposition(): Promise<{ readonly contentType: string; readonly body: string }>;
 }
 
 interface LiveStats {
@@ -232,10 +238,44 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     seenNames.add(name);
     return name;
   };
-  const operationLabels = (params: FillLabelsFnParams) => ({
-    operationType: params.operationType ?? 'unknown',
-    operationName: operationName(params.operationName),
+  // The GraphQL request metrics the yoga/envelop Prometheus plugin used to record, under the same
+  // names, recorded once per request by src/http/plugins/observe-requests.ts: that plugin's hooks
+  // (several per request, each spreading and filtering label objects) cost more than the rest of
+  // the request's bookkeeping together. Label children are cached: a few operations and statuses.
+  const operations = new Counter({
+    name: 'graphql_envelop_request',
+    help: 'GraphQL operations executed, by operation.',
+    labelNames: ['operationType', 'operationName'],
+    registers: [registry],
   });
+  const operationDuration = new Histogram({
+    name: 'graphql_envelop_request_duration',
+    help: 'Duration of GraphQL operations (arrival to response), in seconds, by operation.',
+    labelNames: ['operationType', 'operationName'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const operationErrors = new Counter({
+    name: 'graphql_envelop_error_result',
+    help: 'GraphQL results with errors, by phase (parse, validate, execute) and operation.',
+    labelNames: ['phase', 'operationName'],
+    registers: [registry],
+  });
+  const httpDuration = new Histogram({
+    name: 'graphql_yoga_http_duration',
+    help: 'Duration of HTTP requests to the GraphQL endpoint, in seconds, by status.',
+    labelNames: ['method', 'statusCode'],
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const operationChildren = new Map<
+    string,
+    {
+      count: ReturnType<typeof operations.labels>;
+      duration: ReturnType<typeof operationDuration.labels>;
+    }
+  >();
+  const httpChildren = new Map<string, ReturnType<typeof httpDuration.labels>>();
 
   return {
     registry,
@@ -281,68 +321,33 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       takeover: () => liveTakeovers.inc(),
       dropped: (reason) => liveDropped.inc({ reason }),
     },
-    plugin({ endpoint } = { endpoint: true }) {
-      return usePrometheus({
-        registry,
-        endpoint: endpoint ? '/metrics' : false,
-        metrics: {
-          graphql_envelop_request: createCounter({
-            registry,
-            counter: {
-              name: 'graphql_envelop_request',
-              help: 'GraphQL operations executed, by operation.',
-              labelNames: ['operationType', 'operationName'],
-            },
-            fillLabelsFn: operationLabels,
-          }),
-          graphql_envelop_request_duration: createHistogram({
-            registry,
-            histogram: {
-              name: 'graphql_envelop_request_duration',
-              help: 'Duration of GraphQL operations (parse to result), in seconds, by operation.',
-              labelNames: ['operationType', 'operationName'],
-              buckets: LATENCY_BUCKETS,
-            },
-            fillLabelsFn: operationLabels,
-          }),
-          graphql_envelop_error_result: createCounter({
-            registry,
-            counter: {
-              name: 'graphql_envelop_error_result',
-              help: 'GraphQL results with errors, by phase and operation.',
-              labelNames: ['phase', 'operationName'],
-            },
-            fillLabelsFn: (params) => ({
-              phase: params.errorPhase ?? 'unknown',
-              operationName: operationName(params.operationName),
-            }),
-          }),
-          graphql_yoga_http_duration: createHistogram({
-            registry,
-            histogram: {
-              name: 'graphql_yoga_http_duration',
-              help: 'Duration of HTTP requests to the GraphQL endpoint, in seconds, by status.',
-              labelNames: ['method', 'statusCode'],
-              buckets: LATENCY_BUCKETS,
-            },
-            fillLabelsFn: (
-              params: FillLabelsFnParams & { request: Request; response: Response },
-            ) => ({
-              method: params.request.method,
-              statusCode: params.response.status,
-            }),
-          }),
-          graphql_envelop_phase_parse: false,
-          graphql_envelop_phase_validate: false,
-          graphql_envelop_phase_context: false,
-          graphql_envelop_phase_execute: false,
-          graphql_envelop_phase_subscribe: false,
-          graphql_envelop_request_time_summary: false,
-          graphql_envelop_deprecated_field: false,
-          graphql_envelop_schema_change: false,
-          graphql_envelop_execute_resolver: false,
-        },
-      });
+    operationDone({ type, name, seconds, errorPhase }) {
+      const label = operationName(name);
+      if (errorPhase) operationErrors.inc({ phase: errorPhase, operationName: label });
+      // Refused before it ran (parse, validation): an error, not an operation executed.
+      if (type === 'unknown') return;
+      const key = `${type}\u0000${label}`;
+      let children = operationChildren.get(key);
+      if (!children) {
+        const labels = { operationType: type, operationName: label };
+        children = { count: operations.labels(labels), duration: operationDuration.labels(labels) };
+        operationChildren.set(key, children);
+      }
+      children.count.inc();
+      children.duration.observe(seconds);
+    },
+    httpDone(method, status, seconds) {
+      const key = `${method} ${status}`;
+      let child = httpChildren.get(key);
+      if (!child) {
+        // Methods and statuses are few (GET/POST, a dozen codes): bounded without a cap.
+        child = httpDuration.labels({ method, statusCode: String(status) });
+        httpChildren.set(key, child);
+      }
+      child.observe(seconds);
+    },
+    async exposition() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };
 }

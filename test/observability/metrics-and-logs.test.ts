@@ -70,6 +70,29 @@ describe('metrics', () => {
     expect(text).not.toMatch(/demo-token|QUMtZGVtby/);
   });
 
+  it('counts results with errors by the phase they arose in', async () => {
+    await executeText(test.gateway, '{ ownedNumbers { tid ', undefined, auth);
+    await executeText(test.gateway, 'query Unknown { noSuchField }', undefined, auth);
+    await executeText(test.gateway, 'query Refused { ownedNumbers { tid } }', undefined, {
+      authorization: 'Basic bad',
+    });
+    const text = await scrape();
+    expect(text).toMatch(
+      /graphql_envelop_error_result\{phase="parse",operationName="anonymous"\} 1/,
+    );
+    expect(text).toMatch(
+      /graphql_envelop_error_result\{phase="validate",operationName="Unknown"\} 1/,
+    );
+    expect(text).toMatch(
+      /graphql_envelop_error_result\{phase="execute",operationName="Refused"\} 1/,
+    );
+    // Refused before running: an error, not an operation executed.
+    expect(text).not.toMatch(/graphql_envelop_request\{[^}]*operationName="Unknown"/);
+    expect(text).toMatch(
+      /graphql_envelop_request\{operationType="query",operationName="Refused"\} 1/,
+    );
+  });
+
   it('bounds the operation-name label, so clients cannot grow the series without limit', async () => {
     for (let i = 0; i < 210; i += 1) await executeText(test.gateway, `query Op${i} { __typename }`);
     const text = await scrape();
