@@ -12,12 +12,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page, type Route } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from './served-gateway.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const DIST = new URL('../../examples/inbox/dist/', import.meta.url);
 const SCREENSHOT = new URL('../../test-output/inbox.png', import.meta.url);
 const TYPES: Record<string, string> = {
@@ -58,19 +58,7 @@ beforeAll(async () => {
   // Demo mode's CORS: pages on loopback may call.
   gateway = await serveGateway({ allowLoopbackOrigins: true });
   app = await serveApp();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -10,12 +10,12 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page, type Route } from 'playwright-core';
+import type { Browser, Page, Route } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = new URL('../../test-output/graphiql.png', import.meta.url);
 const DEMO_AUTHORIZATION = `Basic ${btoa(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`)}`;
 
@@ -33,19 +33,7 @@ beforeAll(async () => {
   // Without a browser the test below fails with NO_CHROMIUM; it is never skipped.
   if (!existsSync(CHROMIUM)) return;
   gateway = await startGatewayProcess();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
