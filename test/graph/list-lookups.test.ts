@@ -176,3 +176,20 @@ describe('_entities representations', () => {
     expect(defaults.simulator.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
   });
 });
+
+describe('a list lookup costs what its variables say, request by request', () => {
+  it('one document: 2,500 ids refused, then 5 ids answered, then 2,500 refused again', async () => {
+    // The cost of a document is kept between requests only when no variable can change it.
+    for (const [count, refused] of [
+      [2_500, true],
+      [5, false],
+      [2_500, true],
+    ] as const) {
+      const { body } = await executeText(defaults.gateway, NODES, { ids: fakeIds(count) }, auth);
+      if (refused) expect(body.errors?.[0]?.message).toMatch(/^Query cost limit of 50 exceeded/);
+      else expect(body.errors).toBeUndefined();
+    }
+    // The five ids were looked up (and not found): one owned-numbers call, one window per number.
+    expect(defaults.simulator.calls).toHaveLength(1 + DEMO_ACCOUNT.numbers.length);
+  });
+});
