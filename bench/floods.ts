@@ -50,6 +50,9 @@ export interface FloodResult {
     readonly endBytes: number;
     readonly peakBytes: number;
     readonly afterGcBytes: number | null;
+    /** V8 heap in use after a full GC, before and after the flood: what is really retained. */
+    readonly heapBeforeBytes: number | null;
+    readonly heapAfterBytes: number | null;
   };
   readonly bystander: { readonly idleP50Ms: number; readonly floodP50Ms: number };
   readonly upstreamCalls: number;
@@ -62,10 +65,6 @@ export interface FloodResult {
 
 const RSS_LIMIT_BYTES = 50e6;
 const BYSTANDER_RATIO = 2;
-/** `$n` (1..1000, changing per request) makes every answer a cache miss. */
-const BYSTANDER_QUERY =
-  'query Bystander($n: Int!) { number(tid: "TN-L-0001") { tid history(start: 0, end: $n) { totalCount } } }';
-
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
@@ -74,6 +73,7 @@ const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 
 interface Stack {
   readonly simulator: Child;
+  readonly bystander: Child;
   readonly gateway: Child;
   /** Where the gateway sends its calls (the simulator, or the front before it). */
   readonly upstreamUrl: string;
@@ -84,6 +84,7 @@ async function startStack(env: Record<string, string>, front?: FrontFactory): Pr
   const simulator = await startEntry('simulator', 'bench/simulator-process.ts', {
     BENCH_SIM_ACCOUNTS: '8',
   });
+  const bystanderChild = await startEntry('bystander', 'bench/bystander-process.ts', {});
   const frontServer = front ? await front(simulator.url) : null;
   const upstreamUrl = frontServer?.url ?? simulator.url;
   const gateway = await startGateway({ UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'error', ...env }, [
@@ -91,9 +92,11 @@ async function startStack(env: Record<string, string>, front?: FrontFactory): Pr
   ]);
   return {
     simulator,
+    bystander: bystanderChild,
     gateway,
     upstreamUrl,
     async stop() {
+      await bystanderChild.stop();
       await gateway.stop();
       await frontServer?.close();
       await simulator.stop();
@@ -105,32 +108,16 @@ async function upstreamCalls(simulator: Child): Promise<number> {
   return (await simulator.ask<{ total: number }>({ type: 'calls' })).total;
 }
 
-/** One bystander query (account 0, two upstream calls, never a cache hit), timed. */
-async function bystanderOnce(gatewayUrl: string, n: number): Promise<number> {
-  const { sysId, authToken } = benchCredentials(0);
-  const started = performance.now();
-  const response = await request(`${gatewayUrl}/graphql`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      authorization: basic(sysId, authToken),
-    },
-    body: JSON.stringify({ query: BYSTANDER_QUERY, variables: { n: (n % 1000) + 1 } }),
-  });
-  const text = await response.body.text();
-  if (response.statusCode !== 200 || text.includes('"errors"')) {
-    throw new Error(`bystander: HTTP ${response.statusCode} ${text.slice(0, 200)}`);
-  }
-  return performance.now() - started;
-}
-
-let bystanderCounter = 0;
-async function bystanderP50(gatewayUrl: string, count: number): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < count; i += 1)
-    times.push(await bystanderOnce(gatewayUrl, ++bystanderCounter));
-  return median(times);
+/** The bystander's times (bench/bystander-process.ts): `count` queries, or for `seconds`. */
+async function bystander(
+  child: Child,
+  url: string,
+  load: { count: number } | { seconds: number; pauseMs: number },
+): Promise<number[]> {
+  const message = { type: 'measure', url, ...load };
+  const reply = await child.ask<{ times: number[]; error?: string }>(message);
+  if (reply.error) throw new Error(reply.error);
+  return reply.times;
 }
 
 /** What one flood does: `worker` runs in `workers` copies until `until`. */
@@ -164,14 +151,16 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
   try {
     const gatewayUrl = stack.gateway.url;
     // Warm up: the bystander's path, and one round of the flood's own requests.
-    await bystanderP50(gatewayUrl, 20);
+    await bystander(stack.bystander, gatewayUrl, { count: 20 });
     let counter = 0;
     const context: FloodContext = { gatewayUrl, stack, next: () => (counter += 1) };
     await Promise.all(
       Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context)),
     );
-    await stack.gateway.ask({ type: 'gc' });
-    const idleP50Ms = await bystanderP50(gatewayUrl, 40);
+    const gcBefore = await stack.gateway.ask<{ collected: boolean; heapUsed: number }>({
+      type: 'gc',
+    });
+    const idleP50Ms = median(await bystander(stack.bystander, gatewayUrl, { count: 40 }));
     const baselineBytes = rssBytes(stack.gateway.pid);
     const callsBefore = await upstreamCalls(stack.simulator);
 
@@ -195,25 +184,18 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
         requests += 1;
       }
     };
-    const bystander = async (): Promise<number[]> => {
-      const times: number[] = [];
-      // Let the flood get going first.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      while (performance.now() < deadline) {
-        times.push(await bystanderOnce(gatewayUrl, ++bystanderCounter));
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return times;
-    };
-    const [times] = await Promise.all([
-      bystander(),
-      ...Array.from({ length: plan.workers }, worker),
-    ]);
+    // The bystander starts once the flood is going, and stops with it.
+    const during = new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
+      bystander(stack.bystander, gatewayUrl, { seconds: seconds - 0.5, pauseMs: 20 }),
+    );
+    const [times] = await Promise.all([during, ...Array.from({ length: plan.workers }, worker)]);
     clearInterval(sampler);
     const elapsed = (performance.now() - started) / 1000;
     const endBytes = rssBytes(stack.gateway.pid);
     peakBytes = Math.max(peakBytes, endBytes);
-    const gc = await stack.gateway.ask<{ collected: boolean; rss: number }>({ type: 'gc' });
+    const gc = await stack.gateway.ask<{ collected: boolean; rss: number; heapUsed: number }>({
+      type: 'gc',
+    });
     const calls = (await upstreamCalls(stack.simulator)) - callsBefore;
     const floodP50Ms = median(times);
     const checked = (await plan.after?.(context, outcomes)) ?? { notes: [], failures: [] };
@@ -235,6 +217,8 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
         endBytes,
         peakBytes,
         afterGcBytes: gc.collected ? gc.rss : null,
+        heapBeforeBytes: gcBefore.collected ? gcBefore.heapUsed : null,
+        heapAfterBytes: gc.collected ? gc.heapUsed : null,
       },
       bystander: { idleP50Ms, floodP50Ms },
       upstreamCalls: calls,
@@ -256,7 +240,10 @@ export function floodLines(result: FloodResult): string[] {
   return [
     `${result.failures.length === 0 ? 'MET   ' : 'MISSED'}  ${result.flood}: ${result.requests} in ${result.seconds.toFixed(1)} s (${outcomes}); ${result.upstreamCalls} upstream calls`,
     `        RSS ${mb(rss.baselineBytes)} -> ${mb(rss.endBytes)} (${rss.endBytes >= rss.baselineBytes ? '+' : ''}${mb(rss.endBytes - rss.baselineBytes)}), peak +${mb(rss.peakBytes - rss.baselineBytes)}` +
-      (rss.afterGcBytes === null ? '' : `, after a full GC ${mb(rss.afterGcBytes)}`),
+      (rss.afterGcBytes === null ? '' : `, after a full GC ${mb(rss.afterGcBytes)}`) +
+      (rss.heapBeforeBytes === null || rss.heapAfterBytes === null
+        ? ''
+        : `; V8 heap in use after GC ${mb(rss.heapBeforeBytes)} -> ${mb(rss.heapAfterBytes)}`),
     `        another account's p50 ${bystander.floodP50Ms.toFixed(2)} ms vs ${bystander.idleP50Ms.toFixed(2)} ms idle (${(bystander.floodP50Ms / bystander.idleP50Ms).toFixed(2)}x)`,
     ...result.notes.map((n) => `        ${n}`),
     ...result.failures.map((f) => `        MISSED: ${f}`),
@@ -343,7 +330,8 @@ const PLANS: Record<Flood, FloodPlan> = {
     workers: 3,
     async worker({ gatewayUrl, next }) {
       const n = next();
-      const { sysId, authToken } = benchCredentials(1 + (n % 3));
+      // One account floods (three clients of it), as in the issue's attack.
+      const { sysId, authToken } = benchCredentials(1);
       const authorization = basic(sysId, authToken);
       const ids = (count: number) =>
         Array.from({ length: count }, (_, i) => (n * 10_000 + i).toString(16).padStart(32, '0'));
@@ -376,9 +364,12 @@ const PLANS: Record<Flood, FloodPlan> = {
       const huge = n % 2 === 0;
       const frame = huge ? hugeInit() : largeInit();
       const code = await new Promise<number>((resolve) => {
-        const socket = new WebSocket(`${gatewayUrl.replace(/^http/, 'ws')}/graphql`, [
-          'graphql-transport-ws',
-        ]);
+        // A zero mask leaves the payload as it is: the bench sends 90 MB without copying it.
+        const socket = new WebSocket(
+          `${gatewayUrl.replace(/^http/, 'ws')}/graphql`,
+          ['graphql-transport-ws'],
+          { generateMask: (mask: Buffer) => void mask.fill(0) },
+        );
         const timer = setTimeout(() => socket.terminate(), 10_000);
         socket.on('open', () => socket.send(frame, () => undefined));
         socket.on('error', () => undefined);
