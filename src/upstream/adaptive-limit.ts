@@ -7,13 +7,16 @@
  * Every `window` finished calls, their latency (the window's fastest call, see below) is compared
  * with a baseline, the service's latency when lightly loaded:
  *   allowed = tolerance * baseline + slack
- *   latency holds (recent <= allowed), the window used the limit: limit = limit * 2
- *   latency rose (recent > allowed):   limit = limit * max(allowed / recent, 0.5) + sqrt(limit)
+ *   latency flat (recent <= baseline + slack), window used: limit = limit * 2
+ *   latency holds (recent <= allowed), window used:  limit = limit + sqrt(limit)
+ *   slower only by the gateway's own stalls (below): limit unchanged
+ *   latency rose (recent > allowed):                 limit = limit * max(allowed / recent, 0.5)
+ *                                                            + sqrt(limit)
  * So while the service's latency stays flat the limit opens to the pool within a few windows
  * (32 -> 64 -> 128: the first round trips of one fan-out), and a limit that shrank is back within
  * as many once the cause is gone; when the service slows as calls pile up, the limit shrinks, at
- * most by half per window (doubling may overshoot such a service by one window; the next window
- * sees the rise and cuts it back). A timeout that is evidence about the whole service halves it
+ * most by half per window (once latency begins to rise the limit grows by its square root only,
+ * so such a service is approached, not overshot). A timeout that is evidence about the whole service halves it
  * at once. The limit only grows when the window used it (half of it in flight, which is all one
  * account may hold, or calls waiting for a slot), so an idle copy does not inflate it.
  *
@@ -22,8 +25,8 @@
  * bottleneck, a GC pause, the process descheduled): tens of ms under a load of small queries,
  * which used to read as the service slowing, shrink the limit to its floor and keep it there. Two
  * things take it out:
- * - each call's time is discounted by the longest stall of this process's loop while it was out
- *   (`ownDelayMs`, event-loop-lag.ts): an upper bound of what the call owes to the gateway (the
+ * - each call's time is discounted by the last stall of this process's loop that ended while it
+ *   was out (`ownDelayMs`, event-loop-lag.ts): the wait of an answer that arrived during it (the
  *   baseline itself is learnt from calls as timed, so it never falls to zero);
  * - a window is judged by its fastest call, not its mean: the loop delay varies from call to call
  *   (an answer landing just as the loop polls waits for nothing), while a service that really
@@ -56,8 +59,8 @@ export interface AdaptiveLimitOptions {
   /** The clock, in ms (tests pass their own). @default performance.now */
   readonly now?: () => number;
   /**
-   * The longest stall of this process's event loop since a time on `now`'s clock, in ms: what a
-   * call sent then may owe to the gateway rather than the service. @default none (0)
+   * The last stall of this process's event loop that ended after a time on `now`'s clock, in ms:
+   * what a call sent then may owe to the gateway rather than the service. @default none (0)
    */
   readonly ownDelayMs?: (sinceMs: number) => number;
 }
@@ -163,17 +166,26 @@ export class AdaptiveLimit {
   private update(): void {
     // The baseline is learnt from calls as timed, never discounted: a discount is an upper bound
     // of the gateway's share, and a baseline near zero would make any real latency look like a
-    // rise. Only the window being judged gets the benefit of the doubt.
-    const recent = this.windowMinMs;
+    // rise.
     const baseline = Math.min(this.baselineMs ?? this.windowRawMinMs, this.windowRawMinMs);
     this.baselineMs = baseline;
     const allowed = this.tolerance * baseline + this.slackMs;
     // With each account held to a share of the limit, one account alone fills exactly half of it.
     const used = this.windowQueued || this.windowPeakInFlight >= this.value / 2;
     let next: number;
-    if (recent <= allowed) {
-      next = used ? this.value * 2 : this.value;
+    if (this.windowRawMinMs <= allowed) {
+      // Latency holds even as timed: open up, if the window needed the room; fast while it is
+      // flat (within the slack of the baseline), by sqrt(limit) once it has begun to rise, so a
+      // service that slows with load is approached rather than overshot.
+      const flat = this.windowRawMinMs <= baseline + this.slackMs;
+      next = used ? this.value + (flat ? this.value : Math.sqrt(this.value)) : this.value;
+    } else if (this.windowMinMs <= allowed) {
+      // Slower as timed, but no slower than the gateway's own stalls explain: no evidence either
+      // way, so the limit holds (growing on it would overshoot a service that slows with load
+      // while the gateway is busy, bench scenario f).
+      next = this.value;
     } else {
+      const recent = this.windowMinMs;
       // An unused limit may shrink but never grows: there is no evidence the service takes more.
       const shrunk = this.value * Math.max(allowed / recent, 0.5);
       next = used ? shrunk + Math.sqrt(this.value) : Math.min(shrunk, this.value);

@@ -5,9 +5,11 @@
  * that wait is the gateway's, not the service's.
  *
  * A timer ticks every TICK_MS (unref'd: it never keeps the process alive); how late each tick runs
- * is a stall of the loop ending then. The last MAX_STALLS stalls are kept, so `longestSince(t)`
- * answers "the longest stall that ended after t", an upper bound of the delay a call sent at t can
- * owe to this process. Written by hand rather than with perf_hooks.monitorEventLoopDelay: that
+ * is a stall of the loop ending then. The last MAX_STALLS stalls are kept, so `latestSince(t)`
+ * answers "the last stall that ended after t": what an answer to a call sent at t waited for this
+ * process, if it arrived during that stall (the tick that records a stall runs, in the timers
+ * phase, just before the I/O that waited). An earlier stall overlapped the service's own work
+ * and delayed nothing; discounting it would hide a service that slows while the gateway is busy. Written by hand rather than with perf_hooks.monitorEventLoopDelay: that
  * histogram cannot answer "since when" without being reset, and every adaptive limit of a process
  * shares it. One timer serves the whole process.
  */
@@ -59,14 +61,10 @@ export class EventLoopLag {
     }
   }
 
-  /** The longest stall that ended after `sinceMs` (0 when none), in ms. */
-  longestSince(sinceMs: number): number {
-    let longest = 0;
-    for (let i = this.ends.length - 1; i >= 0; i -= 1) {
-      if ((this.ends[i] ?? 0) <= sinceMs) break;
-      longest = Math.max(longest, this.lengths[i] ?? 0);
-    }
-    return longest;
+  /** The length of the last stall that ended after `sinceMs` (0 when none), in ms. */
+  latestSince(sinceMs: number): number {
+    const last = this.ends.length - 1;
+    return last >= 0 && (this.ends[last] ?? 0) > sinceMs ? (this.lengths[last] ?? 0) : 0;
   }
 }
 

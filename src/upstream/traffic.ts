@@ -102,7 +102,7 @@ export function withTrafficControl(
     initial: options.initialConcurrency ?? Math.min(32, options.maxInFlight),
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
     max: options.maxInFlight,
-    ownDelayMs: (since) => processEventLoopLag().longestSince(since),
+    ownDelayMs: (since) => processEventLoopLag().latestSince(since),
   });
   const scheduler = new FairScheduler(limit, options.accountShare ?? 0.5);
   const memory = options.credentials ?? new CredentialMemory();
