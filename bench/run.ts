@@ -17,6 +17,7 @@ import {
   capacityTargets,
   measureBackOff,
   measureFanOut,
+  measureFanOutAfterLoad,
   type CapacityResult,
   type CapacitySettings,
 } from './capacity.js';
@@ -40,8 +41,10 @@ const usage = `npm run bench [-- --name=value ...]   (or BENCH_NAME=value)
   --backoff-users=4       scenario f: accounts fanning out at once
   --backoff-latency=5     scenario f: the service's latency when idle (ms)
   --backoff-per-in-flight=0.5  scenario f: extra latency per call in flight at the service (ms)
-  --capacity-requests=10  fan-outs per side in scenario e, rounds in scenario f
-  --only=a,b,c,d,e,f      scenarios to run
+  --capacity-requests=10  fan-outs per side in scenarios e and e2, rounds in scenario f
+  --after-load-seconds=16 scenario e2: seconds of small queries before the fan-out
+  --after-load-connections=32  scenario e2: their connections (one account each)
+  --only=a,b,c,d,e,e2,f   scenarios to run
   --targets=direct,bare,yoga,gateway  targets to load (e.g. only the gateway, to profile it)
   --gateway-node-args=    extra node flags for the gateway, comma-separated (e.g. --cpu-prof)
   --gateway-dir=          run DIR/dist/main.js as the gateway (another built checkout, to compare)
@@ -69,7 +72,9 @@ const settings = {
   backOffLatencyMs: numberSetting('backoff-latency', 5),
   backOffPerInFlightMs: numberSetting('backoff-per-in-flight', 0.5),
   capacityRequests: numberSetting('capacity-requests', 10, 1),
-  only: listSetting('only', 'a,b,c,d,e,f') as (ScenarioId | 'e' | 'f')[],
+  afterLoadSeconds: numberSetting('after-load-seconds', 16, 1),
+  afterLoadConnections: numberSetting('after-load-connections', 32, 1),
+  only: listSetting('only', 'a,b,c,d,e,e2,f') as (ScenarioId | 'e' | 'e2' | 'f')[],
   targets: listSetting('targets', 'direct,bare,yoga,gateway') as TargetKind[],
   gatewayNodeArgs: listSetting('gateway-node-args', ''),
   gatewayDir: setting('gateway-dir', ROOT),
@@ -284,7 +289,7 @@ async function main(): Promise<void> {
   );
   const results: Measurement[] = [];
   const memory: Record<string, number> = {};
-  const wanted = (id: ScenarioId | 'e' | 'f'): boolean => settings.only.includes(id);
+  const wanted = (id: ScenarioId | 'e' | 'e2' | 'f'): boolean => settings.only.includes(id);
   const maxConnections = Math.max(...settings.connections, settings.duplicateConnections);
 
   if (wanted('a') || wanted('b') || wanted('d')) {
@@ -332,12 +337,15 @@ async function main(): Promise<void> {
     backOffUsers: settings.backOffUsers,
     backOffLatencyMs: settings.backOffLatencyMs,
     backOffPerInFlightMs: settings.backOffPerInFlightMs,
+    afterLoadSeconds: settings.afterLoadSeconds,
+    afterLoadConnections: settings.afterLoadConnections,
     gatewayEnv: settings.gatewayEnv,
     gatewayNodeArgs: settings.gatewayNodeArgs,
     gatewayDir: settings.gatewayDir,
   };
   const capacity: CapacityResult = {
     ...(wanted('e') ? { fanOut: await measureFanOut(capacitySettings) } : {}),
+    ...(wanted('e2') ? { fanOutAfterLoad: await measureFanOutAfterLoad(capacitySettings) } : {}),
     ...(wanted('f') ? { backOff: await measureBackOff(capacitySettings) } : {}),
   };
 

@@ -13,6 +13,10 @@
  * `--scenario=cache-flood` soaks the response cache instead (see floodCache below): one account
  * sends only distinct operations with large answers, the load that grew an unbounded cache by a
  * gigabyte in 30 s; the RSS should stay flat under CACHE_MAX_BYTES.
+ *
+ * `--scenario=floods` runs the tenancy floods one after the other, `--flood-seconds` each
+ * (bench/floods.ts: invented credentials, node lists, WebSocket frames, APQ hashes, one sys_id
+ * with many tokens); `--scenario=<flood>` runs one.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +26,7 @@ import { ROOT, rssBytes, startEntry, startGateway, type Child } from './children
 import { basic, runLoad } from './load.js';
 import { flag, numberSetting, setting } from './options.js';
 import { DUPLICATES_QUERY, PAGE_QUERY, scenarios } from './scenarios.js';
+import { FLOODS, floodLines, runFlood, type Flood, type FloodResult } from './floods.js';
 
 const usage = `npm run soak [-- --name=value ...]   (or BENCH_NAME=value)
   --requests=100000   requests to send after the warm-up
@@ -36,10 +41,13 @@ const usage = `npm run soak [-- --name=value ...]   (or BENCH_NAME=value)
   --seconds=30        cache-flood: how long to flood
   --cache-max-bytes=  cache-flood: the gateway's CACHE_MAX_BYTES (default: the gateway's own)
   --cache-max-entry-bytes=  cache-flood: its CACHE_MAX_ENTRY_BYTES (default: the gateway's own)
-  --cache-ttl=600000  cache-flood: its CACHE_TTL_MS (0: the same load with the cache off)`;
+  --cache-ttl=600000  cache-flood: its CACHE_TTL_MS (0: the same load with the cache off)
+  --scenario=floods   the tenancy floods, each for --flood-seconds (or one: ${FLOODS.join(', ')})
+  --flood-seconds=10`;
 
-if (!['mix', 'cache-flood'].includes(setting('scenario', 'mix'))) {
-  console.error(`--scenario must be mix or cache-flood\n\n${usage}`);
+const SCENARIOS = ['mix', 'cache-flood', 'floods', ...FLOODS];
+if (!SCENARIOS.includes(setting('scenario', 'mix'))) {
+  console.error(`--scenario must be one of ${SCENARIOS.join(', ')}\n\n${usage}`);
   process.exit(2);
 }
 
@@ -62,6 +70,7 @@ const settings = {
   cacheMaxBytes: setting('cache-max-bytes', ''),
   cacheMaxEntryBytes: setting('cache-max-entry-bytes', ''),
   cacheTtlMs: setting('cache-ttl', '600000'),
+  floodSeconds: numberSetting('flood-seconds', 10, 1),
 };
 
 /** Megabytes (10^6 bytes), the unit of the memory target. */
@@ -326,7 +335,32 @@ async function floodCache(): Promise<void> {
   }
 }
 
-(settings.scenario === 'cache-flood' ? floodCache() : main()).catch((error: unknown) => {
+/** The tenancy floods (bench/floods.ts), one after the other; results to `--out`. */
+async function floods(): Promise<void> {
+  const which = settings.scenario === 'floods' ? [...FLOODS] : [settings.scenario as Flood];
+  const results: FloodResult[] = [];
+  for (const flood of which) {
+    console.log(`flood ${flood}: ${settings.floodSeconds} s`);
+    const result = await runFlood(flood, settings.floodSeconds);
+    results.push(result);
+    for (const line of floodLines(result)) console.log(line);
+  }
+  mkdirSync(settings.out, { recursive: true });
+  const file = join(
+    settings.out,
+    `soak-floods-${new Date().toISOString().replace(/[:.]/g, '-')}.json`,
+  );
+  writeFileSync(file, JSON.stringify({ settings, results }, null, 2));
+  console.log(`results: ${file}`);
+  if (results.some((r) => r.failures.length > 0)) process.exitCode = 1;
+}
+
+(settings.scenario === 'cache-flood'
+  ? floodCache()
+  : settings.scenario === 'mix'
+    ? main()
+    : floods()
+).catch((error: unknown) => {
   console.error('soak failed:', error instanceof Error ? error.message : error);
   process.exit(1);
 });

@@ -31,3 +31,14 @@ export const IDS_PER_COST_UNIT = 10;
 export function listLookupCost(count: number): number {
   return 1 + Math.ceil(count / IDS_PER_COST_UNIT);
 }
+
+/**
+ * Fields whose cost depends on their arguments (above): a document that gives any of them a
+ * variable costs what its variables say, so its cost is worked out per request, never cached
+ * per document (src/http/plugins/query-limits.ts).
+ */
+export const FIELDS_COSTED_BY_ARGUMENTS: ReadonlySet<string> = new Set([
+  'messages',
+  'nodes',
+  '_entities',
+]);

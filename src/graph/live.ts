@@ -174,6 +174,9 @@ async function subscribe(
     throw badUserInput(`${field}: \`tids\` is empty; leave it out to watch every number`, 'tids');
   }
   const start = resumePoint(field, args.resumeToken ?? null, context);
+  // Nothing that outlives the request is held for credentials the service has not accepted; and
+  // checked first, so remembered refusals cost the service nothing (a flood of retries included).
+  await context.live.verified(credentials);
   let numbers: readonly OwnedNumber[];
   if (tids === undefined) {
     numbers = await loaders.ownedNumbers();
@@ -189,8 +192,6 @@ async function subscribe(
     }
     numbers = found.filter((n) => n !== null);
   }
-  // Nothing that outlives the request is held for credentials the service has not accepted.
-  await context.live.verified(credentials);
   const byTid = new Map(numbers.map((n) => [n.tid, n]));
   const source = context.live.subscribe(
     credentials,

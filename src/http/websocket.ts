@@ -95,9 +95,11 @@ export function attachWebSocket(
     // ws closes a connection whose frame is too large (1009) and then reports it as an error;
     // graphql-ws logs every socket error to the console as an internal one. A client's oversized
     // frame is neither, so once graphql-ws has attached its listener it is replaced by a quiet one.
+    // ws would then read (and drop) the rest of the frame while it waits for the client's close,
+    // which a client sending 90 MB sends only after them: the socket is cut once the 1009 is out.
     queueMicrotask(() => {
       socket.removeAllListeners('error');
-      socket.on('error', () => undefined);
+      socket.on('error', () => setImmediate(() => socket.terminate()));
     });
   });
   const disposable = useServer(

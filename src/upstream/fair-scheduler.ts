@@ -88,7 +88,9 @@ export class FairScheduler {
       if (released) return;
       released = true;
       if (feedback?.overloaded) this.limit.overloaded();
-      else if (feedback?.rttMs !== undefined) this.limit.sample(feedback.rttMs, this.inFlightCount);
+      else if (feedback?.rttMs !== undefined) {
+        this.limit.sample(feedback.rttMs, this.inFlightCount, this.queues.size > 0);
+      }
       this.inFlightCount -= 1;
       const left = (this.perAccount.get(account) ?? 1) - 1;
       if (left > 0) this.perAccount.set(account, left);

@@ -134,6 +134,16 @@ const throwsUnexpectedly: Plugin = {
   },
 };
 
+/** The same in one field's resolver: the request's upstream access throws a plain Error. */
+const oneFieldThrows: Plugin = {
+  onExecute({ args }) {
+    const context = args.contextValue as unknown as { upstream: () => never };
+    context.upstream = () => {
+      throw new Error('a bug with a secret in its message');
+    };
+  },
+};
+
 const LIMITED: Partial<TestGatewayOptions['limits']> = {
   maxTokens: 40,
   maxAliases: 1,
@@ -319,7 +329,8 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
   },
   INTERNAL_SERVER_ERROR: {
     'one field': {
-      request: query('{ _entities(representations: [{ __typename: "Number" }]) { __typename } }'),
+      gateway: () => ({ persistedOperations: oneFieldThrows }),
+      request: query('{ ownedNumbers { tid } }'),
     },
     'whole request': {
       gateway: () => ({ persistedOperations: throwsUnexpectedly }),

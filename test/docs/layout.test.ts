@@ -55,6 +55,20 @@ describe('docs/development.md map', () => {
       expect(absent, folder).toEqual([]);
     }
   });
+
+  it("names every file of a folder in that folder's row", () => {
+    for (const row of mapSection.split('\n').filter((line) => /^\|\s*`src\/[^`]+\/`/.test(line))) {
+      const folder = /^\|\s*`(src\/[^`]+?)\/`/.exec(row)?.[1] ?? '';
+      const named = new Set([...row.matchAll(/`([a-z-]+\.ts)`/g)].map((m) => m[1] ?? ''));
+      const files = readdirSync(join(ROOT, folder)).filter(
+        (file) => file.endsWith('.ts') && !file.endsWith('.d.ts'),
+      );
+      expect(
+        files.filter((file) => !named.has(file)),
+        folder,
+      ).toEqual([]);
+    }
+  });
 });
 
 describe('test/ mirrors src/', () => {

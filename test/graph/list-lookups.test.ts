@@ -110,3 +110,86 @@ describe('_entities', () => {
     expect(generous.simulator.calls).toEqual([]);
   });
 });
+
+describe('_entities representations', () => {
+  const NUMBER_ENTITIES =
+    'query E($representations: [_Any!]!) { _entities(representations: $representations) { ... on Number { tid } } }';
+
+  it.each([
+    [
+      { __typename: 'Number' },
+      '_entities: representation 1 (Number) needs "tid" or "number" as a string',
+    ],
+    [
+      { __typename: 'Number', tid: 5 },
+      '_entities: representation 1 (Number) needs "tid" or "number" as a string',
+    ],
+    [
+      { __typename: 'Message', tid: 'TN-L-0001' },
+      '_entities: representation 1 (Message) needs "id" as a string',
+    ],
+    [
+      { __typename: 'Nope', tid: 'TN-L-0001' },
+      '_entities: representation 1 has __typename "Nope": expected one of Message, Number',
+    ],
+    [
+      { tid: 'TN-L-0001' },
+      '_entities: representation 1 has __typename null: expected one of Message, Number',
+    ],
+    ['TN-L-0001', '_entities: representation 1 is not an object'],
+  ])('%j is BAD_USER_INPUT with what is wrong, before any upstream call', async (bad, message) => {
+    const { status, body } = await executeText(
+      defaults.gateway,
+      NUMBER_ENTITIES,
+      { representations: [{ __typename: 'Number', tid: 'TN-L-0001' }, bad] },
+      auth,
+    );
+    expect(status).toBe(200);
+    // _entities is non-null: the refusal takes the whole answer's data.
+    expect(body.data).toBeNull();
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors?.[0]).toMatchObject({
+      message,
+      path: ['_entities'],
+      extensions: { code: 'BAD_USER_INPUT', argumentName: 'representations' },
+    });
+    expect(defaults.simulator.calls).toEqual([]);
+  });
+
+  it('still resolves well-formed representations by either key', async () => {
+    const { body } = await executeText<{ _entities: ({ tid: string } | null)[] }>(
+      defaults.gateway,
+      NUMBER_ENTITIES,
+      {
+        representations: [
+          { __typename: 'Number', tid: 'TN-L-0001' },
+          { __typename: 'Number', number: DEMO_ACCOUNT.numbers[1]?.number },
+        ],
+      },
+      auth,
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data?._entities).toEqual([
+      { tid: 'TN-L-0001' },
+      { tid: DEMO_ACCOUNT.numbers[1]?.tid },
+    ]);
+    expect(defaults.simulator.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
+  });
+});
+
+describe('a list lookup costs what its variables say, request by request', () => {
+  it('one document: 2,500 ids refused, then 5 ids answered, then 2,500 refused again', async () => {
+    // The cost of a document is kept between requests only when no variable can change it.
+    for (const [count, refused] of [
+      [2_500, true],
+      [5, false],
+      [2_500, true],
+    ] as const) {
+      const { body } = await executeText(defaults.gateway, NODES, { ids: fakeIds(count) }, auth);
+      if (refused) expect(body.errors?.[0]?.message).toMatch(/^Query cost limit of 50 exceeded/);
+      else expect(body.errors).toBeUndefined();
+    }
+    // The five ids were looked up (and not found): one owned-numbers call, one window per number.
+    expect(defaults.simulator.calls).toHaveLength(1 + DEMO_ACCOUNT.numbers.length);
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit } from '../../src/upstream/adaptive-limit.js';
+import { EventLoopLag } from '../../src/upstream/event-loop-lag.js';
 import { FairScheduler, type Release } from '../../src/upstream/fair-scheduler.js';
 import { parseRetryAfter } from '../../src/upstream/client.js';
 
@@ -82,6 +83,87 @@ describe('AdaptiveLimit', () => {
     expect(limit.current).toBeLessThan(after);
   });
 
+  it('opens up to the pool within three windows while latency stays flat', () => {
+    const limit = new AdaptiveLimit({ initial: 32, min: 4, max: 128 });
+    const seen: number[] = [];
+    for (let window = 0; window < 3; window += 1) {
+      feed(limit, Math.max(8, limit.current / 4), 20);
+      seen.push(limit.current);
+    }
+    expect(seen).toEqual([64, 128, 128]);
+  });
+
+  it('counts a window as used when one account fills its half share, or calls wait', () => {
+    const half = new AdaptiveLimit({ initial: 32, min: 4, max: 128 });
+    for (let i = 0; i < 8; i += 1) half.sample(20, 16);
+    expect(half.current).toBe(64);
+    const queued = new AdaptiveLimit({ initial: 32, min: 4, max: 128 });
+    for (let i = 0; i < 8; i += 1) queued.sample(20, 3, true);
+    expect(queued.current).toBe(64);
+    const idle = new AdaptiveLimit({ initial: 32, min: 4, max: 128 });
+    for (let i = 0; i < 8; i += 1) idle.sample(20, 3);
+    expect(idle.current).toBe(32);
+  });
+
+  it("does not read the gateway's own event-loop delay as the service slowing", () => {
+    // A 20 ms service; under load each answer also waits 40-70 ms for this process's loop, which
+    // the lag sampler saw as stalls of that length while the calls were out.
+    let now = 0;
+    let stallMs = 0;
+    const withLag = new AdaptiveLimit({
+      initial: 32,
+      min: 4,
+      max: 128,
+      now: () => now,
+      ownDelayMs: () => stallMs,
+    });
+    const blind = new AdaptiveLimit({ initial: 32, min: 4, max: 128, now: () => now });
+    for (const limit of [withLag, blind]) feed(limit, 100, 20);
+    expect(withLag.current).toBe(128);
+    for (let i = 0; i < 1_000; i += 1) {
+      now += 1;
+      stallMs = 40 + (i % 4) * 10;
+      for (const limit of [withLag, blind]) limit.sample(20 + stallMs, limit.current);
+    }
+    expect(withLag.current).toBe(128);
+    expect(blind.current).toBeLessThan(64);
+    // The baseline is learnt from the calls as timed: the discount never drags it to zero.
+    expect(withLag.baseline).toBe(20);
+  });
+
+  it('recovers within a second of 20 ms calls after the load that shrank it', () => {
+    let now = 0;
+    const limit = new AdaptiveLimit({ initial: 128, min: 4, max: 128, now: () => now });
+    feed(limit, 100, 20);
+    // A burst of service-wide timeouts took it to the floor.
+    for (let i = 0; i < 6; i += 1) limit.overloaded();
+    expect(limit.current).toBe(4);
+    // Then the service answers in 20 ms again, the limit in use: back to the pool in < 1 s.
+    const started = now;
+    while (limit.current < 128 && now - started < 5_000) {
+      const inFlight = limit.current;
+      now += 20 / Math.max(1, inFlight / 8); // one window of calls per round trip, at most
+      limit.sample(20, inFlight);
+    }
+    expect(limit.current).toBe(128);
+    expect(now - started).toBeLessThan(1_000);
+  });
+
+  it('still backs off when the service really slows with load, despite some own delay', () => {
+    // 5 ms idle, +0.5 ms per call in flight (bench scenario f), with a steady 5 ms of own lag.
+    const limit = new AdaptiveLimit({
+      initial: 128,
+      min: 4,
+      max: 128,
+      ownDelayMs: () => 5,
+    });
+    feed(limit, 8, 5.5); // learnt lightly loaded
+    feed(limit, 3_000, (inFlight) => 5 + 5 + 0.5 * inFlight);
+    // allowed = 2 x 5.5 + 10 = 21 ms of service time: about 32 in flight.
+    expect(limit.current).toBeLessThan(64);
+    expect(limit.current).toBeGreaterThanOrEqual(4);
+  });
+
   it('halves at once when the service pushes back, never below its floor', () => {
     const limit = new AdaptiveLimit({ initial: 40, min: 8, max: 128 });
     limit.overloaded();
@@ -89,6 +171,31 @@ describe('AdaptiveLimit', () => {
     limit.overloaded();
     limit.overloaded();
     expect(limit.current).toBe(8);
+  });
+});
+
+describe('EventLoopLag', () => {
+  it("keeps the stalls of this process's loop and answers the last one since a time", () => {
+    let now = 0;
+    const lag = new EventLoopLag(() => now);
+    now = 10;
+    lag.tick(); // on time: no stall
+    now = 60;
+    lag.tick(); // 40 ms late
+    now = 71;
+    lag.tick(); // 1 ms late: jitter, not a stall
+    now = 100;
+    lag.tick(); // 19 ms late
+    // The last stall is the one an answer processed now may have waited through.
+    expect(lag.latestSince(0)).toBe(19);
+    expect(lag.latestSince(99)).toBe(19);
+    expect(lag.latestSince(100)).toBe(0);
+  });
+
+  it('samples with an unref timer that never keeps the process alive', () => {
+    const lag = new EventLoopLag().start();
+    expect(lag.start()).toBe(lag);
+    lag.stop();
   });
 });
 

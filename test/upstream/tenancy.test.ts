@@ -17,6 +17,8 @@ import {
   type ScriptedUpstream,
 } from '../../support/scripted-upstream.js';
 import type { TestGateway } from '../fixtures/harness.js';
+import { subscribeSse } from '../fixtures/sse.js';
+import { sleep } from '../fixtures/wait.js';
 
 const token = (sysId: string, n: number) => ({ 'x-sys-id': sysId, 'x-auth-token': `tok-${n}` });
 const sysIdOf = (call: ScriptedCall) => call.params.get('sys_id');
@@ -189,5 +191,54 @@ describe('verification', () => {
       new CredentialMemory({ secret: 'another-secret-of-32-characters!!' }).account(a),
     ).not.toBe(memory.account(a));
     expect(memory.account(a)).toMatch(/^[\w-]{22}$/);
+  });
+});
+
+describe('a live subscription with refused credentials', () => {
+  const POLL_MS = 40;
+  const ADDED = 'subscription { messageAdded(tids: ["T-1"]) { id } }';
+  const REFUSED = { 'x-sys-id': 'AC-GONE', 'x-auth-token': 'revoked' };
+  const GOOD = { 'x-sys-id': 'AC-OK', 'x-auth-token': 'fine' };
+
+  it('is refused over SSE with UNAUTHENTICATED and holds nothing: no poll loop, no slot', async () => {
+    upstream = await startScriptedUpstream((call) => {
+      if (sysIdOf(call) === 'AC-GONE') {
+        // The service answers revoked credentials as a refusal in the body, with HTTP 200.
+        return { json: { success: '0', error: 'Invalid credentials' } };
+      }
+      return call.operation === 'smshistory'
+        ? { json: { success: '1', messages: [], total: 0 } }
+        : OK;
+    });
+    test = createTestGateway(upstream.url, { live: { pollMs: POLL_MS } });
+    const server = upstream;
+    const live = test.live;
+    if (!live) throw new Error('live subscriptions are off');
+    const callsOf = (sysId: string) => server.calls.filter((c) => sysIdOf(c) === sysId);
+
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const stream = await subscribeSse(test.gateway, ADDED, REFUSED);
+      await stream.waitFor(1);
+      await sleep(POLL_MS * 2);
+      expect(stream.events).toHaveLength(1);
+      expect(stream.events[0]?.errors?.[0]).toMatchObject({
+        message:
+          'The SMS service refused these credentials: a live subscription needs credentials it accepts',
+        extensions: { code: 'UNAUTHENTICATED' },
+      });
+      expect(stream.done()).toBe(true);
+      stream.close();
+    }
+    await sleep(POLL_MS * 4);
+    // One verification call for the pair, then its refusal is remembered: no poll, no more calls.
+    expect(callsOf('AC-GONE').map((c) => c.operation)).toEqual(['ownednumbers']);
+    expect(live.stats).toEqual({ topics: 0, subscriptions: 0, locksHeld: 0 });
+
+    // The same gateway holds and polls for accepted credentials (so the above can fail).
+    const held = await subscribeSse(test.gateway, ADDED, GOOD);
+    await sleep(POLL_MS * 4);
+    expect(live.stats).toMatchObject({ topics: 1, subscriptions: 1 });
+    expect(callsOf('AC-OK').filter((c) => c.operation === 'smshistory').length).toBeGreaterThan(1);
+    held.close();
   });
 });

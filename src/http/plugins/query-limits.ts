@@ -15,10 +15,12 @@ import {
   visit,
   type DocumentNode,
   type ValidationContext,
+  type ValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../../config/config.js';
 import { ErrorCode } from '../../core/errors.js';
+import { FIELDS_COSTED_BY_ARGUMENTS } from '../../graph/cost.js';
 import {
   fieldExtensionsEstimator,
   getComplexity,
@@ -92,8 +94,9 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
 }
 
 /**
- * Whether a document's cost can depend on its variables: only through @skip/@include with a
- * variable (every field's cost is a constant). Checked once per cached document.
+ * Whether a document's cost can depend on its variables: through @skip/@include with a variable,
+ * or a variable in the arguments of a field costed by its arguments (a list's length, a cursor).
+ * Every other field's cost is a constant. Checked once per cached document.
  */
 const variableDirectives = new WeakMap<DocumentNode, boolean>();
 function costDependsOnVariables(document: DocumentNode): boolean {
@@ -106,10 +109,23 @@ function costDependsOnVariables(document: DocumentNode): boolean {
         depends = true;
         return BREAK;
       },
+      Field(node) {
+        if (!FIELDS_COSTED_BY_ARGUMENTS.has(node.name.value)) return undefined;
+        if (!node.arguments?.some((arg) => holdsVariable(arg.value))) return undefined;
+        depends = true;
+        return BREAK;
+      },
     });
     variableDirectives.set(document, depends);
   }
   return depends;
+}
+
+function holdsVariable(value: ValueNode): boolean {
+  if (value.kind === Kind.VARIABLE) return true;
+  if (value.kind === Kind.LIST) return value.values.some(holdsVariable);
+  if (value.kind === Kind.OBJECT) return value.fields.some((field) => holdsVariable(field.value));
+  return false;
 }
 
 function upstreamCostLimit(maxCost: number): Plugin {

@@ -1,0 +1,62 @@
+/**
+ * The soak floods' bystander, in its own process so that the flood's own work in the bench
+ * process (building and sending its requests) never shows in the bystander's times. Over IPC:
+ * `{ type: 'measure', url, count?, seconds?, pauseMs? }` sends one small query of another account
+ * at a time (never a cache hit: `$n` changes per request), `count` of them or for `seconds`, and
+ * answers `{ type: 'measure', times }` in ms.
+ */
+import { request } from 'undici';
+import { benchCredentials } from '../src/simulator/index.js';
+import { basic } from './load.js';
+
+const QUERY =
+  'query Bystander($n: Int!) { number(tid: "TN-L-0001") { tid history(start: 0, end: $n) { totalCount } } }';
+const { sysId, authToken } = benchCredentials(0);
+let counter = 0;
+
+async function once(url: string): Promise<number> {
+  counter += 1;
+  const started = performance.now();
+  const response = await request(`${url}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      authorization: basic(sysId, authToken),
+    },
+    body: JSON.stringify({ query: QUERY, variables: { n: (counter % 1000) + 1 } }),
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200 || text.includes('"errors"')) {
+    throw new Error(`bystander: HTTP ${response.statusCode} ${text.slice(0, 200)}`);
+  }
+  return performance.now() - started;
+}
+
+interface Measure {
+  readonly type: 'measure';
+  readonly url: string;
+  readonly count?: number;
+  readonly seconds?: number;
+  readonly pauseMs?: number;
+}
+
+process.on('message', (message: Measure) => {
+  if (message.type !== 'measure') return;
+  void (async () => {
+    const times: number[] = [];
+    const deadline = performance.now() + (message.seconds ?? 0) * 1000;
+    while (
+      message.count !== undefined ? times.length < message.count : performance.now() < deadline
+    ) {
+      times.push(await once(message.url));
+      if (message.pauseMs) await new Promise((resolve) => setTimeout(resolve, message.pauseMs));
+    }
+    process.send?.({ type: 'measure', times });
+  })().catch((error: unknown) => {
+    process.send?.({ type: 'measure', times: [], error: String(error) });
+  });
+});
+// The IPC channel is unref'd by child-hooks.mjs: this keeps the process up until stop() (SIGTERM).
+setInterval(() => undefined, 60_000);
+process.send?.({ type: 'ready', url: '' });

@@ -1,0 +1,506 @@
+/**
+ * `npm run soak -- --scenario=floods` (or one flood by name): the floods of the tenancy issue, each
+ * short and bounded, against the built gateway (dist/main.js, --expose-gc) and the bench
+ * simulator, each in its own process. Every flood reports:
+ * - the gateway's RSS growth over the flood (as read at its end, and at its peak) against the
+ *   warmed-up baseline, and after a full GC;
+ * - another account's p50 (the bystander: one small query at a time, never cacheable) during the
+ *   flood, against its p50 on the idle gateway just before;
+ * - what the flood itself got, and the upstream calls it caused.
+ * Targets: RSS growth under 50 MB, the bystander's p50 within 2x its idle value, and (invented
+ * credentials) no answer with data, stale or not, for credentials the service refused.
+ *
+ * Floods:
+ * - invented-credentials: a made-up sys_id and token per request, with the response cache and
+ *   stale-if-error on: queries that call the service, queries that need no call (`__typename`,
+ *   once cached under any credentials) and SSE subscriptions;
+ * - node-lists: `nodes(ids:)` and `_entities` with 100 ids each (the most allowed), and 2,500 ids
+ *   (refused by the cost limit), from three clients;
+ * - ws-frames: WebSocket connections whose `connection_init` is 90 MB (and 1 MB), six at a time;
+ * - apq-flood: distinct persisted-query hashes of 95 KB documents, valid and invalid, no
+ *   credentials;
+ * - one-sysid-many-tokens: a new token per request for one sys_id the service rate limits (429,
+ *   Retry-After 2 s), then fails (503); a front on loopback answers for that sys_id and passes the
+ *   rest to the simulator.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool, request } from 'undici';
+import WebSocket from 'ws';
+import { benchCredentials } from '../src/simulator/index.js';
+import { rssBytes, startEntry, startGateway, type Child } from './children.js';
+import { basic } from './load.js';
+
+export const FLOODS = [
+  'invented-credentials',
+  'node-lists',
+  'ws-frames',
+  'apq-flood',
+  'one-sysid-many-tokens',
+] as const;
+export type Flood = (typeof FLOODS)[number];
+
+export interface FloodResult {
+  readonly flood: Flood;
+  readonly seconds: number;
+  readonly requests: number;
+  readonly rss: {
+    readonly baselineBytes: number;
+    readonly endBytes: number;
+    readonly peakBytes: number;
+    readonly afterGcBytes: number | null;
+    /** V8 heap in use after a full GC, before and after the flood: what is really retained. */
+    readonly heapBeforeBytes: number | null;
+    readonly heapAfterBytes: number | null;
+  };
+  readonly bystander: { readonly idleP50Ms: number; readonly floodP50Ms: number };
+  readonly upstreamCalls: number;
+  /** What the flood got, by outcome (codes, close codes, HTTP statuses). */
+  readonly outcomes: Record<string, number>;
+  /** Scenario-specific facts and checks. */
+  readonly notes: readonly string[];
+  readonly failures: readonly string[];
+}
+
+const RSS_LIMIT_BYTES = 50e6;
+const BYSTANDER_RATIO = 2;
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
+
+interface Stack {
+  readonly simulator: Child;
+  readonly bystander: Child;
+  readonly gateway: Child;
+  /** Where the gateway sends its calls (the simulator, or the front before it). */
+  readonly upstreamUrl: string;
+  stop(): Promise<void>;
+}
+
+async function startStack(env: Record<string, string>, front?: FrontFactory): Promise<Stack> {
+  const simulator = await startEntry('simulator', 'bench/simulator-process.ts', {
+    BENCH_SIM_ACCOUNTS: '8',
+  });
+  const bystanderChild = await startEntry('bystander', 'bench/bystander-process.ts', {});
+  const frontServer = front ? await front(simulator.url) : null;
+  const upstreamUrl = frontServer?.url ?? simulator.url;
+  const gateway = await startGateway({ UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'error', ...env }, [
+    '--expose-gc',
+  ]);
+  return {
+    simulator,
+    bystander: bystanderChild,
+    gateway,
+    upstreamUrl,
+    async stop() {
+      await bystanderChild.stop();
+      await gateway.stop();
+      await frontServer?.close();
+      await simulator.stop();
+    },
+  };
+}
+
+async function upstreamCalls(simulator: Child): Promise<number> {
+  return (await simulator.ask<{ total: number }>({ type: 'calls' })).total;
+}
+
+/** The bystander's times (bench/bystander-process.ts): `count` queries, or for `seconds`. */
+async function bystander(
+  child: Child,
+  url: string,
+  load: { count: number } | { seconds: number; pauseMs: number },
+): Promise<number[]> {
+  const message = { type: 'measure', url, ...load };
+  const reply = await child.ask<{ times: number[]; error?: string }>(message);
+  if (reply.error) throw new Error(reply.error);
+  return reply.times;
+}
+
+/** What one flood does: `worker` runs in `workers` copies until `until`. */
+interface FloodPlan {
+  readonly env: Record<string, string>;
+  readonly workers: number;
+  readonly front?: FrontFactory;
+  /** One request (or connection) of the flood; returns its outcome's name. */
+  worker(context: FloodContext): Promise<string>;
+  /** Checks after the flood; failures are strings. */
+  after?(
+    context: FloodContext,
+    outcomes: Record<string, number>,
+  ): Promise<{
+    notes: string[];
+    failures: string[];
+  }>;
+}
+
+interface FloodContext {
+  readonly gatewayUrl: string;
+  readonly stack: Stack;
+  /** A number unique to this request of the flood. */
+  next(): number;
+}
+
+export async function runFlood(flood: Flood, seconds: number): Promise<FloodResult> {
+  const plan = PLANS[flood];
+  front429Ms = (seconds * 1000) / 2;
+  const stack = await startStack(plan.env, plan.front);
+  try {
+    const gatewayUrl = stack.gateway.url;
+    // Warm up: the bystander's path, and one round of the flood's own requests.
+    await bystander(stack.bystander, gatewayUrl, { count: 20 });
+    let counter = 0;
+    const context: FloodContext = { gatewayUrl, stack, next: () => (counter += 1) };
+    await Promise.all(
+      Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context)),
+    );
+    const gcBefore = await stack.gateway.ask<{ collected: boolean; heapUsed: number }>({
+      type: 'gc',
+    });
+    const idleP50Ms = median(await bystander(stack.bystander, gatewayUrl, { count: 40 }));
+    const baselineBytes = rssBytes(stack.gateway.pid);
+    const callsBefore = await upstreamCalls(stack.simulator);
+
+    const outcomes: Record<string, number> = {};
+    let requests = 0;
+    let peakBytes = baselineBytes;
+    const sampler = setInterval(() => {
+      peakBytes = Math.max(peakBytes, rssBytes(stack.gateway.pid));
+    }, 250);
+    const started = performance.now();
+    const deadline = started + seconds * 1000;
+    const worker = async (): Promise<void> => {
+      while (performance.now() < deadline) {
+        let outcome: string;
+        try {
+          outcome = await plan.worker(context);
+        } catch (error) {
+          outcome = `client error: ${error instanceof Error ? error.message.slice(0, 60) : String(error)}`;
+        }
+        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+        requests += 1;
+      }
+    };
+    // The bystander starts once the flood is going, and stops with it.
+    const during = new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
+      bystander(stack.bystander, gatewayUrl, { seconds: seconds - 0.5, pauseMs: 20 }),
+    );
+    const [times] = await Promise.all([during, ...Array.from({ length: plan.workers }, worker)]);
+    clearInterval(sampler);
+    const elapsed = (performance.now() - started) / 1000;
+    const endBytes = rssBytes(stack.gateway.pid);
+    peakBytes = Math.max(peakBytes, endBytes);
+    const gc = await stack.gateway.ask<{ collected: boolean; rss: number; heapUsed: number }>({
+      type: 'gc',
+    });
+    const calls = (await upstreamCalls(stack.simulator)) - callsBefore;
+    const floodP50Ms = median(times);
+    const checked = (await plan.after?.(context, outcomes)) ?? { notes: [], failures: [] };
+    const failures = [...checked.failures];
+    if (endBytes - baselineBytes >= RSS_LIMIT_BYTES) {
+      failures.push(`RSS grew ${mb(endBytes - baselineBytes)} (limit 50 MB)`);
+    }
+    if (floodP50Ms > BYSTANDER_RATIO * idleP50Ms) {
+      failures.push(
+        `bystander p50 ${floodP50Ms.toFixed(1)} ms > 2 x idle ${idleP50Ms.toFixed(1)} ms`,
+      );
+    }
+    return {
+      flood,
+      seconds: elapsed,
+      requests,
+      rss: {
+        baselineBytes,
+        endBytes,
+        peakBytes,
+        afterGcBytes: gc.collected ? gc.rss : null,
+        heapBeforeBytes: gcBefore.collected ? gcBefore.heapUsed : null,
+        heapAfterBytes: gc.collected ? gc.heapUsed : null,
+      },
+      bystander: { idleP50Ms, floodP50Ms },
+      upstreamCalls: calls,
+      outcomes,
+      notes: checked.notes,
+      failures,
+    };
+  } finally {
+    await stack.stop();
+  }
+}
+
+export function floodLines(result: FloodResult): string[] {
+  const { rss, bystander } = result;
+  const outcomes = Object.entries(result.outcomes)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
+  return [
+    `${result.failures.length === 0 ? 'MET   ' : 'MISSED'}  ${result.flood}: ${result.requests} in ${result.seconds.toFixed(1)} s (${outcomes}); ${result.upstreamCalls} upstream calls`,
+    `        RSS ${mb(rss.baselineBytes)} -> ${mb(rss.endBytes)} (${rss.endBytes >= rss.baselineBytes ? '+' : ''}${mb(rss.endBytes - rss.baselineBytes)}), peak +${mb(rss.peakBytes - rss.baselineBytes)}` +
+      (rss.afterGcBytes === null ? '' : `, after a full GC ${mb(rss.afterGcBytes)}`) +
+      (rss.heapBeforeBytes === null || rss.heapAfterBytes === null
+        ? ''
+        : `; V8 heap in use after GC ${mb(rss.heapBeforeBytes)} -> ${mb(rss.heapAfterBytes)}`),
+    `        another account's p50 ${bystander.floodP50Ms.toFixed(2)} ms vs ${bystander.idleP50Ms.toFixed(2)} ms idle (${(bystander.floodP50Ms / bystander.idleP50Ms).toFixed(2)}x)`,
+    ...result.notes.map((n) => `        ${n}`),
+    ...result.failures.map((f) => `        MISSED: ${f}`),
+  ];
+}
+
+// ---------------------------------------------------------------------------- the floods
+
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  const response = await request(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.statusCode, text: await response.body.text() };
+}
+
+function codeOf(text: string): string {
+  const match = /"code":"([A-Z_]+)"/.exec(text);
+  return match?.[1] ?? (text.includes('"errors"') ? 'error' : 'data');
+}
+
+const invented = (n: number) =>
+  basic(`AC-made-up-${n.toString(36)}`, `made-up-token-${n.toString(36)}`);
+
+/** Answers with data (not null) or a stale marker, for credentials the service refused. */
+let servedToRefused = 0;
+
+const PLANS: Record<Flood, FloodPlan> = {
+  'invented-credentials': {
+    env: { CACHE_TTL_MS: '60000', CACHE_STALE_IF_ERROR_MS: '600000', LIVE_POLL_MS: '1000' },
+    workers: 8,
+    async worker({ gatewayUrl, next }) {
+      const n = next();
+      const authorization = invented(n);
+      if (n % 3 === 0) {
+        // An SSE subscription: refused after (at most) one verification call, holding nothing.
+        const response = await request(`${gatewayUrl}/graphql`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'text/event-stream',
+            authorization,
+          },
+          body: JSON.stringify({ query: 'subscription { messageAdded { id } }' }),
+          headersTimeout: 5_000,
+          bodyTimeout: 5_000,
+        });
+        const text = await response.body.text();
+        return `sse ${codeOf(text)}`;
+      }
+      const query = n % 3 === 1 ? '{ ownedNumbers { tid number } }' : '{ __typename }';
+      const { text } = await post(gatewayUrl, { query }, { authorization });
+      if (n % 3 === 1 && (text.includes('"stale"') || /"ownedNumbers":\[/.test(text))) {
+        servedToRefused += 1;
+      }
+      return `${n % 3 === 1 ? 'query' : '__typename'} ${codeOf(text)}`;
+    },
+    async after({ gatewayUrl }) {
+      const metrics = await (await request(`${gatewayUrl}/metrics`)).body.text();
+      const subscriptions = /^sms_live_subscriptions\{[^}]*kind="subscriptions"[^}]*\} (\d+)/m.exec(
+        metrics,
+      )?.[1];
+      const cacheBytes = /^sms_response_cache_bytes(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1];
+      const failures: string[] = [];
+      if (servedToRefused > 0) {
+        failures.push(`${servedToRefused} answers with data or stale for refused credentials`);
+      }
+      return {
+        notes: [
+          `answers with data or stale for refused credentials: ${servedToRefused}; live subscriptions held after: ${subscriptions ?? 'n/a'}; response cache bytes after: ${cacheBytes ?? 'n/a'} (the bystander's never-cacheable answers are not stored either)`,
+        ],
+        failures,
+      };
+    },
+  },
+
+  'node-lists': {
+    env: {},
+    workers: 3,
+    async worker({ gatewayUrl, next }) {
+      const n = next();
+      // One account floods (three clients of it), as in the issue's attack.
+      const { sysId, authToken } = benchCredentials(1);
+      const authorization = basic(sysId, authToken);
+      const ids = (count: number) =>
+        Array.from({ length: count }, (_, i) => (n * 10_000 + i).toString(16).padStart(32, '0'));
+      const kind = n % 3;
+      const body =
+        kind === 0
+          ? {
+              query: 'query N($ids: [ID!]!) { nodes(ids: $ids) { id } }',
+              variables: { ids: ids(100) },
+            }
+          : kind === 1
+            ? {
+                query: 'query E($r: [_Any!]!) { _entities(representations: $r) { __typename } }',
+                variables: { r: ids(100).map((id) => ({ __typename: 'Message', id })) },
+              }
+            : {
+                query: 'query N($ids: [ID!]!) { nodes(ids: $ids) { id } }',
+                variables: { ids: ids(2_500) },
+              };
+      const { text } = await post(gatewayUrl, body, { authorization });
+      return `${['nodes x100', '_entities x100', 'nodes x2500'][kind]} ${codeOf(text)}`;
+    },
+  },
+
+  'ws-frames': {
+    env: {},
+    workers: 6,
+    async worker({ gatewayUrl, next }) {
+      const n = next();
+      const huge = n % 2 === 0;
+      const frame = huge ? hugeInit() : largeInit();
+      const code = await new Promise<number>((resolve) => {
+        // A zero mask leaves the payload as it is: the bench sends 90 MB without copying it.
+        const socket = new WebSocket(
+          `${gatewayUrl.replace(/^http/, 'ws')}/graphql`,
+          ['graphql-transport-ws'],
+          { generateMask: (mask: Buffer) => void mask.fill(0) },
+        );
+        const timer = setTimeout(() => socket.terminate(), 10_000);
+        socket.on('open', () => socket.send(frame, () => undefined));
+        socket.on('error', () => undefined);
+        socket.on('close', (closeCode) => {
+          clearTimeout(timer);
+          resolve(closeCode);
+        });
+      });
+      return `${huge ? '90 MB' : '1 MB'} init: close ${code}`;
+    },
+  },
+
+  'apq-flood': {
+    env: {},
+    workers: 8,
+    async worker({ gatewayUrl, next }) {
+      const n = next();
+      const valid = n % 2 === 0;
+      // Distinct text per request, 95 KB in all, few tokens (a comment is not a token).
+      const filler = `# ${n} ${'x'.repeat(95_000)}\n`;
+      const query = filler + (valid ? '{ ownedNumbers { tid } }' : '{ noSuchField }');
+      const sha256Hash = createHash('sha256').update(query).digest('hex');
+      const { status, text } = await post(gatewayUrl, {
+        query,
+        extensions: { persistedQuery: { version: 1, sha256Hash } },
+      });
+      return `${valid ? 'valid' : 'invalid'} HTTP ${status} ${codeOf(text)}`;
+    },
+  },
+
+  'one-sysid-many-tokens': {
+    env: { UPSTREAM_RETRY_AFTER_DEFAULT_MS: '2000', UPSTREAM_BREAKER_COOLDOWN_MS: '2000' },
+    workers: 8,
+    front: rateLimitingFront,
+    async worker({ gatewayUrl, next }) {
+      const n = next();
+      const { text } = await post(
+        gatewayUrl,
+        { query: '{ ownedNumbers { tid number } }' },
+        { authorization: basic('AC-FLOOD', `token-${n}`) },
+      );
+      return codeOf(text);
+    },
+    async after({ gatewayUrl }) {
+      const metrics = await (await request(`${gatewayUrl}/metrics`)).body.text();
+      const open = /^sms_upstream_circuit_open(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1];
+      const failures: string[] = [];
+      if (open !== '0')
+        failures.push(`the service-wide breaker is ${open === '1' ? 'open' : open}`);
+      return {
+        notes: [
+          `calls for the flooding sys_id that reached the service: ${front.floodCalls} (429 phase ${front.calls429}, 503 phase ${front.calls503}); service-wide breaker open: ${open}`,
+        ],
+        failures,
+      };
+    },
+  },
+};
+
+/** `connection_init` frames of about `bytes`, made once and reused (the bench's memory, not the gateway's). */
+const inits = new Map<number, Buffer>();
+function init(bytes: number): Buffer {
+  let frame = inits.get(bytes);
+  if (!frame) {
+    frame = Buffer.from(`{"type":"connection_init","payload":{"x":"${'a'.repeat(bytes)}"}}`);
+    inits.set(bytes, frame);
+  }
+  return frame;
+}
+const hugeInit = () => init(90 * 1024 * 1024);
+const largeInit = () => init(1024 * 1024);
+
+type FrontFactory = (simulatorUrl: string) => Promise<{ url: string; close(): Promise<void> }>;
+
+/** What the front saw of the flooding sys_id. */
+const front = { floodCalls: 0, calls429: 0, calls503: 0, startedAt: 0 };
+
+/**
+ * A loopback front before the simulator: calls for sys_id AC-FLOOD get a 429 (Retry-After 2) for
+ * the first half of its life, then a 503; everything else is passed to the simulator.
+ */
+async function rateLimitingFront(
+  simulatorUrl: string,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const pool = new Pool(simulatorUrl, { connections: 64 });
+  front.startedAt = 0;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      if (new URLSearchParams(body).get('sys_id') === 'AC-FLOOD') {
+        front.floodCalls += 1;
+        front.startedAt ||= performance.now();
+        if (performance.now() - front.startedAt < front429Ms) {
+          front.calls429 += 1;
+          res.writeHead(429, { 'retry-after': '2', 'content-type': 'application/json' });
+          res.end('{"success":"0","error":"Too many requests"}');
+        } else {
+          front.calls503 += 1;
+          res.writeHead(503, { 'content-type': 'text/plain' });
+          res.end('unavailable');
+        }
+        return;
+      }
+      pool
+        .request({
+          method: 'POST',
+          path: req.url ?? '/',
+          headers: { 'content-type': req.headers['content-type'] ?? 'text/plain' },
+          body,
+        })
+        .then(async (answer) => {
+          const text = await answer.body.text();
+          res.writeHead(answer.statusCode, { 'content-type': 'application/json' });
+          res.end(text);
+        })
+        .catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await pool.close();
+    },
+  };
+}
+
+/** The front's 429 phase, from its first call for AC-FLOOD: half the flood. */
+let front429Ms = 5_000;
