@@ -18,7 +18,7 @@ import {
 } from '../../support/scripted-upstream.js';
 import type { TestGateway } from '../fixtures/harness.js';
 import { subscribeSse } from '../fixtures/sse.js';
-import { sleep } from '../fixtures/wait.js';
+import { sleep } from '../../support/wait.js';
 
 const token = (sysId: string, n: number) => ({ 'x-sys-id': sysId, 'x-auth-token': `tok-${n}` });
 const sysIdOf = (call: ScriptedCall) => call.params.get('sys_id');
