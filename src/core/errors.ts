@@ -71,6 +71,12 @@ export interface UpstreamErrorOptions {
   readonly connectionFault?: boolean;
   /** RATE_LIMITED only: how long the service asked this account to stay away, in milliseconds. */
   readonly retryAfterMs?: number;
+  /**
+   * Set on a call refused inside the gateway, without reaching the service (a 429 window, an
+   * open breaker): whose calls are paused, the pseudonymous account id or "service". Logs
+   * collapse such refusals to one line per account and window.
+   */
+  readonly refusedFor?: string;
 }
 
 /**
@@ -83,6 +89,7 @@ export class UpstreamError extends Error {
   readonly upstreamFault: boolean;
   readonly connectionFault: boolean;
   readonly retryAfterMs: number | undefined;
+  readonly refusedFor: string | undefined;
   constructor(
     readonly code: UpstreamErrorCode,
     message: string,
@@ -93,6 +100,7 @@ export class UpstreamError extends Error {
     this.upstreamFault = options.upstreamFault ?? this.retryable;
     this.connectionFault = options.connectionFault ?? false;
     this.retryAfterMs = options.retryAfterMs;
+    this.refusedFor = options.refusedFor;
   }
 }
 

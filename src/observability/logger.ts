@@ -80,12 +80,15 @@ export function flushLogs(): void {
  * else is logged as an error with its stack.
  */
 export function yogaLogger(logger: Logger): YogaLogger {
+  const refusals = refusalLog(logger);
   const adapt =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (...args: unknown[]): void => {
       const error = args.find((a): a is Error => a instanceof Error);
       const upstream = error instanceof GraphQLError ? error.originalError : error;
-      if (upstream instanceof UpstreamError) {
+      if (upstream instanceof UpstreamError && upstream.refusedFor !== undefined) {
+        refusals(upstream, upstream.refusedFor);
+      } else if (upstream instanceof UpstreamError) {
         const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
         const path = error instanceof GraphQLError ? error.path : undefined;
         logger.warn({ code: upstream.code, cause, path }, upstream.message);
@@ -96,4 +99,41 @@ export function yogaLogger(logger: Logger): YogaLogger {
       }
     };
   return { debug: adapt('debug'), info: adapt('info'), warn: adapt('warn'), error: adapt('error') };
+}
+
+/** Refusals of one account (or of the service) within this window make one line. */
+export const REFUSAL_LOG_WINDOW_MS = 10_000;
+/** Accounts whose refusal windows are remembered; the oldest are forgotten first. */
+const MAX_REFUSAL_WINDOWS = 10_000;
+
+/**
+ * Calls refused inside the gateway (a 429 window, an open breaker) cost nothing and can come by
+ * the thousand from one busy account: the first of each account's window is logged, with how
+ * many of its kind the previous window held; the rest are only counted (and in metrics, as
+ * sms_upstream_refused_total). Written here: pino has no sampling of its own.
+ */
+function refusalLog(logger: Logger): (error: UpstreamError, account: string) => void {
+  const windows = new Map<string, { startedAt: number; count: number }>();
+  return (error, account) => {
+    const key = `${error.code}\u0000${account}`;
+    const now = Date.now();
+    const open = windows.get(key);
+    if (open && now - open.startedAt < REFUSAL_LOG_WINDOW_MS) {
+      open.count += 1;
+      return;
+    }
+    const previous = open?.count ?? 0;
+    windows.delete(key);
+    windows.set(key, { startedAt: now, count: 1 });
+    if (windows.size > MAX_REFUSAL_WINDOWS) windows.delete(windows.keys().next().value as string);
+    logger.warn(
+      {
+        code: error.code,
+        account,
+        ...(previous > 1 ? { refusedInLastWindow: previous } : {}),
+        windowMs: REFUSAL_LOG_WINDOW_MS,
+      },
+      `${error.message} (further refusals like it are counted, logged once per ${REFUSAL_LOG_WINDOW_MS / 1000} s)`,
+    );
+  };
 }

@@ -141,14 +141,14 @@ export function withTrafficControl(
     const refusal = accounts.refusal(account, now);
     if (refusal) {
       options.onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
-      throw refusalError(refusal);
+      throw refusalError(refusal, account);
     }
     if (!service.admit(now)) {
       options.onRefused?.('service_breaker');
       throw new UpstreamError(
         ErrorCode.UpstreamUnavailable,
         `The SMS service is failing; calls to it are paused for up to ${Math.ceil(options.breakerCooldownMs / 1000)} s`,
-        { retryAfterMs: Math.max(1, service.retryInMs(now)) },
+        { retryAfterMs: Math.max(1, service.retryInMs(now)), refusedFor: 'service' },
       );
     }
   }
@@ -319,19 +319,19 @@ export function withTrafficControl(
   };
 }
 
-function refusalError(refusal: AccountRefusal): UpstreamError {
+function refusalError(refusal: AccountRefusal, account: string): UpstreamError {
   const seconds = Math.max(1, Math.ceil(refusal.retryInMs / 1000));
   if (refusal.kind === 'rate-limited') {
     return new UpstreamError(
       ErrorCode.RateLimited,
       `The SMS service is rate limiting this account; try again in ${seconds} s`,
-      { retryAfterMs: refusal.retryInMs },
+      { retryAfterMs: refusal.retryInMs, refusedFor: account },
     );
   }
   return new UpstreamError(
     ErrorCode.UpstreamUnavailable,
     `The SMS service keeps failing this account's calls; they are paused for up to ${seconds} s`,
-    { retryAfterMs: Math.max(1, refusal.retryInMs) },
+    { retryAfterMs: Math.max(1, refusal.retryInMs), refusedFor: account },
   );
 }
 

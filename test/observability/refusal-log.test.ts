@@ -1,0 +1,52 @@
+/**
+ * Calls refused inside the gateway (a 429 window, an open breaker) are logged once per account
+ * and window, with a count, instead of one warning each: a busy account inside its 429 window
+ * must not flood the log.
+ */
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logger.js';
+import { executeText } from '../fixtures/harness.js';
+import { scriptedStacks } from '../fixtures/scripted-stack.js';
+
+const stacks = scriptedStacks();
+const A = { 'x-sys-id': 'AC-A', 'x-auth-token': 'tok-A' };
+const B = { 'x-sys-id': 'AC-B', 'x-auth-token': 'tok-B' };
+const QUERY = '{ ownedNumbers { tid } }';
+
+function sink(): { lines: Record<string, unknown>[]; stream: Writable } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
+describe('refusals in the log', () => {
+  it('one line per account and window, however many calls it refuses', async () => {
+    const { lines, stream } = sink();
+    const s = await stacks.start(
+      (call) =>
+        call.params.get('sys_id') === 'AC-B'
+          ? { status: 429, text: '', headers: { 'retry-after': '60' } }
+          : { json: { success: '1', data: [] } },
+      { logger: createLogger('info', stream) },
+    );
+    // B's first call meets the 429; its next 40 are refused inside the window; A is served.
+    for (let i = 0; i < 41; i += 1) await executeText(s.gateway, QUERY, undefined, B);
+    await executeText(s.gateway, QUERY, undefined, A);
+    expect(s.calls((c) => c.params.get('sys_id') === 'AC-B')).toBe(1);
+
+    const refusals = lines.filter((l) => l.code === 'RATE_LIMITED' && 'account' in l);
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]?.msg).toMatch(/logged once per 10 s/);
+    expect(typeof refusals[0]?.account).toBe('string');
+    // The 429 itself is an answer from the service, logged as such; never the credentials.
+    expect(lines.filter((l) => l.code === 'RATE_LIMITED')).toHaveLength(2);
+    expect(JSON.stringify(lines)).not.toContain('tok-B');
+  });
+});
