@@ -47,7 +47,8 @@ describe('deadline: UPSTREAM_TIMEOUT_MS bounds the whole wait', () => {
     // The one attempt had the whole budget: no retry could fit after it.
     expect(s.calls()).toBe(1);
     expect(ms).toBeGreaterThanOrEqual(295);
-    expect(ms).toBeLessThan(300 + 150);
+    // A retry would have ended at 600 ms or later; the slack is for a busy machine's timers.
+    expect(ms).toBeLessThan(300 + 250);
   });
 
   it('retries hung attempts only while the rest of the deadline can hold one', async () => {
