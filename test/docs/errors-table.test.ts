@@ -27,9 +27,8 @@ import {
   type TestGateway,
   type TestGatewayOptions,
 } from '../fixtures/harness.js';
-import { startGrowingUpstream } from '../../support/growing-upstream.js';
+import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
 import { startScriptedUpstream, type Script } from '../../support/scripted-upstream.js';
-import { subscribeSse } from '../fixtures/sse.js';
 import { sleep } from '../../support/wait.js';
 
 const root = new URL('../../', import.meta.url);
@@ -376,36 +375,35 @@ async function measure(scenario: Scenario, accept: Accept): Promise<Measured> {
 
 /**
  * The codes only a live stream carries, each produced in a real SSE stream against a growing
- * upstream, the way test/live/resume.test.ts does: a resume token further behind than the
- * resume bound, and a reader that stops reading while messages keep arriving.
+ * upstream (the live stack test/live/resume.test.ts uses too): a resume token further behind
+ * than the resume bound, and a reader that stops reading while messages keep arriving.
  */
 const LIVE_POLL_MS = 50;
 const LIVE_HEADERS = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
 const ADDED = 'subscription($t: String) { messageAdded(tids: ["T-A"], resumeToken: $t) { id } }';
 type StreamCode = typeof ErrorCode.ResyncRequired | typeof ErrorCode.SlowConsumer;
 
+const liveStack = liveStacks();
+
 async function inLiveStack(
   tuning: { resumeLimit?: number; queueLimit?: number },
-  run: (test: TestGateway, add: (count: number) => void) => Promise<Response>,
+  run: (s: LiveStack) => Promise<Response>,
 ): Promise<Measured> {
-  const upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
-  const test = createTestGateway(upstream.url, { live: { pollMs: LIVE_POLL_MS, ...tuning } });
-  try {
-    const response = await run(test, (count) => void upstream.add('T-A', count));
-    // The stream ends after the error: its last event is what the table describes.
-    const payloads = (await response.text())
-      .split('\n')
-      .filter((line) => line.startsWith('data: {'))
-      .map(
-        (line) =>
-          JSON.parse(line.slice(6)) as { errors?: { extensions?: Record<string, unknown> }[] },
-      );
-    const extensions = (payloads.at(-1)?.errors ?? []).map((e) => e.extensions ?? {});
-    return { status: response.status, codes: extensions.map((e) => String(e.code)), extensions };
-  } finally {
-    await test.close();
-    await upstream.close();
-  }
+  const s = await liveStack.start(
+    { 'AC-1': ['T-A'] },
+    { live: { pollMs: LIVE_POLL_MS, ...tuning } },
+  );
+  const response = await run(s);
+  // The stream ends after the error: its last event is what the table describes.
+  const payloads = (await response.text())
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map(
+      (line) =>
+        JSON.parse(line.slice(6)) as { errors?: { extensions?: Record<string, unknown> }[] },
+    );
+  const extensions = (payloads.at(-1)?.errors ?? []).map((e) => e.extensions ?? {});
+  return { status: response.status, codes: extensions.map((e) => String(e.code)), extensions };
 }
 
 const sseRequest = (variables: Record<string, unknown> = {}) =>
@@ -417,22 +415,22 @@ const sseRequest = (variables: Record<string, unknown> = {}) =>
 
 const STREAMS: Record<StreamCode, () => Promise<Measured>> = {
   RESYNC_REQUIRED: () =>
-    inLiveStack({ resumeLimit: 5 }, async (test, add) => {
-      const first = await subscribeSse(test.gateway, ADDED, LIVE_HEADERS);
+    inLiveStack({ resumeLimit: 5 }, async (s) => {
+      const first = await s.open(ADDED, LIVE_HEADERS);
       await sleep(LIVE_POLL_MS * 3);
-      add(1);
+      s.upstream.add('T-A', 1);
       await first.waitFor(1);
       first.close();
-      add(6); // one more than the resume bound
-      return test.gateway.fetch(sseRequest({ t: first.ids[0] }));
+      s.upstream.add('T-A', 6); // one more than the resume bound
+      return s.gateway.fetch(sseRequest({ t: first.ids[0] }));
     }),
   SLOW_CONSUMER: () =>
-    inLiveStack({ queueLimit: 5 }, async (test, add) => {
+    inLiveStack({ queueLimit: 5 }, async (s) => {
       // Not read until the gateway ends it: a reader that has stopped reading.
-      const stuck = await test.gateway.fetch(sseRequest());
+      const stuck = await s.gateway.fetch(sseRequest());
       await sleep(LIVE_POLL_MS * 3);
       for (let i = 0; i < 6; i += 1) {
-        add(5);
+        s.upstream.add('T-A', 5);
         await sleep(LIVE_POLL_MS * 2);
       }
       return stuck;

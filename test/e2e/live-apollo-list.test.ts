@@ -5,43 +5,16 @@
  * every new message at the head of the cached list, once, in order, with no refetch; and the
  * prepended edge's cursor pages on from there.
  */
-import { gql } from '@apollo/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { GatewayProcess } from '../fixtures/gateway-process.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
-import {
-  LIVE_ACCOUNT,
-  LIVE_AUTHORIZATION,
-  arrivals,
-  startLiveCopy,
-} from '../../support/live-fleet.js';
+import { liveFleetRun } from '../fixtures/live-fleet-run.js';
+import { MessagesPageQuery } from '../fixtures/operations.js';
+import { LIVE_AUTHORIZATION } from '../../support/live-fleet.js';
 import { createLiveApolloClient } from '../../support/recipes/live-apollo.js';
 import { prependNewMessages } from '../../support/recipes/live-apollo-list.js';
 import { until } from '../../support/wait.js';
 
-const MESSAGES = gql`
-  query Messages($tid: ID!, $first: Int, $after: String) {
-    number(tid: $tid) {
-      tid
-      messages(first: $first, after: $after) {
-        totalCount
-        edges {
-          cursor
-          node {
-            id
-            body
-          }
-        }
-        pageInfo {
-          hasNextPage
-          endCursor
-        }
-      }
-    }
-  }
-`;
-
+/** What this test reads of MessagesPage's answer. */
 interface MessagesData {
   number: {
     messages: {
@@ -51,19 +24,12 @@ interface MessagesData {
   };
 }
 
-let upstream: GrowingUpstream | undefined;
-let gateway: GatewayProcess | undefined;
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await gateway?.close();
-  await upstream?.close();
-});
+const run = liveFleetRun();
 
 describe('Apollo Client: messageEdgeAdded into Number.messages', () => {
   it('prepends each new edge to the cached list without a refetch; its cursor pages on', async () => {
-    upstream = await startGrowingUpstream(LIVE_ACCOUNT);
-    gateway = await startLiveCopy(upstream, 200);
+    const upstream = await run.upstream();
+    const gateway = await run.copy(upstream, 200);
     let httpRequests = 0;
     const client = createLiveApolloClient(
       gateway.endpoint,
@@ -79,19 +45,18 @@ describe('Apollo Client: messageEdgeAdded into Number.messages', () => {
         },
       },
     );
-    cleanups.push(() => client.stop());
+    run.afterwards(() => client.stop());
 
     const variables = { tid: 'T-A', first: 3 };
-    const first = await client.query<MessagesData>({ query: MESSAGES, variables });
+    const first = await client.query<MessagesData>({ query: MessagesPageQuery, variables });
     const initial = first.data!.number.messages.edges.map((e) => e.node.id);
     expect(initial).toHaveLength(3);
-    cleanups.push(prependNewMessages(client, ['T-A']));
+    run.afterwards(prependNewMessages(client, ['T-A']));
 
-    const cached = () => client.readQuery<MessagesData>({ query: MESSAGES, variables })!;
+    const cached = () => client.readQuery<MessagesData>({ query: MessagesPageQuery, variables })!;
     const cachedIds = () => cached().number.messages.edges.map((e) => e.node.id);
     // Messages arrive until the subscription has delivered three of them, then one last one.
-    const stream = arrivals(upstream, 150);
-    cleanups.push(() => stream.stop());
+    const stream = run.arrivals(upstream, 150);
     await until(() => cachedIds().length >= initial.length + 3, 10_000);
     stream.stop();
     const last = stream.addOne();
@@ -111,7 +76,7 @@ describe('Apollo Client: messageEdgeAdded into Number.messages', () => {
     // The prepended edge's cursor is one of the list's: `after` it come the older messages.
     const head = cached().number.messages.edges[0]!;
     const older = await client.query<MessagesData>({
-      query: MESSAGES,
+      query: MessagesPageQuery,
       variables: { tid: 'T-A', first: 2, after: head.cursor },
       fetchPolicy: 'no-cache',
     });

@@ -6,84 +6,44 @@
  * the messages of the outage once, or one RESYNC_REQUIRED; one warning per outage). Every
  * message counted exactly once, in order.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { describe, expect, it } from 'vitest';
 import type { GatewayProcess } from '../fixtures/gateway-process.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
+import { liveFleetRun } from '../fixtures/live-fleet-run.js';
+import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import {
-  LIVE_ACCOUNT,
-  LIVE_AUTHORIZATION,
-  arrivals,
   closeRun,
   exited,
   expectedFor,
   logLines,
   metricOf,
   portOf,
-  recorder,
-  startLiveCopy,
-  type Recorder,
 } from '../../support/live-fleet.js';
-import { startLoopbackSwitch, type LoopbackSwitch } from '../../support/loopback-switch.js';
-import { createLiveSseClient, watchOverSse } from '../../support/recipes/live-sse.js';
-import { createLiveWsClient, watchOverWs } from '../../support/recipes/live-ws.js';
-import { startRedis, type RunningRedis } from '../fixtures/redis.js';
+import type { RunningRedis } from '../fixtures/redis.js';
 import { until } from '../../support/wait.js';
 
 const POLL_MS = 300;
 
-let upstream: GrowingUpstream | undefined;
-let redis: RunningRedis | undefined;
-let lb: LoopbackSwitch | undefined;
-const copies: GatewayProcess[] = [];
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  await Promise.all(copies.splice(0).map((copy) => copy.close()));
-  await lb?.close();
-  await redis?.close();
-  await upstream?.close();
-  lb = redis = upstream = undefined;
-});
+const run = liveFleetRun();
 
-async function copy(): Promise<GatewayProcess> {
-  const started = await startLiveCopy(upstream!, POLL_MS, { REDIS_URL: redis!.url });
-  copies.push(started);
-  return started;
-}
-
-function overSse(name: string, url: string): Recorder {
-  const subscriber = recorder(name);
-  const client = createLiveSseClient(url, LIVE_AUTHORIZATION);
-  cleanups.push(() => client.dispose());
-  cleanups.push(watchOverSse(client, ['T-A'], subscriber));
-  return subscriber;
-}
-
-function overWs(name: string, url: string): Recorder {
-  const subscriber = recorder(name);
-  const client = createLiveWsClient(url, LIVE_AUTHORIZATION, { webSocketImpl: WebSocket });
-  cleanups.push(() => client.dispose());
-  cleanups.push(watchOverWs(client, ['T-A'], subscriber));
-  return subscriber;
-}
+/** A copy of the fleet: polling `upstream`, its live bus on `redis`. */
+const copy = (upstream: GrowingUpstream, redis: RunningRedis): Promise<GatewayProcess> =>
+  run.copy(upstream, POLL_MS, { REDIS_URL: redis.url });
 
 const wsUrl = (copy: GatewayProcess) => copy.endpoint.replace(/^http/, 'ws');
 
 describe('two copies on one Redis', () => {
   it('kill -9 of the lock holder: the other copy takes over within 2 x LIVE_POLL_MS, nothing lost or repeated', async () => {
-    upstream = await startGrowingUpstream(LIVE_ACCOUNT);
-    redis = await startRedis();
-    const a = await copy();
-    lb = await startLoopbackSwitch(portOf(a));
-    const stream = arrivals(upstream, 150);
-    cleanups.push(() => stream.stop());
+    const upstream = await run.upstream();
+    const redis = await run.redis();
+    const a = await copy(upstream, redis);
+    const lb = await run.loopbackSwitch(portOf(a));
+    const stream = run.arrivals(upstream, 150);
     // A's subscriber comes first: A takes the lock and polls.
-    const onA = overSse('graphql-sse on A', `http://127.0.0.1:${lb.port}/graphql`);
+    const onA = run.overSse('graphql-sse on A', `http://127.0.0.1:${lb.port}/graphql`);
     await until(() => onA.ids.length >= 2, 10_000);
-    const b = await copy();
-    const sseOnB = overSse('graphql-sse on B', b.endpoint);
-    const wsOnB = overWs('graphql-ws on B', wsUrl(b));
+    const b = await copy(upstream, redis);
+    const sseOnB = run.overSse('graphql-sse on B', b.endpoint);
+    const wsOnB = run.overWs('graphql-ws on B', wsUrl(b));
     const everyone = [onA, sseOnB, wsOnB];
     await until(() => everyone.every((s) => s.ids.length >= 2), 10_000);
     expect(await metricOf(a, 'sms_live_poll_locks_held')).toBe(1);
@@ -115,17 +75,15 @@ describe('two copies on one Redis', () => {
   });
 
   it('a Redis restart: the messages of the outage reach every subscriber once (or one RESYNC_REQUIRED); one warning per outage', async () => {
-    upstream = await startGrowingUpstream(LIVE_ACCOUNT);
-    redis = await startRedis();
-    const port = redis.port;
-    const [a, b] = await Promise.all([copy(), copy()]);
-    const stream = arrivals(upstream, 150);
-    cleanups.push(() => stream.stop());
+    const upstream = await run.upstream();
+    const redis = await run.redis();
+    const [a, b] = await Promise.all([copy(upstream, redis), copy(upstream, redis)]);
+    const stream = run.arrivals(upstream, 150);
     const everyone = [
-      overSse('graphql-sse on A', a!.endpoint),
-      overWs('graphql-ws on A', wsUrl(a!)),
-      overSse('graphql-sse on B', b!.endpoint),
-      overWs('graphql-ws on B', wsUrl(b!)),
+      run.overSse('graphql-sse on A', a.endpoint),
+      run.overWs('graphql-ws on A', wsUrl(a)),
+      run.overSse('graphql-sse on B', b.endpoint),
+      run.overWs('graphql-ws on B', wsUrl(b)),
     ];
     await until(() => everyone.every((s) => s.ids.length >= 2), 10_000);
 
@@ -133,7 +91,7 @@ describe('two copies on one Redis', () => {
     const outageFrom = stream.ids.length;
     // Messages arrive while Redis is down.
     await until(() => stream.ids.length >= outageFrom + 6, 5_000);
-    redis = await startRedis({ port });
+    await run.redis({ port: redis.port }); // the same port: the copies reconnect to it
     const outage = stream.ids.slice(outageFrom, stream.ids.length);
     const after = stream.ids.length;
     await until(
@@ -156,7 +114,7 @@ describe('two copies on one Redis', () => {
         expect(subscriber.ids, subscriber.name).toEqual(got);
       }
     }
-    for (const gateway of [a!, b!]) {
+    for (const gateway of [a, b]) {
       expect(logLines(gateway, 'live updates: Redis unavailable')).toHaveLength(1);
       expect(logLines(gateway, 'live updates: Redis reachable again')).toHaveLength(1);
     }

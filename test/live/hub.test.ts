@@ -3,10 +3,8 @@
  * command: delivery, shared polling (counted upstream calls), stopping, isolation, limits and
  * failed polls.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
-import { subscribeSse, type SseStream } from '../fixtures/sse.js';
+import { describe, expect, it } from 'vitest';
+import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
 import { createMetrics, type GatewayMetrics } from '../../src/observability/metrics.js';
 import { sleep } from '../../support/wait.js';
 
@@ -14,40 +12,24 @@ const POLL_MS = 50;
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
 const TWO = { 'x-sys-id': 'AC-2', 'x-auth-token': 'tok-AC-2' };
 const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id tid body } }';
+const ACCOUNTS = { 'AC-1': ['T-A', 'T-B'], 'AC-2': ['T-C'] };
 
-let upstream: GrowingUpstream | undefined;
-let test: TestGateway | undefined;
-const streams: SseStream[] = [];
-afterEach(async () => {
-  for (const stream of streams.splice(0)) stream.close();
-  await test?.close();
-  await upstream?.close();
-  test = undefined;
-  upstream = undefined;
-});
+const stacks = liveStacks();
 
-async function stack(
+function stack(
   live: { maxPerAccount?: number; failuresBeforeError?: number } = {},
   metrics?: GatewayMetrics,
-) {
-  upstream = await startGrowingUpstream({ 'AC-1': ['T-A', 'T-B'], 'AC-2': ['T-C'] });
-  test = createTestGateway(upstream.url, {
+): Promise<LiveStack> {
+  return stacks.start(ACCOUNTS, {
     live: { pollMs: POLL_MS, ...live },
     ...(metrics ? { metrics } : {}),
   });
-  return { upstream, gateway: test.gateway, hub: test.live! };
-}
-
-async function open(query: string, headers: Record<string, string>) {
-  const stream = await subscribeSse(test!.gateway, query, headers);
-  streams.push(stream);
-  return stream;
 }
 
 /** Waits until `count` more history polls of `sysId` have reached the upstream. */
-async function polls(count: number, sysId = 'AC-1') {
-  const target = upstream!.callsOf('smshistory', sysId) + count;
-  for (let i = 0; i < 200 && upstream!.callsOf('smshistory', sysId) < target; i += 1) {
+async function polls(s: LiveStack, count: number, sysId = 'AC-1') {
+  const target = s.upstream.callsOf('smshistory', sysId) + count;
+  for (let i = 0; i < 200 && s.upstream.callsOf('smshistory', sysId) < target; i += 1) {
     await sleep(10);
   }
 }
@@ -55,14 +37,14 @@ async function polls(count: number, sysId = 'AC-1') {
 describe('Subscription.messageAdded over SSE', () => {
   it('delivers new messages once each, oldest first, and nothing that was there before', async () => {
     const s = await stack();
-    const stream = await open(ON_A, ONE);
-    await polls(1); // the first poll learns what is there
+    const stream = await s.open(ON_A, ONE);
+    await polls(s, 1); // the first poll learns what is there
     const ids = s.upstream.add('T-A', 2);
     await stream.waitFor(2);
-    await polls(2);
+    await polls(s, 2);
     s.upstream.add('T-A', 1);
     await stream.waitFor(3);
-    await polls(2);
+    await polls(s, 2);
     expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual([
       ...ids,
       expect.any(String),
@@ -73,8 +55,8 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('catches up when more arrive at once than a poll page holds', async () => {
     const s = await stack();
-    const stream = await open(ON_A, ONE);
-    await polls(1);
+    const stream = await s.open(ON_A, ONE);
+    await polls(s, 1);
     const ids = s.upstream.add('T-A', 45);
     await stream.waitFor(45);
     expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
@@ -82,8 +64,8 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('watches every number of the account when tids is left out', async () => {
     const s = await stack();
-    const stream = await open('subscription { messageAdded { tid } }', ONE);
-    await polls(4); // each number's head, read by the subscription, then a poll of each
+    const stream = await s.open('subscription { messageAdded { tid } }', ONE);
+    await polls(s, 4); // each number's head, read by the subscription, then a poll of each
     s.upstream.add('T-B', 1);
     s.upstream.add('T-A', 1);
     await stream.waitFor(2);
@@ -95,8 +77,8 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('ten subscribers of one account and number share one poll loop, stopped after the last leaves', async () => {
     const s = await stack();
-    const subscribers = await Promise.all(Array.from({ length: 10 }, () => open(ON_A, ONE)));
-    await polls(1);
+    const subscribers = await Promise.all(Array.from({ length: 10 }, () => s.open(ON_A, ONE)));
+    await polls(s, 1);
     expect(s.hub.stats).toMatchObject({ topics: 1, subscriptions: 10 });
     const before = s.upstream.callsOf('smshistory');
     const started = performance.now();
@@ -119,11 +101,11 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('reports subscriptions and watched numbers as metrics', async () => {
     const metrics = createMetrics();
-    await stack({}, metrics);
-    await open(ON_A, ONE);
-    await open(ON_A, ONE);
-    await open('subscription { messageAdded { id } }', ONE);
-    await polls(3);
+    const s = await stack({}, metrics);
+    await s.open(ON_A, ONE);
+    await s.open(ON_A, ONE);
+    await s.open('subscription { messageAdded { id } }', ONE);
+    await polls(s, 3);
     const text = await metrics.registry.metrics();
     expect(text).toContain('sms_live_subscriptions{kind="subscriptions"} 3');
     // T-A (shared by two) and T-B.
@@ -132,7 +114,7 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('refuses a tid of another account with an error and no data, without polling it', async () => {
     const s = await stack();
-    const stream = await open(ON_A, TWO);
+    const stream = await s.open(ON_A, TWO);
     await stream.waitFor(1);
     expect(stream.events[0]).toMatchObject({
       errors: [
@@ -149,38 +131,38 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('needs credentials: UNAUTHENTICATED without them, and no upstream call', async () => {
     const s = await stack();
-    const stream = await open(ON_A, {});
+    const stream = await s.open(ON_A, {});
     await stream.waitFor(1);
     expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(s.upstream.calls).toHaveLength(0);
   });
 
   it('caps subscriptions per account with a clear error', async () => {
-    await stack({ maxPerAccount: 2 });
-    await open(ON_A, ONE);
-    await open(ON_A, ONE);
-    await polls(1);
-    const third = await open(ON_A, ONE);
+    const s = await stack({ maxPerAccount: 2 });
+    await s.open(ON_A, ONE);
+    await s.open(ON_A, ONE);
+    await polls(s, 1);
+    const third = await s.open(ON_A, ONE);
     await third.waitFor(1);
     expect(third.events[0]?.errors?.[0]).toMatchObject({
       message: 'This account already holds 2 live subscriptions, the most allowed; close one first',
       extensions: { code: 'SUBSCRIPTION_LIMIT' },
     });
     // Another account is not affected by the first one's cap.
-    const other = await open('subscription { messageAdded { id } }', TWO);
-    await polls(1, 'AC-2');
+    const other = await s.open('subscription { messageAdded { id } }', TWO);
+    await polls(s, 1, 'AC-2');
     expect(other.events).toHaveLength(0);
   });
 
   it('an unreadable new record is one error event; the messages around it are delivered', async () => {
     const s = await stack();
-    const stream = await open(ON_A, ONE);
-    await polls(1);
+    const stream = await s.open(ON_A, ONE);
+    await polls(s, 1);
     const [before] = s.upstream.add('T-A', 1);
     s.upstream.addUnreadable('T-A');
     const [after] = s.upstream.add('T-A', 1);
     await stream.waitFor(3);
-    await polls(2);
+    await polls(s, 2);
     expect(stream.events).toHaveLength(3);
     expect((stream.events[0]?.data?.messageAdded as { id: string }).id).toBe(before);
     expect(stream.events[1]).toMatchObject({
@@ -193,8 +175,8 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('reports a failing service once, after three failed polls, then carries on', async () => {
     const s = await stack();
-    const stream = await open(ON_A, ONE);
-    await polls(1);
+    const stream = await s.open(ON_A, ONE);
+    await polls(s, 1);
     s.upstream.failWith({ status: 503, text: '' });
     await stream.waitFor(1, 3_000);
     expect(stream.events[0]).toMatchObject({
@@ -207,10 +189,10 @@ describe('Subscription.messageAdded over SSE', () => {
         },
       ],
     });
-    await polls(3);
+    await polls(s, 3);
     expect(stream.events).toHaveLength(1); // once, not every poll
     s.upstream.failWith(null);
-    await polls(1);
+    await polls(s, 1);
     const ids = s.upstream.add('T-A', 1);
     await stream.waitFor(2);
     expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
@@ -218,10 +200,10 @@ describe('Subscription.messageAdded over SSE', () => {
 
   it('polls obey the 429 window like queries: no poll reaches the service inside it', async () => {
     const s = await stack({ failuresBeforeError: 1 });
-    const stream = await open(ON_A, ONE);
-    await polls(1);
+    const stream = await s.open(ON_A, ONE);
+    await polls(s, 1);
     s.upstream.failWith({ status: 429, text: '', headers: { 'retry-after': '2' } });
-    await polls(1);
+    await polls(s, 1);
     s.upstream.failWith(null);
     const atWindow = s.upstream.callsOf('smshistory');
     await stream.waitFor(1);
@@ -236,18 +218,17 @@ describe('Subscription.messageAdded over SSE', () => {
   });
 
   it('answers LIVE_UPDATES_OFF when live updates are turned off', async () => {
-    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
-    test = createTestGateway(upstream.url);
-    const stream = await open(ON_A, ONE);
+    const s = await stacks.start({ 'AC-1': ['T-A'] });
+    const stream = await s.open(ON_A, ONE);
     await stream.waitFor(1);
     expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('LIVE_UPDATES_OFF');
-    expect(upstream.callsOf('smshistory')).toBe(0);
+    expect(s.upstream.callsOf('smshistory')).toBe(0);
   });
 
   it('shutdown ends every stream without `complete`, so clients reconnect', async () => {
     const s = await stack();
-    const stream = await open(ON_A, ONE);
-    await polls(1);
+    const stream = await s.open(ON_A, ONE);
+    await polls(s, 1);
     await s.hub.close();
     for (let i = 0; i < 100 && !stream.done(); i += 1) await sleep(10);
     expect(stream.done()).toBe(true);

@@ -4,12 +4,12 @@
  * away, continuing from the seen state in Redis (no message lost, none sent twice).
  */
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBus } from '../../src/live/redis-bus.js';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
+import { liveStacks } from '../fixtures/live-stack.js';
+import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
-import { subscribeSse, type SseStream } from '../fixtures/sse.js';
+import type { SseStream } from '../fixtures/sse.js';
 import { sleep, until } from '../../support/wait.js';
 
 const POLL_MS = 60;
@@ -19,9 +19,7 @@ const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
 const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
 
 let redis: RunningRedis;
-let upstream: GrowingUpstream;
-const copies: Array<{ test: TestGateway; bus: RedisBus }> = [];
-const streams: SseStream[] = [];
+const stacks = liveStacks();
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -29,25 +27,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis.close();
 });
-afterEach(async () => {
-  for (const stream of streams.splice(0)) stream.close();
-  for (const copy of copies.splice(0)) await copy.test.close();
-  await upstream.close();
-});
 
-function copy(lockTtlMs = LOCK_TTL_MS) {
+/** A gateway copy over `upstream` whose live bus is on the one Redis. */
+function copy(upstream: GrowingUpstream, lockTtlMs = LOCK_TTL_MS) {
   const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs, logger: false });
-  const test = createTestGateway(upstream.url, {
+  const stack = stacks.gatewayOver(upstream, {
     live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY },
   });
-  copies.push({ test, bus });
-  return { test, bus };
-}
-
-async function open(test: TestGateway) {
-  const stream = await subscribeSse(test.gateway, ON_A, ONE);
-  streams.push(stream);
-  return stream;
+  return { test: stack.test, bus, open: () => stack.open(ON_A, ONE) };
 }
 
 const idsOf = (stream: SseStream) =>
@@ -55,11 +42,11 @@ const idsOf = (stream: SseStream) =>
 
 describe('live updates across two copies on one Redis', () => {
   it('one copy polls, both copies deliver each new message once', async () => {
-    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
-    const a = copy();
-    const b = copy();
-    const onA = await open(a.test);
-    const onB = await open(b.test);
+    const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
+    const a = copy(upstream);
+    const b = copy(upstream);
+    const onA = await a.open();
+    const onB = await b.open();
     await until(() => upstream.callsOf('smshistory') >= 2);
 
     const before = upstream.callsOf('smshistory');
@@ -79,9 +66,9 @@ describe('live updates across two copies on one Redis', () => {
   });
 
   it('keys and channels are HMACs: no credential reaches Redis', async () => {
-    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
-    const a = copy();
-    await open(a.test);
+    const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
+    const a = copy(upstream);
+    await a.open();
     await until(() => upstream.callsOf('smshistory') >= 2);
     const inspect = new Redis(redis.url);
     try {
@@ -100,12 +87,12 @@ describe('live updates across two copies on one Redis', () => {
   });
 
   it('another copy takes over when the polling one goes away, losing and repeating nothing', async () => {
-    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
-    const a = copy();
-    const onA = await open(a.test);
+    const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
+    const a = copy(upstream);
+    const onA = await a.open();
     await until(() => upstream.callsOf('smshistory') >= 1);
-    const b = copy();
-    const onB = await open(b.test);
+    const b = copy(upstream);
+    const onB = await b.open();
     // B's subscription starts at the head it reads: what arrives before that is not new to it.
     await sleep(POLL_MS * 3);
     const first = upstream.add('T-A', 1);
@@ -125,14 +112,14 @@ describe('live updates across two copies on one Redis', () => {
   });
 
   it('when the polling copy’s last subscriber leaves, the other copy polls at once', async () => {
-    upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
+    const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
     // A lock that would take 20 s to lapse: B polling well before that means A released it.
     const lockTtlMs = 20_000;
-    const a = copy(lockTtlMs);
-    const onA = await open(a.test);
+    const a = copy(upstream, lockTtlMs);
+    const onA = await a.open();
     await until(() => a.test.live!.stats.locksHeld === 1);
-    const b = copy(lockTtlMs);
-    const onB = await open(b.test);
+    const b = copy(upstream, lockTtlMs);
+    const onB = await b.open();
     await sleep(POLL_MS * 2);
     expect(b.test.live!.stats.locksHeld).toBe(0);
     onA.close();

@@ -4,10 +4,9 @@
  * reader beside a healthy one (SLOW_CONSUMER with its token, nothing lost for either), events as
  * edges whose cursor pages `Number.messages`, and `tids: []`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
-import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
-import { subscribeSse, type SseStream } from '../fixtures/sse.js';
+import { describe, expect, it } from 'vitest';
+import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+import type { SseStream } from '../fixtures/sse.js';
 import { sleep } from '../../support/wait.js';
 
 const POLL_MS = 50;
@@ -16,31 +15,20 @@ const ADDED = 'subscription($t: String) { messageAdded(tids: ["T-A"], resumeToke
 const EDGES = `subscription { messageEdgeAdded(tids: ["T-A"]) {
   resumeToken number { tid } edge { cursor node { id body } } } }`;
 
-let upstream: GrowingUpstream | undefined;
-let test: TestGateway | undefined;
-const streams: SseStream[] = [];
-afterEach(async () => {
-  for (const stream of streams.splice(0)) stream.close();
-  await test?.close();
-  await upstream?.close();
-  test = undefined;
-  upstream = undefined;
-});
+const stacks = liveStacks();
 
-async function stack(live: { queueLimit?: number; resumeLimit?: number } = {}) {
-  upstream = await startGrowingUpstream({ 'AC-1': ['T-A', 'T-B'] });
-  test = createTestGateway(upstream.url, { live: { pollMs: POLL_MS, ...live } });
-  return upstream;
+function stack(live: { queueLimit?: number; resumeLimit?: number } = {}): Promise<LiveStack> {
+  return stacks.start({ 'AC-1': ['T-A', 'T-B'] }, { live: { pollMs: POLL_MS, ...live } });
 }
 
-async function open(
+/** A subscription as AC-1 (plus `headers`). */
+function open(
+  s: LiveStack,
   query: string,
   variables?: Record<string, unknown>,
   headers: Record<string, string> = {},
 ) {
-  const stream = await subscribeSse(test!.gateway, query, { ...ONE, ...headers }, variables);
-  streams.push(stream);
-  return stream;
+  return s.open(query, { ...ONE, ...headers }, variables);
 }
 
 /** Until the hub has read the head of every subscription and polled once. */
@@ -53,10 +41,10 @@ const idsOf = (stream: SseStream) =>
 
 describe('resumable delivery', () => {
   it('every event carries its resume token (payload and SSE id); the token resumes exactly after it', async () => {
-    const up = await stack();
-    const first = await open(ADDED);
+    const s = await stack();
+    const first = await open(s, ADDED);
     await settled();
-    const early = up.add('T-A', 3);
+    const early = s.upstream.add('T-A', 3);
     await first.waitFor(3);
     expect(idsOf(first)).toEqual(early);
     const tokens = first.events.map((e) => e.extensions?.resumeToken as string);
@@ -65,25 +53,25 @@ describe('resumable delivery', () => {
     first.close();
 
     // Two more arrive while no one listens; resuming after the second event of the three.
-    const late = up.add('T-A', 2);
-    const resumed = await open(ADDED, { t: tokens[1] });
+    const late = s.upstream.add('T-A', 2);
+    const resumed = await open(s, ADDED, { t: tokens[1] });
     await resumed.waitFor(3);
     await settled();
-    const more = up.add('T-A', 1);
+    const more = s.upstream.add('T-A', 1);
     await resumed.waitFor(4);
     await settled();
     expect(idsOf(resumed)).toEqual([early[2], ...late, ...more]);
   });
 
   it('Last-Event-ID resumes too, and wins over the argument', async () => {
-    const up = await stack();
-    const first = await open(ADDED);
+    const s = await stack();
+    const first = await open(s, ADDED);
     await settled();
-    const ids = up.add('T-A', 2);
+    const ids = s.upstream.add('T-A', 2);
     await first.waitFor(2);
     first.close();
-    const missed = up.add('T-A', 1);
-    const stream = await open(ADDED, { t: first.ids[0] }, { 'last-event-id': first.ids[1]! });
+    const missed = s.upstream.add('T-A', 1);
+    const stream = await open(s, ADDED, { t: first.ids[0] }, { 'last-event-id': first.ids[1]! });
     await stream.waitFor(1);
     await settled();
     expect(idsOf(stream)).toEqual(missed);
@@ -91,14 +79,14 @@ describe('resumable delivery', () => {
   });
 
   it('a token too far behind is RESYNC_REQUIRED, once, and the stream ends', async () => {
-    const up = await stack({ resumeLimit: 5 });
-    const first = await open(ADDED);
+    const s = await stack({ resumeLimit: 5 });
+    const first = await open(s, ADDED);
     await settled();
-    up.add('T-A', 1);
+    s.upstream.add('T-A', 1);
     await first.waitFor(1);
     first.close();
-    up.add('T-A', 6);
-    const stream = await open(ADDED, { t: first.ids[0] });
+    s.upstream.add('T-A', 6);
+    const stream = await open(s, ADDED, { t: first.ids[0] });
     for (let i = 0; i < 100 && !stream.done(); i += 1) await sleep(10);
     expect(stream.events).toHaveLength(1);
     expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RESYNC_REQUIRED');
@@ -106,20 +94,20 @@ describe('resumable delivery', () => {
   });
 
   it('a token this gateway did not issue is BAD_USER_INPUT before any history read', async () => {
-    const up = await stack();
-    const before = up.callsOf('smshistory');
-    const stream = await open(ADDED, { t: 'made-up.token' });
+    const s = await stack();
+    const before = s.upstream.callsOf('smshistory');
+    const stream = await open(s, ADDED, { t: 'made-up.token' });
     await stream.waitFor(1);
     expect(stream.events[0]?.errors?.[0]?.extensions).toMatchObject({
       code: 'BAD_USER_INPUT',
       argumentName: 'resumeToken',
     });
-    expect(up.callsOf('smshistory')).toBe(before);
+    expect(s.upstream.callsOf('smshistory')).toBe(before);
   });
 
   it('tids: [] is BAD_USER_INPUT, not a stream that never says anything', async () => {
-    await stack();
-    const stream = await open('subscription { messageAdded(tids: []) { id } }');
+    const s = await stack();
+    const stream = await open(s, 'subscription { messageAdded(tids: []) { id } }');
     await stream.waitFor(1);
     expect(stream.events[0]?.errors?.[0]?.extensions).toMatchObject({
       code: 'BAD_USER_INPUT',
@@ -130,10 +118,10 @@ describe('resumable delivery', () => {
 
 describe('slow readers', () => {
   it('a stuck reader is ended with SLOW_CONSUMER and its token; the healthy one gets every message once', async () => {
-    const up = await stack({ queueLimit: 5 });
-    const healthy = await open(ADDED);
+    const s = await stack({ queueLimit: 5 });
+    const healthy = await open(s, ADDED);
     // Never read: its response body is not consumed past what the stream buffers.
-    const stuck = await test!.gateway.fetch('http://gateway.test/graphql', {
+    const stuck = await s.gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...ONE },
       body: JSON.stringify({ query: ADDED }),
@@ -141,14 +129,14 @@ describe('slow readers', () => {
     await settled();
     const ids: string[] = [];
     for (let i = 0; i < 6; i += 1) {
-      ids.push(...up.add('T-A', 5));
+      ids.push(...s.upstream.add('T-A', 5));
       await sleep(POLL_MS * 2);
     }
     await healthy.waitFor(30).catch((error: unknown) => {
       throw new Error(`${String(error)}: ${JSON.stringify(healthy.events)}`);
     });
     expect(idsOf(healthy)).toEqual(ids);
-    expect(test!.live!.stats.subscriptions).toBe(1);
+    expect(s.hub.stats.subscriptions).toBe(1);
 
     // The stuck reader, read at last: what it took, then SLOW_CONSUMER with where to resume.
     const text = await stuck.text();
@@ -169,7 +157,7 @@ describe('slow readers', () => {
     const got = payloads
       .slice(0, -1)
       .map((p) => (p.data as { messageAdded: { id: string } }).messageAdded.id);
-    const resumed = await open(ADDED, { t: token });
+    const resumed = await open(s, ADDED, { t: token });
     await resumed.waitFor(ids.length - got.length);
     await settled();
     expect([...got, ...idsOf(resumed)]).toEqual(ids);
@@ -178,10 +166,10 @@ describe('slow readers', () => {
 
 describe('events as edges of Number.messages', () => {
   it('edge.cursor pages the list: after it come the messages that were there before', async () => {
-    const up = await stack();
-    const stream = await open(EDGES);
+    const s = await stack();
+    const stream = await open(s, EDGES);
     await settled();
-    const [id] = up.add('T-A', 1);
+    const [id] = s.upstream.add('T-A', 1);
     await stream.waitFor(1);
     const event = stream.events[0]?.data?.messageEdgeAdded as {
       resumeToken: string;
@@ -191,8 +179,8 @@ describe('events as edges of Number.messages', () => {
     expect(event.number.tid).toBe('T-A');
     expect(event.edge.node.id).toBe(id);
     expect(event.resumeToken).toBe(stream.ids[0]);
-    up.add('T-A', 2);
-    const page = await test!.gateway.fetch('http://gateway.test/graphql', {
+    s.upstream.add('T-A', 2);
+    const page = await s.gateway.fetch('http://gateway.test/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...ONE },
       body: JSON.stringify({

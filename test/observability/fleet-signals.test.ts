@@ -17,7 +17,7 @@ import { connectRedis } from '../../src/redis/connection.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
 import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { freePort, startRedis, type RunningRedis } from '../fixtures/redis.js';
-import { subscribeSse } from '../fixtures/sse.js';
+import { liveStacks } from '../fixtures/live-stack.js';
 import { until } from '../../support/wait.js';
 
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -41,6 +41,7 @@ afterAll(async () => {
   await redis.close();
 });
 
+const stacks = liveStacks();
 const logged = (msg: string) => lines.filter((line) => line.msg === msg);
 
 describe('metrics of a fleet', () => {
@@ -114,35 +115,27 @@ describe('logs of a fleet', () => {
   });
 
   it('log an SSE subscription when it ends, with its duration and events, the request line too', async () => {
-    const test = createTestGateway(upstream.url, { logger, live: { pollMs: 50 } });
-    try {
-      lines.length = 0;
-      const historyBefore = upstream.callsOf('smshistory');
-      const stream = await subscribeSse(
-        test.gateway,
-        'subscription Watch { messageAdded(tids: ["T-A"]) { id } }',
-        ONE,
-      );
-      // The subscription reads the head itself and the poll loop learns it: what comes after
-      // both is new.
-      await until(() => upstream.callsOf('smshistory') >= historyBefore + 2);
-      upstream.add('T-A', 2);
-      await stream.waitFor(2);
-      // Streaming: started, not yet a request line.
-      expect(logged('subscription started')).toHaveLength(1);
-      expect(logged('request')).toHaveLength(0);
-      stream.close();
-      await until(() => logged('request').length === 1);
-      const [ended] = logged('subscription ended');
-      expect(ended).toMatchObject({ transport: 'sse', operation: 'Watch', events: 2 });
-      expect(ended?.durationMs).toEqual(expect.any(Number));
-      const [request] = logged('request');
-      expect(request).toMatchObject({ path: '/graphql', status: 200, events: 2 });
-      expect(request?.requestId).toBe(ended?.requestId);
-      expect(request?.durationMs as number).toBeGreaterThanOrEqual(ended?.durationMs as number);
-    } finally {
-      await test.close();
-    }
+    const s = stacks.gatewayOver(upstream, { logger, live: { pollMs: 50 } });
+    lines.length = 0;
+    const historyBefore = upstream.callsOf('smshistory');
+    const stream = await s.open('subscription Watch { messageAdded(tids: ["T-A"]) { id } }', ONE);
+    // The subscription reads the head itself and the poll loop learns it: what comes after
+    // both is new.
+    await until(() => upstream.callsOf('smshistory') >= historyBefore + 2);
+    upstream.add('T-A', 2);
+    await stream.waitFor(2);
+    // Streaming: started, not yet a request line.
+    expect(logged('subscription started')).toHaveLength(1);
+    expect(logged('request')).toHaveLength(0);
+    stream.close();
+    await until(() => logged('request').length === 1);
+    const [ended] = logged('subscription ended');
+    expect(ended).toMatchObject({ transport: 'sse', operation: 'Watch', events: 2 });
+    expect(ended?.durationMs).toEqual(expect.any(Number));
+    const [request] = logged('request');
+    expect(request).toMatchObject({ path: '/graphql', status: 200, events: 2 });
+    expect(request?.requestId).toBe(ended?.requestId);
+    expect(request?.durationMs as number).toBeGreaterThanOrEqual(ended?.durationMs as number);
   });
 
   it('log WebSocket connections opened and closed, and their subscriptions', async () => {
