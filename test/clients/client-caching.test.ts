@@ -5,16 +5,12 @@
  * on the same cache record as the list.
  */
 import { InMemoryCache, gql } from '@apollo/client';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { apolloClient, urqlClient } from '../fixtures/frontend-clients.js';
-import { basicAuth, startStack } from '../fixtures/harness.js';
+import { basicAuth, sharedStack } from '../fixtures/harness.js';
 
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedStack();
 
 const headers = basicAuth(DEMO_CREDENTIALS);
 

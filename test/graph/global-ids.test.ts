@@ -3,21 +3,16 @@
  * Number or a recent Message by its `id`, another account's ids resolve to null, ids this gateway
  * did not issue are BAD_USER_INPUT before any upstream call. Also History.mostRecentSystemId.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   DEMO_ACCOUNT,
   DEMO_CREDENTIALS,
   SECOND_DEMO_ACCOUNT,
   SECOND_DEMO_CREDENTIALS,
 } from '../../src/simulator/index.js';
-import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
 
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => stack.simulator.resetCalls());
+const stack = sharedStack({}, {}, { resetCalls: true });
 
 const auth = basicAuth(DEMO_CREDENTIALS);
 const NODE = `

@@ -4,16 +4,12 @@
  * reading is unknown.
  */
 import { isObjectType } from 'graphql';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { schema } from '../../src/graph/schema.js';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
 
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedStack();
 
 interface Ids {
   number: Record<string, { requestedCount: number; messages: { id: string }[] }>;

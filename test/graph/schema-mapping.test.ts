@@ -1,19 +1,15 @@
 /** End to end through a real simulator on loopback: every mapping of the schema contract. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   DEMO_ACCOUNT,
   DEMO_CREDENTIALS,
   type DemoMessage,
   type DemoNumber,
 } from '../../src/simulator/index.js';
-import { basicAuth, execute, startStack } from '../fixtures/harness.js';
+import { basicAuth, execute, sharedStack } from '../fixtures/harness.js';
 import { NumberWithHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
 
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedStack();
 
 const auth = basicAuth(DEMO_CREDENTIALS);
 const iso = (upstream: string) => `${upstream.replace(' ', 'T')}.000Z`;

@@ -4,9 +4,9 @@
  * (These operations are not in the typed set: they belong to the federation protocol.)
  */
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS, SECOND_DEMO_ACCOUNT } from '../../src/simulator/index.js';
-import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
 
 const ENTITIES_QUERY = `
   query Entities($representations: [_Any!]!) {
@@ -28,12 +28,7 @@ interface NumberEntity {
   readonly type: string;
 }
 
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => stack.simulator.resetCalls());
+const stack = sharedStack({}, {}, { resetCalls: true });
 
 describe('_service', () => {
   it('serves the checked-in schema.graphql as its SDL, without credentials', async () => {

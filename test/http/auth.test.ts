@@ -1,15 +1,10 @@
 /** Credentials: both header styles, and refusal before any upstream call. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { basicAuth, execute, executeText, pairAuth, startStack } from '../fixtures/harness.js';
+import { basicAuth, execute, executeText, pairAuth, sharedStack } from '../fixtures/harness.js';
 import { OwnedNumbersQuery } from '../fixtures/operations.js';
 
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
-beforeEach(() => stack.simulator.resetCalls());
+const stack = sharedStack({}, {}, { resetCalls: true });
 
 describe('credentials', () => {
   it('Basic and X-Sys-Id/X-Auth-Token reach the same account', async () => {

@@ -3,17 +3,13 @@
  * clear answers, never a 500 or an empty 406.
  */
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chooseEncoding } from '../../src/http/plugins/compression.js';
 import { MAX_JIT_FIELDS } from '../../src/http/plugins/jit.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
 
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(() => stack.close());
+const stack = sharedStack();
 
 const auth = basicAuth(DEMO_CREDENTIALS);
 

@@ -1,7 +1,7 @@
 /** The batching rules of design.md, asserted as exact upstream call counts at a real simulator. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { basicAuth, execute, startStack } from '../fixtures/harness.js';
+import { basicAuth, execute, sharedStack } from '../fixtures/harness.js';
 import {
   EveryHistoryQuery,
   EveryNumberNeedQuery,
@@ -12,15 +12,11 @@ import {
 
 const LATENCY_MS = 40;
 const CONCURRENCY = 3;
-let stack: Awaited<ReturnType<typeof startStack>>;
-beforeAll(async () => {
-  stack = await startStack(
-    { latencyMs: LATENCY_MS },
-    { limits: { upstreamConcurrency: CONCURRENCY } },
-  );
-});
-afterAll(() => stack.close());
-beforeEach(() => stack.simulator.resetCalls());
+const stack = sharedStack(
+  { latencyMs: LATENCY_MS },
+  { limits: { upstreamConcurrency: CONCURRENCY } },
+  { resetCalls: true },
+);
 
 const auth = basicAuth(DEMO_CREDENTIALS);
 const operations = () => stack.simulator.calls.map((c) => c.operation);
