@@ -400,7 +400,6 @@ async function createLiveBus(
 ): Promise<LiveBus> {
   if (!connection || config.live.pollMs <= 0) return new LocalBus();
   const { RedisBus } = await import('./live/redis-bus.js');
-  // A copy that goes away is replaced after a few missed polls, never less than a second.
   // Renewed every poll; lapses 1.5 intervals after the holder's last one, and the others ask
   // four times an interval: a takeover within 2 x LIVE_POLL_MS.
   return new RedisBus({ connection, lockTtlMs: Math.round(1.5 * config.live.pollMs) });
