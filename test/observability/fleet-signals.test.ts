@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createResponseCache } from '../../src/cache/response-cache.js';
 import { GRAPHQL_PATH } from '../../src/http/server.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { captureLogs } from '../fixtures/captured-logs.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { connectRedis } from '../../src/redis/connection.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
@@ -25,12 +25,7 @@ const INSTANCE = 'gw-signals-1';
 
 let upstream: GrowingUpstream;
 let redis: RunningRedis;
-const lines: Array<Record<string, unknown>> = [];
-const logger = createLogger(
-  'info',
-  { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-  INSTANCE,
-);
+const { logger, lines, logged } = captureLogs('info', INSTANCE);
 
 beforeAll(async () => {
   upstream = await startGrowingUpstream({ 'AC-1': ['T-A'] });
@@ -42,7 +37,6 @@ afterAll(async () => {
 });
 
 const stacks = liveStacks();
-const logged = (msg: string) => lines.filter((line) => line.msg === msg);
 
 describe('metrics of a fleet', () => {
   let test: TestGateway;

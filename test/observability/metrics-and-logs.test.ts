@@ -1,7 +1,5 @@
 /** Metrics at /metrics, request ids, and structured request logs that carry them. */
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/observability/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
@@ -13,24 +11,18 @@ import {
   type TestGateway,
 } from '../fixtures/harness.js';
 import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
+import { captureLogs } from '../fixtures/captured-logs.js';
 
 let simulator: RunningSimulator;
 let test: TestGateway;
-const lines: Record<string, unknown>[] = [];
+const { logger, lines } = captureLogs();
 const auth = basicAuth(DEMO_CREDENTIALS);
 
 beforeAll(async () => {
   simulator = await startSimulator();
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
   test = createTestGateway(simulator.url, {
     metrics: createMetrics(),
-    logger: createLogger('info', sink),
+    logger,
   });
 });
 afterAll(async () => {
@@ -138,21 +130,7 @@ describe('request ids and request logs', () => {
   it('tags upstream failure lines with the request id', async () => {
     lines.length = 0;
     const failing = createTestGateway('http://127.0.0.1:9', {
-      logger: createLogger(
-        'info',
-        new Writable({
-          write: (c: Buffer, _e, d) => (
-            lines.push(
-              ...c
-                .toString()
-                .split('\n')
-                .filter(Boolean)
-                .map((l) => JSON.parse(l) as Record<string, unknown>),
-            ),
-            d()
-          ),
-        }),
-      ),
+      logger,
     });
     try {
       await failing.gateway.fetch('http://gateway.test/graphql', {

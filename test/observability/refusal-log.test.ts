@@ -3,9 +3,8 @@
  * and window, with a count, instead of one warning each: a busy account inside its 429 window
  * must not flood the log.
  */
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/observability/logger.js';
+import { captureLogs } from '../fixtures/captured-logs.js';
 import { executeText } from '../fixtures/harness.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
 
@@ -14,27 +13,15 @@ const A = { 'x-sys-id': 'AC-A', 'x-auth-token': 'tok-A' };
 const B = { 'x-sys-id': 'AC-B', 'x-auth-token': 'tok-B' };
 const QUERY = '{ ownedNumbers { tid } }';
 
-function sink(): { lines: Record<string, unknown>[]; stream: Writable } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, stream };
-}
-
 describe('refusals in the log', () => {
   it('one line per account and window, however many calls it refuses', async () => {
-    const { lines, stream } = sink();
+    const { logger, lines } = captureLogs();
     const s = await stacks.start(
       (call) =>
         call.params.get('sys_id') === 'AC-B'
           ? { status: 429, text: '', headers: { 'retry-after': '60' } }
           : { json: { success: '1', data: [] } },
-      { logger: createLogger('info', stream) },
+      { logger },
     );
     // B's first call meets the 429; its next 40 are refused inside the window; A is served.
     for (let i = 0; i < 41; i += 1) await executeText(s.gateway, QUERY, undefined, B);
