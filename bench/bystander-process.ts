@@ -3,7 +3,10 @@
  * process (building and sending its requests) never shows in the bystander's times. Over IPC:
  * `{ type: 'measure', url, count?, seconds?, pauseMs? }` sends one small query of another account
  * at a time (never a cache hit: `$n` changes per request), `count` of them or for `seconds`, and
- * answers `{ type: 'measure', times }` in ms.
+ * answers `{ type: 'measure', times }` in ms. With `directUrl` (the simulator), each round also
+ * times one call of the same account straight to the service (`directTimes`): the control that
+ * tells what the machine itself (the flood's client, the simulator, the scheduler of 2 cores)
+ * adds, apart from the gateway.
  */
 import { request } from 'undici';
 import { benchCredentials } from '../src/simulator/index.js';
@@ -33,26 +36,46 @@ async function once(url: string): Promise<number> {
   return performance.now() - started;
 }
 
+async function direct(url: string): Promise<number> {
+  const started = performance.now();
+  const response = await request(`${url}/api/ownednumbers`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ sys_id: sysId, auth_token: authToken, number_type: 'local' }).toString(),
+  });
+  await response.body.text();
+  if (response.statusCode !== 200) throw new Error(`bystander direct: HTTP ${response.statusCode}`);
+  return performance.now() - started;
+}
+
 interface Measure {
   readonly type: 'measure';
   readonly url: string;
   readonly count?: number;
   readonly seconds?: number;
   readonly pauseMs?: number;
+  readonly directUrl?: string;
 }
 
 process.on('message', (message: Measure) => {
   if (message.type !== 'measure') return;
   void (async () => {
     const times: number[] = [];
+    const directTimes: number[] = [];
+    const pause = (): Promise<unknown> =>
+      new Promise((resolve) => setTimeout(resolve, message.pauseMs ?? 0));
     const deadline = performance.now() + (message.seconds ?? 0) * 1000;
     while (
       message.count !== undefined ? times.length < message.count : performance.now() < deadline
     ) {
       times.push(await once(message.url));
-      if (message.pauseMs) await new Promise((resolve) => setTimeout(resolve, message.pauseMs));
+      if (message.pauseMs) await pause();
+      if (message.directUrl) {
+        directTimes.push(await direct(message.directUrl));
+        if (message.pauseMs) await pause();
+      }
     }
-    process.send?.({ type: 'measure', times });
+    process.send?.({ type: 'measure', times, directTimes });
   })().catch((error: unknown) => {
     process.send?.({ type: 'measure', times: [], error: String(error) });
   });

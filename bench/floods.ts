@@ -24,9 +24,8 @@
  *   rest to the simulator.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Pool, request } from 'undici';
+import { setPriority } from 'node:os';
+import { request } from 'undici';
 import WebSocket from 'ws';
 import { benchCredentials } from '../src/simulator/index.js';
 import { rssBytes, startEntry, startGateway, type Child } from './children.js';
@@ -54,7 +53,13 @@ export interface FloodResult {
     readonly heapBeforeBytes: number | null;
     readonly heapAfterBytes: number | null;
   };
-  readonly bystander: { readonly idleP50Ms: number; readonly floodP50Ms: number };
+  readonly bystander: {
+    readonly idleP50Ms: number;
+    readonly floodP50Ms: number;
+    /** The same account's call straight to the service (no gateway): what the machine adds. */
+    readonly directIdleP50Ms: number;
+    readonly directFloodP50Ms: number;
+  };
   readonly upstreamCalls: number;
   /** What the flood got, by outcome (codes, close codes, HTTP statuses). */
   readonly outcomes: Record<string, number>;
@@ -75,30 +80,39 @@ interface Stack {
   readonly simulator: Child;
   readonly bystander: Child;
   readonly gateway: Child;
+  /** The one-sysid flood's front before the simulator (bench/front-process.ts). */
+  readonly front: Child | null;
   /** Where the gateway sends its calls (the simulator, or the front before it). */
   readonly upstreamUrl: string;
   stop(): Promise<void>;
 }
 
-async function startStack(env: Record<string, string>, front?: FrontFactory): Promise<Stack> {
+async function startStack(env: Record<string, string>, front429Ms: number | null): Promise<Stack> {
   const simulator = await startEntry('simulator', 'bench/simulator-process.ts', {
     BENCH_SIM_ACCOUNTS: '8',
   });
   const bystanderChild = await startEntry('bystander', 'bench/bystander-process.ts', {});
-  const frontServer = front ? await front(simulator.url) : null;
-  const upstreamUrl = frontServer?.url ?? simulator.url;
+  const frontChild =
+    front429Ms === null
+      ? null
+      : await startEntry('front', 'bench/front-process.ts', {
+          FRONT_UPSTREAM: simulator.url,
+          FRONT_429_MS: String(front429Ms),
+        });
+  const upstreamUrl = frontChild?.url ?? simulator.url;
   const gateway = await startGateway({ UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'error', ...env }, [
-    '--expose-gc',
+    '--expose-gc', ...(process.env.BENCH_GATEWAY_ARGS?.split(' ') ?? []),
   ]);
   return {
     simulator,
     bystander: bystanderChild,
+    front: frontChild,
     gateway,
     upstreamUrl,
     async stop() {
       await bystanderChild.stop();
       await gateway.stop();
-      await frontServer?.close();
+      await frontChild?.stop();
       await simulator.stop();
     },
   };
@@ -113,18 +127,22 @@ async function bystander(
   child: Child,
   url: string,
   load: { count: number } | { seconds: number; pauseMs: number },
-): Promise<number[]> {
-  const message = { type: 'measure', url, ...load };
-  const reply = await child.ask<{ times: number[]; error?: string }>(message);
+  directUrl?: string,
+): Promise<{ times: number[]; directTimes: number[] }> {
+  const message = { type: 'measure', url, directUrl, ...load };
+  const reply = await child.ask<{ times: number[]; directTimes: number[]; error?: string }>(
+    message,
+  );
   if (reply.error) throw new Error(reply.error);
-  return reply.times;
+  return reply;
 }
 
 /** What one flood does: `worker` runs in `workers` copies until `until`. */
 interface FloodPlan {
   readonly env: Record<string, string>;
   readonly workers: number;
-  readonly front?: FrontFactory;
+  /** A front before the simulator that rate limits, then fails, sys_id AC-FLOOD. */
+  readonly front?: boolean;
   /** One request (or connection) of the flood; returns its outcome's name. */
   worker(context: FloodContext): Promise<string>;
   /** Checks after the flood; failures are strings. */
@@ -146,8 +164,13 @@ interface FloodContext {
 
 export async function runFlood(flood: Flood, seconds: number): Promise<FloodResult> {
   const plan = PLANS[flood];
-  front429Ms = (seconds * 1000) / 2;
-  const stack = await startStack(plan.env, plan.front);
+  // The front's 429 phase, from its first call for AC-FLOOD: half the flood.
+  const stack = await startStack(plan.env, plan.front ? (seconds * 1000) / 2 : null);
+  // The flood's clients run in this process. Started after the gateway, the simulator and the
+  // bystander, it lowers its own priority: an attacker's CPU is its own, not the gateway's, and on
+  // a 2-core machine a full-speed client at equal priority would otherwise take the cores the
+  // gateway and the stand-in service need. (The direct control below shows what remains.)
+  if (process.env.BENCH_FLOOD_NICE !== '0') setPriority(process.pid, 10);
   try {
     const gatewayUrl = stack.gateway.url;
     // Warm up: the bystander's path, and one round of the flood's own requests.
@@ -160,7 +183,11 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     const gcBefore = await stack.gateway.ask<{ collected: boolean; heapUsed: number }>({
       type: 'gc',
     });
-    const idleP50Ms = median(await bystander(stack.bystander, gatewayUrl, { count: 40 }));
+    // Idle means idle: the warm-up's tenants gone and the loop quiet again (src/http/fair-admission.ts
+    // makes tenants take turns for a second after the loop was last busy).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const idle = await bystander(stack.bystander, gatewayUrl, { count: 40 }, stack.simulator.url);
+    const idleP50Ms = median(idle.times);
     const baselineBytes = rssBytes(stack.gateway.pid);
     const callsBefore = await upstreamCalls(stack.simulator);
 
@@ -186,9 +213,22 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     };
     // The bystander starts once the flood is going, and stops with it.
     const during = new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
-      bystander(stack.bystander, gatewayUrl, { seconds: seconds - 0.5, pauseMs: 20 }),
+      bystander(
+        stack.bystander,
+        gatewayUrl,
+        { seconds: seconds - 0.5, pauseMs: 20 },
+        stack.simulator.url,
+      ),
     );
-    const [times] = await Promise.all([during, ...Array.from({ length: plan.workers }, worker)]);
+    // Halfway: what admission is doing (src/http/fair-admission.ts), as an operator would see it.
+    const midway = new Promise((resolve) => setTimeout(resolve, (seconds * 1000) / 2)).then(() =>
+      admissionNow(gatewayUrl),
+    );
+    const [{ times, directTimes }, admission] = await Promise.all([
+      during,
+      midway,
+      ...Array.from({ length: plan.workers }, worker),
+    ]);
     clearInterval(sampler);
     const elapsed = (performance.now() - started) / 1000;
     const endBytes = rssBytes(stack.gateway.pid);
@@ -199,6 +239,7 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     const calls = (await upstreamCalls(stack.simulator)) - callsBefore;
     const floodP50Ms = median(times);
     const checked = (await plan.after?.(context, outcomes)) ?? { notes: [], failures: [] };
+    checked.notes.unshift(`halfway: ${admission}`);
     const failures = [...checked.failures];
     if (endBytes - baselineBytes >= RSS_LIMIT_BYTES) {
       failures.push(`RSS grew ${mb(endBytes - baselineBytes)} (limit 50 MB)`);
@@ -220,7 +261,12 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
         heapBeforeBytes: gcBefore.collected ? gcBefore.heapUsed : null,
         heapAfterBytes: gc.collected ? gc.heapUsed : null,
       },
-      bystander: { idleP50Ms, floodP50Ms },
+      bystander: {
+        idleP50Ms,
+        floodP50Ms,
+        directIdleP50Ms: median(idle.directTimes),
+        directFloodP50Ms: median(directTimes),
+      },
       upstreamCalls: calls,
       outcomes,
       notes: checked.notes,
@@ -245,9 +291,20 @@ export function floodLines(result: FloodResult): string[] {
         ? ''
         : `; V8 heap in use after GC ${mb(rss.heapBeforeBytes)} -> ${mb(rss.heapAfterBytes)}`),
     `        another account's p50 ${bystander.floodP50Ms.toFixed(2)} ms vs ${bystander.idleP50Ms.toFixed(2)} ms idle (${(bystander.floodP50Ms / bystander.idleP50Ms).toFixed(2)}x)`,
+    `        its call straight to the service, no gateway: p50 ${bystander.directFloodP50Ms.toFixed(2)} ms vs ${bystander.directIdleP50Ms.toFixed(2)} ms idle (${(bystander.directFloodP50Ms / bystander.directIdleP50Ms).toFixed(2)}x)`,
     ...result.notes.map((n) => `        ${n}`),
     ...result.failures.map((f) => `        MISSED: ${f}`),
   ];
+}
+
+/** The admission gauges and refusals from /metrics, in one line. */
+async function admissionNow(gatewayUrl: string): Promise<string> {
+  const metrics = await (await request(`${gatewayUrl}/metrics`)).body.text();
+  const read = (name: string): string =>
+    [...metrics.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))]
+      .map((m) => Number(m[1]).toFixed(2).replace(/\.00$/, ''))
+      .join('+') || 'n/a';
+  return `event loop utilization ${read('sms_event_loop_utilization')}, turn-taking ${read('sms_admission_turn_taking')}, waiting ${read('sms_admission_waiting')}, refused so far ${read('sms_admission_refused_total')}`;
 }
 
 // ---------------------------------------------------------------------------- the floods
@@ -403,7 +460,7 @@ const PLANS: Record<Flood, FloodPlan> = {
   'one-sysid-many-tokens': {
     env: { UPSTREAM_RETRY_AFTER_DEFAULT_MS: '2000', UPSTREAM_BREAKER_COOLDOWN_MS: '2000' },
     workers: 8,
-    front: rateLimitingFront,
+    front: true,
     async worker({ gatewayUrl, next }) {
       const n = next();
       const { text } = await post(
@@ -413,7 +470,12 @@ const PLANS: Record<Flood, FloodPlan> = {
       );
       return codeOf(text);
     },
-    async after({ gatewayUrl }) {
+    async after({ gatewayUrl, stack }) {
+      const front = await stack.front?.ask<{
+        floodCalls: number;
+        calls429: number;
+        calls503: number;
+      }>({ type: 'front' });
       const metrics = await (await request(`${gatewayUrl}/metrics`)).body.text();
       const open = /^sms_upstream_circuit_open(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1];
       const failures: string[] = [];
@@ -421,7 +483,7 @@ const PLANS: Record<Flood, FloodPlan> = {
         failures.push(`the service-wide breaker is ${open === '1' ? 'open' : open}`);
       return {
         notes: [
-          `calls for the flooding sys_id that reached the service: ${front.floodCalls} (429 phase ${front.calls429}, 503 phase ${front.calls503}); service-wide breaker open: ${open}`,
+          `calls for the flooding sys_id that reached the service: ${front?.floodCalls} (429 phase ${front?.calls429}, 503 phase ${front?.calls503}); service-wide breaker open: ${open}`,
         ],
         failures,
       };
@@ -442,65 +504,4 @@ function init(bytes: number): Buffer {
 const hugeInit = () => init(90 * 1024 * 1024);
 const largeInit = () => init(1024 * 1024);
 
-type FrontFactory = (simulatorUrl: string) => Promise<{ url: string; close(): Promise<void> }>;
 
-/** What the front saw of the flooding sys_id. */
-const front = { floodCalls: 0, calls429: 0, calls503: 0, startedAt: 0 };
-
-/**
- * A loopback front before the simulator: calls for sys_id AC-FLOOD get a 429 (Retry-After 2) for
- * the first half of its life, then a 503; everything else is passed to the simulator.
- */
-async function rateLimitingFront(
-  simulatorUrl: string,
-): Promise<{ url: string; close(): Promise<void> }> {
-  const pool = new Pool(simulatorUrl, { connections: 64 });
-  front.startedAt = 0;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString();
-      if (new URLSearchParams(body).get('sys_id') === 'AC-FLOOD') {
-        front.floodCalls += 1;
-        front.startedAt ||= performance.now();
-        if (performance.now() - front.startedAt < front429Ms) {
-          front.calls429 += 1;
-          res.writeHead(429, { 'retry-after': '2', 'content-type': 'application/json' });
-          res.end('{"success":"0","error":"Too many requests"}');
-        } else {
-          front.calls503 += 1;
-          res.writeHead(503, { 'content-type': 'text/plain' });
-          res.end('unavailable');
-        }
-        return;
-      }
-      pool
-        .request({
-          method: 'POST',
-          path: req.url ?? '/',
-          headers: { 'content-type': req.headers['content-type'] ?? 'text/plain' },
-          body,
-        })
-        .then(async (answer) => {
-          const text = await answer.body.text();
-          res.writeHead(answer.statusCode, { 'content-type': 'application/json' });
-          res.end(text);
-        })
-        .catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await pool.close();
-    },
-  };
-}
-
-/** The front's 429 phase, from its first call for AC-FLOOD: half the flood. */
-let front429Ms = 5_000;

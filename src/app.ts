@@ -14,6 +14,9 @@ import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
 import { manageConnections } from './http/connections.js';
+import { Admission, type LoopLoad, type TenantKind } from './http/fair-admission.js';
+import { admitRequests, tenantResolver } from './http/admitted-requests.js';
+import { processLoopUtilization } from './observability/loop-utilization.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { createGateway, GRAPHQL_PATH, type Gateway, type ReadinessReport } from './http/server.js';
@@ -56,6 +59,8 @@ export interface AppParts {
   >;
   /** Headers GraphiQL pre-fills. @default the demo credentials in demo mode, none otherwise */
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
+  /** How busy the event loop is, for admission. @default the process's sampler (tests: their own) */
+  readonly loopLoad?: LoopLoad & { readonly utilization?: number };
   /** Redis connections per use (src/redis), reported in sms_redis_up and on /readiness. */
   readonly redis?: Partial<Readonly<Record<RedisUse, RedisConnection>>>;
 }
@@ -271,7 +276,18 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     // Copies behind one load balancer must share it, or a page cursor fails on another copy.
     cursorKey: config.responseCache.hmacKey,
   });
-  const server = createServer(gateway);
+  const loopLoad = parts.loopLoad ?? processLoopUtilization();
+  const admission = new Admission({
+    ...config.admission,
+    load: loopLoad,
+    ...(metrics ? { onRefused: (kind: TenantKind) => metrics.admissionRefused(kind) } : {}),
+  });
+  metrics?.watchAdmission(() => ({
+    waiting: admission.waiting,
+    turnTaking: admission.turnTaking,
+    utilization: loopLoad.utilization ?? 0,
+  }));
+  const server = createServer(admitRequests(gateway, admission, tenantResolver(credentials)));
   const connections = manageConnections(server, {
     keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
   });

@@ -100,6 +100,19 @@ export interface RedisSettings {
   readonly clusterNodes: readonly HostPort[];
 }
 
+/** Accounts taking turns while the event loop is busy (src/http/fair-admission.ts); see docs/limits.md. */
+export interface AdmissionSettings {
+  /**
+   * Requests one account (or the pool of unverified credentials, or of none) may have running
+   * while the event loop is busy and shared; 0 turns admission off. @default 2
+   */
+  readonly busyConcurrency: number;
+  /** Requests one account may have waiting for its turn; more get 429 at once. @default 100 */
+  readonly maxWaiting: number;
+  /** The longest a request waits for its turn before it gets 429, in ms. @default 5000 */
+  readonly maxWaitMs: number;
+}
+
 /** How a copy leaves the fleet on SIGTERM; see docs/deploy.md "Shutdown". */
 export interface ShutdownSettings {
   /**
@@ -131,6 +144,7 @@ export interface Config {
   readonly logLevel: (typeof LOG_LEVELS)[number];
   readonly upstream: UpstreamSettings;
   readonly limits: GatewayLimits;
+  readonly admission: AdmissionSettings;
   /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
   readonly simulatorLatencyMs: number;
   /** Demo mode: an inbound message arrives this often, for live updates to show; 0 never. @default 0 */
@@ -255,6 +269,11 @@ export function loadConfig(env: Env): Config {
       maxDepth: int('MAX_DEPTH', 10, 1, 1_000),
       maxDirectives: int('MAX_DIRECTIVES', 20, 0, 10_000),
       maxCost: int('MAX_QUERY_COST', 50, 1, 100_000),
+    },
+    admission: {
+      busyConcurrency: int('ADMISSION_BUSY_CONCURRENCY', 2, 0, 10_000),
+      maxWaiting: int('ADMISSION_MAX_WAITING', 100, 1, 1_000_000),
+      maxWaitMs: int('ADMISSION_MAX_WAIT_MS', 5_000, 1, 600_000),
     },
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
     simulatorArrivalsMs: int('SIMULATOR_ARRIVALS_MS', 0, 0, 3_600_000),

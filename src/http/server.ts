@@ -32,6 +32,7 @@ import { useIncrementalFallback } from './plugins/incremental-fallback.js';
 import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
+import { useAdmissionRefusals } from './plugins/admission-refusals.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
 import { createCursorCodec } from '../graph/cursors.js';
@@ -179,6 +180,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         origins: options.corsOrigins ?? [],
         allowLoopback: options.allowLoopbackOrigins ?? false,
       }),
+      // Before the body limit: a refused request's body is never read.
+      useAdmissionRefusals(),
       useRequestBodyLimit(options.limits.maxBodyBytes),
       useResponseCompression(),
       useKnownOperationTypes(),

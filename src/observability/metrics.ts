@@ -29,6 +29,10 @@ export interface GatewayMetrics {
   watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
   /** Reports accounts with an open breaker and accounts inside a 429 window at each scrape. */
   watchAccounts(counts: () => { readonly breakerOpen: number; readonly rateLimited: number }): void;
+  /** Reports admission at each scrape: requests waiting, turn-taking, the loop's utilization. */
+  watchAdmission(state: () => AdmissionState): void;
+  /** A request refused by admission (src/http/fair-admission.ts), by the kind of tenant. */
+  admissionRefused(kind: 'account' | 'unverified' | 'anonymous'): void;
   /** An APQ lookup: a hash known, unknown, or a document registered. */
   apqRequest(result: 'hit' | 'miss' | 'registered'): void;
   /** Reports live subscriptions held and numbers watched by this copy at each scrape. */
@@ -51,6 +55,12 @@ export interface GatewayMetrics {
   httpDone(method: string, status: number, seconds: number): void;
   /** The text a scrape of /metrics gets. */
   exposition(): Promise<{ readonly contentType: string; readonly body: string }>;
+}
+
+interface AdmissionState {
+  readonly waiting: number;
+  readonly turnTaking: boolean;
+  readonly utilization: number;
 }
 
 interface LiveStats {
@@ -187,6 +197,37 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       this.set(accounts?.().rateLimited ?? 0);
     },
   });
+  let admission: (() => AdmissionState) | undefined;
+  new Gauge({
+    name: 'sms_admission_waiting',
+    help: 'GraphQL requests waiting for their account to take its turn (the event loop is busy).',
+    registers: [registry],
+    collect() {
+      this.set(admission?.().waiting ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'sms_admission_turn_taking',
+    help: '1 while accounts take turns: the event loop is busy and more than one account is active.',
+    registers: [registry],
+    collect() {
+      this.set(admission?.().turnTaking ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'sms_event_loop_utilization',
+    help: 'Share of the last 100 ms the event loop spent running code (0 to 1).',
+    registers: [registry],
+    collect() {
+      this.set(admission?.().utilization ?? 0);
+    },
+  });
+  const admissionRefusals = new Counter({
+    name: 'sms_admission_refused_total',
+    help: 'GraphQL requests refused with 429 while waiting their turn, by kind of tenant.',
+    labelNames: ['tenant'],
+    registers: [registry],
+  });
   const apq = new Counter({
     name: 'sms_apq_requests_total',
     help: 'Automatic persisted query lookups, by result (hit, miss, registered).',
@@ -302,6 +343,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
     watchAccounts(counts) {
       accounts = counts;
+    },
+    watchAdmission(state) {
+      admission = state;
+    },
+    admissionRefused(kind) {
+      admissionRefusals.inc({ tenant: kind });
     },
     apqRequest(result) {
       apq.inc({ result });

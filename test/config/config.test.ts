@@ -66,6 +66,9 @@ describe('loadConfig', () => {
       CREDENTIALS_VERIFIED_TTL_MS: '60000',
       CREDENTIALS_REFUSED_TTL_MS: '5000',
       MAX_NODE_IDS: '12',
+      ADMISSION_BUSY_CONCURRENCY: '3',
+      ADMISSION_MAX_WAITING: '40',
+      ADMISSION_MAX_WAIT_MS: '1500',
       LIVE_MAX_SUBSCRIPTIONS: '900',
       WS_MAX_CONNECTIONS: '80',
       UPSTREAM_CONCURRENCY: '4',
@@ -118,6 +121,7 @@ describe('loadConfig', () => {
         verifiedTtlMs: 60_000,
         refusedTtlMs: 5_000,
       },
+      admission: { busyConcurrency: 3, maxWaiting: 40, maxWaitMs: 1500 },
       limits: {
         upstreamConcurrency: 4,
         maxHistoryRange: 200,

@@ -4,6 +4,11 @@
  * operation's shape, instead of graphql-js walking the schema for every field of every request.
  * graphql-jit knows nothing of incremental delivery, so documents using @defer or @stream are
  * left to graphql-js, as are very large documents (see MAX_JIT_FIELDS).
+ *
+ * A document is compiled on its second execution, not its first: compiling costs several
+ * executions' worth of CPU and leaves generated code behind, which is waste for a document run
+ * once (someone exploring in GraphiQL, or a client sending distinct documents to make the gateway
+ * work). Every document a client sends again is compiled from then on.
  */
 // First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
 import './jit-memoize.js';
@@ -19,6 +24,15 @@ const INCREMENTAL = new Set(['defer', 'stream']);
  */
 export const MAX_JIT_FIELDS = 150;
 const compilable = new WeakMap<DocumentNode, boolean>();
+/** Documents executed once so far (by yoga's cached DocumentNode, so they go with it). */
+const seenOnce = new WeakSet<DocumentNode>();
+
+/** False on a document's first execution, true from its second on. */
+function runBefore(document: DocumentNode): boolean {
+  if (seenOnce.has(document)) return true;
+  seenOnce.add(document);
+  return false;
+}
 
 /** No @defer/@stream and at most MAX_JIT_FIELDS fields (checked once per cached document). */
 function isCompilable(document: DocumentNode): boolean {
@@ -63,7 +77,7 @@ export function useJit(): ReturnType<typeof useGraphQlJit> {
       // exactly as long as yoga's bounded document cache keeps the document
       // (src/http/document-cache.ts); a cache by text would keep them after their document is gone.
       enableIf: ({ document, operationName }) =>
-        isQuery(document, operationName) && isCompilable(document),
+        isQuery(document, operationName) && isCompilable(document) && runBefore(document),
     },
   );
 }

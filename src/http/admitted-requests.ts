@@ -1,0 +1,125 @@
+/**
+ * Puts Admission (fair-admission.ts) in front of the gateway's request listener: each request to the
+ * GraphQL path is admitted, or waits its tenant's turn, before yoga reads a byte of its body. Its
+ * place is freed when its response starts (an SSE stream's headers, not its end) or its client
+ * goes away. A refused request still goes through yoga, marked, so that it is answered like any
+ * other error: CORS headers, request id, log line and metrics included (plugins/admission-refusals.ts).
+ */
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { LRUCache } from 'lru-cache';
+import { readCredentials, type Credentials } from '../core/credentials.js';
+import type { CredentialMemory } from '../upstream/verification.js';
+import {
+  ANONYMOUS,
+  UNVERIFIED,
+  isRefusal,
+  type Admission,
+  type Refusal,
+  type Release,
+  type Tenant,
+} from './fair-admission.js';
+import { GRAPHQL_PATH } from './paths.js';
+
+const refusals = new WeakMap<IncomingMessage, Refusal>();
+
+/** Why admission refused this request, if it did (read by the refusal plugin). */
+export function refusalOf(request: IncomingMessage | undefined): Refusal | undefined {
+  return request ? refusals.get(request) : undefined;
+}
+
+/** Distinct credential headers whose parsed pair is kept, so repeat callers cost a map lookup. */
+const MAX_KNOWN_HEADERS = 2_000;
+
+/**
+ * The tenant of a request, from its credential headers and what this copy knows of them: their
+ * account once the service has accepted them, a shared pool otherwise.
+ */
+export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttpHeaders) => Tenant {
+  const known = new LRUCache<string, Credentials | false>({ max: MAX_KNOWN_HEADERS });
+  return (headers) => {
+    const basic = headers.authorization;
+    const sysId = headers['x-sys-id'];
+    const token = headers['x-auth-token'];
+    if (basic === undefined && sysId === undefined && token === undefined) return ANONYMOUS;
+    const key = `${String(basic)}\u0000${String(sysId)}\u0000${String(token)}`;
+    let credentials = known.get(key);
+    if (credentials === undefined) {
+      const read = readCredentials({ get: (name) => headerValue(headers[name.toLowerCase()]) });
+      credentials = read.kind === 'present' ? read.credentials : false;
+      known.set(key, credentials);
+    }
+    if (credentials === false) return ANONYMOUS;
+    return memory.verdict(credentials) === 'accepted'
+      ? `account:${memory.account(credentials)}`
+      : UNVERIFIED;
+  };
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The gateway's listener behind admission; other paths and preflights go straight through. */
+export function admitRequests(
+  listener: RequestListener,
+  admission: Admission,
+  tenantOf: (headers: IncomingHttpHeaders) => Tenant,
+): RequestListener {
+  return (request, response) => {
+    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url)) {
+      listener(request, response);
+      return;
+    }
+    const outcome = admission.admit(tenantOf(request.headers));
+    if (typeof outcome === 'function') {
+      run(listener, request, response, outcome);
+      return;
+    }
+    if (isRefusal(outcome)) {
+      refusals.set(request, outcome);
+      listener(request, response);
+      return;
+    }
+    const leave = (): void => outcome.cancel();
+    response.once('close', leave);
+    void outcome.outcome.then((granted) => {
+      response.off('close', leave);
+      if (response.destroyed) {
+        if (typeof granted === 'function') granted();
+        return;
+      }
+      if (typeof granted === 'function') run(listener, request, response, granted);
+      else {
+        refusals.set(request, granted);
+        listener(request, response);
+      }
+    });
+  };
+}
+
+function onGraphQLPath(url: string | undefined): boolean {
+  if (!url?.startsWith(GRAPHQL_PATH)) return false;
+  const next = url.charAt(GRAPHQL_PATH.length);
+  return next === '' || next === '?' || next === '/';
+}
+
+/** Runs the request, freeing its place when its response starts or its connection closes. */
+function run(
+  listener: RequestListener,
+  request: IncomingMessage,
+  response: ServerResponse,
+  release: Release,
+): void {
+  response.once('close', release);
+  // Headers going out means the work that decides the answer is done; a stream (SSE, @defer)
+  // then holds no place for as long as it stays open. Node sends implicit headers through
+  // writeHead too, so this sees every response.
+  const writeHead = response.writeHead;
+  response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    response.writeHead = writeHead;
+    release();
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof response.writeHead;
+  listener(request, response);
+}

@@ -1,0 +1,273 @@
+/**
+ * Admission of GraphQL requests, per tenant, before any of their work starts (body, parse,
+ * validation, execution). A tenant is an account whose credentials the service accepted lately,
+ * or one of two shared pools: `unverified` (credentials this copy has not seen accepted: new,
+ * refused or invented) and `anonymous` (none, or malformed ones).
+ *
+ * While the event loop has room, every request goes in at once and this costs a counter. Once the
+ * loop is busy (src/observability/loop-utilization.ts) and more than one tenant has been active
+ * within the last second, tenants take turns:
+ * - each may have at most `busyConcurrency` requests running; the others wait in its line, and
+ *   lines are served round-robin;
+ * - after each request, a tenant rests for as long as the request took, times the number of other
+ *   active tenants (at most ACTIVE_MS): with N tenants active, none holds the loop more than about
+ *   1/N of the time, so a flood of cheap requests, sent one after another, leaves room too. This
+ *   gives up some of the flood's throughput (the loop may idle while a quiet tenant pauses) for
+ *   the others' latency; once the loop has been quiet for a second, turns end.
+ * A tenant that was quiet therefore goes in at once, next to at most `busyConcurrency` requests of
+ * each other tenant, however many a flooding tenant has sent; and a flood of invented credentials
+ * is one tenant, whatever sys_ids it makes up. A line holds at most `maxWaiting` requests and a
+ * request waits at most `maxWaitMs`: past either it is refused (429, Retry-After) rather than kept.
+ *
+ * Written by hand: which tenant a request belongs to (verified accounts, shared pools for the
+ * rest) is ours, and the rest is a few counters and lines.
+ */
+
+/** `account:<accountId>`, or one of the two pools. */
+export type Tenant = string;
+export const UNVERIFIED: Tenant = 'unverified';
+export const ANONYMOUS: Tenant = 'anonymous';
+
+/** Frees the request's place; idempotent. */
+export type Release = () => void;
+
+export interface Refusal {
+  readonly refused: 'line-full' | 'waited-too-long';
+  /** Seconds the client should wait before asking again. */
+  readonly retryAfterSeconds: number;
+}
+
+/** A request that has to wait: its outcome, and a way to leave the line (client gone). */
+export interface Waiting {
+  readonly outcome: Promise<Release | Refusal>;
+  cancel(): void;
+}
+
+export interface LoopLoad {
+  readonly busy: boolean;
+  onChange(listener: (busy: boolean) => void): () => void;
+}
+
+export interface AdmissionOptions {
+  /** Requests one tenant may have running while the loop is busy; 0 turns admission off. */
+  readonly busyConcurrency: number;
+  /** Requests one tenant may have waiting; more are refused at once. */
+  readonly maxWaiting: number;
+  /** The longest a request waits before it is refused, in ms. */
+  readonly maxWaitMs: number;
+  readonly load: LoopLoad;
+  readonly now?: () => number;
+  /** Told of each refusal (metrics, logs), with the kind of tenant, never who. */
+  readonly onRefused?: (kind: TenantKind, refusal: Refusal) => void;
+}
+
+export type TenantKind = 'account' | 'unverified' | 'anonymous';
+
+export const tenantKind = (tenant: Tenant): TenantKind =>
+  tenant === UNVERIFIED ? 'unverified' : tenant === ANONYMOUS ? 'anonymous' : 'account';
+
+/**
+ * A tenant counts as active this long after its last request arrived: long enough to cover a
+ * client's pause between requests, short enough that one gone quiet stops counting at once.
+ */
+export const ACTIVE_MS = Number(process.env.ADM_ACTIVE_MS ?? 250);
+const REST_FACTOR = Number(process.env.ADM_REST ?? 1);
+const RETRY_AFTER_SECONDS = 1;
+
+interface Waiter {
+  readonly tenant: Tenant;
+  grant(release: Release): void;
+}
+
+export class Admission {
+  private readonly running = new Map<Tenant, number>();
+  /** While tenants take turns: when each may start its next request (see `rest`). */
+  private readonly readyAt = new Map<Tenant, number>();
+  private wakeTimer: NodeJS.Timeout | null = null;
+  private wakeAt = Number.POSITIVE_INFINITY;
+  /** Waiting requests per tenant; Map order is the round-robin order. */
+  private readonly lines = new Map<Tenant, Waiter[]>();
+  /** When each recently active tenant last sent a request. */
+  private readonly lastSeen = new Map<Tenant, number>();
+  private lastPrune = 0;
+  private waitingCount = 0;
+  private readonly now: () => number;
+
+  constructor(private readonly options: AdmissionOptions) {
+    this.now = options.now ?? (() => performance.now());
+    options.load.onChange((busy) => {
+      if (!busy) this.dispatch();
+    });
+  }
+
+  /** Requests waiting, all tenants together. */
+  get waiting(): number {
+    return this.waitingCount;
+  }
+
+  /** Whether tenants take turns now (the loop is busy and shared). */
+  get turnTaking(): boolean {
+    return this.options.load.busy && this.activeTenants() > 1;
+  }
+
+  /** A Release when the request may run now; otherwise its place in line, or a refusal. */
+  admit(tenant: Tenant): Release | Waiting | Refusal {
+    if (this.options.busyConcurrency <= 0) return noop;
+    const now = this.now();
+    this.lastSeen.delete(tenant);
+    this.lastSeen.set(tenant, now);
+    const line = this.lines.get(tenant);
+    if (!line && this.mayStart(tenant, now)) return this.take(tenant);
+    if ((line?.length ?? 0) >= this.options.maxWaiting) {
+      return this.refuse(tenant, 'line-full');
+    }
+    let settle: (outcome: Release | Refusal) => void = () => undefined;
+    const outcome = new Promise<Release | Refusal>((resolve) => (settle = resolve));
+    const timer = setTimeout(() => {
+      if (this.remove(waiter)) settle(this.refuse(tenant, 'waited-too-long'));
+    }, this.options.maxWaitMs);
+    timer.unref();
+    const waiter: Waiter = {
+      tenant,
+      grant: (release) => {
+        clearTimeout(timer);
+        settle(release);
+      },
+    };
+    if (line) line.push(waiter);
+    else this.lines.set(tenant, [waiter]);
+    this.waitingCount += 1;
+    // Others may be at their limit while this tenant is not: it may still go now.
+    this.dispatch();
+    return {
+      outcome,
+      cancel: () => {
+        clearTimeout(timer);
+        this.remove(waiter);
+      },
+    };
+  }
+
+  /** Whether a request of `tenant` may start now. */
+  private mayStart(tenant: Tenant, now: number): boolean {
+    if (!this.turnTaking) return true;
+    return (
+      (this.running.get(tenant) ?? 0) < this.options.busyConcurrency &&
+      (this.readyAt.get(tenant) ?? 0) <= now
+    );
+  }
+
+  private activeTenants(): number {
+    const now = this.now();
+    if (now - this.lastPrune >= ACTIVE_MS / 4) {
+      this.lastPrune = now;
+      // Oldest first (each arrival moves its tenant to the end): stop at the first recent one.
+      for (const [tenant, seen] of this.lastSeen) {
+        if (now - seen < ACTIVE_MS) break;
+        this.lastSeen.delete(tenant);
+        this.readyAt.delete(tenant);
+      }
+    }
+    return this.lastSeen.size;
+  }
+
+  private take(tenant: Tenant): Release {
+    this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+    const started = this.now();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.rest(tenant, started);
+      const left = (this.running.get(tenant) ?? 1) - 1;
+      if (left > 0) this.running.set(tenant, left);
+      else this.running.delete(tenant);
+      this.dispatch();
+    };
+  }
+
+  /**
+   * While tenants take turns, a request that ran `d` ms makes its tenant rest `d` ms for each
+   * other active tenant (at most ACTIVE_MS) before its next one starts. Active, not only running:
+   * a client that pauses between requests is still there, and if the flooding tenant filled every
+   * pause, each of that client's requests would start next to one of the flood's.
+   */
+  private rest(tenant: Tenant, started: number): void {
+    if (!this.turnTaking) {
+      this.readyAt.delete(tenant);
+      return;
+    }
+    const now = this.now();
+    const others = this.activeTenants() - 1;
+    const from = Math.max(now, this.readyAt.get(tenant) ?? 0);
+    this.readyAt.set(
+      tenant,
+      Math.min(from + (now - started) * others * REST_FACTOR, now + ACTIVE_MS),
+    );
+  }
+
+  /** Fills free places from the lines, one request per tenant in turn. */
+  private dispatch(): void {
+    let skipped = 0;
+    let earliest = Number.POSITIVE_INFINITY;
+    while (this.lines.size > 0 && skipped < this.lines.size) {
+      const now = this.now();
+      const next = this.lines.entries().next();
+      if (next.done) break;
+      const [tenant, line] = next.value;
+      this.lines.delete(tenant);
+      if (!this.mayStart(tenant, now)) {
+        this.lines.set(tenant, line);
+        skipped += 1;
+        const ready = this.readyAt.get(tenant) ?? 0;
+        if (ready > now) earliest = Math.min(earliest, ready);
+        continue;
+      }
+      skipped = 0;
+      const waiter = line.shift();
+      if (line.length > 0) this.lines.set(tenant, line);
+      if (waiter) {
+        this.waitingCount -= 1;
+        waiter.grant(this.take(tenant));
+      }
+    }
+    if (earliest !== Number.POSITIVE_INFINITY) this.wakeUpAt(earliest);
+  }
+
+  /** One timer, for the earliest moment a resting tenant with a line may start. */
+  private wakeUpAt(at: number): void {
+    if (this.wakeTimer && this.wakeAt <= at) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = null;
+        this.wakeAt = Number.POSITIVE_INFINITY;
+        this.dispatch();
+      },
+      Math.max(0, at - this.now()),
+    );
+    this.wakeTimer.unref();
+  }
+
+  private remove(waiter: Waiter): boolean {
+    const line = this.lines.get(waiter.tenant);
+    const index = line?.indexOf(waiter) ?? -1;
+    if (!line || index < 0) return false;
+    line.splice(index, 1);
+    if (line.length === 0) this.lines.delete(waiter.tenant);
+    this.waitingCount -= 1;
+    return true;
+  }
+
+  private refuse(tenant: Tenant, refused: Refusal['refused']): Refusal {
+    const refusal = { refused, retryAfterSeconds: RETRY_AFTER_SECONDS };
+    this.options.onRefused?.(tenantKind(tenant), refusal);
+    return refusal;
+  }
+}
+
+const noop: Release = () => undefined;
+
+export const isRefusal = (value: Release | Waiting | Refusal): value is Refusal =>
+  typeof value === 'object' && 'refused' in value;

@@ -1,0 +1,32 @@
+/**
+ * Answers a request that admission refused (src/http/admitted-requests.ts) before its body is
+ * read: 429 with Retry-After and `RATE_LIMITED`, through yoga's own error path so that it carries
+ * CORS headers and a request id, and is logged and counted like every other answer.
+ */
+import type { IncomingMessage } from 'node:http';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { ErrorCode } from '../../core/errors.js';
+import { refusalOf } from '../admitted-requests.js';
+
+export function useAdmissionRefusals(): Plugin {
+  return {
+    onRequestParse({ serverContext }) {
+      const refusal = refusalOf((serverContext as { req?: IncomingMessage }).req);
+      if (!refusal) return;
+      const why =
+        refusal.refused === 'line-full'
+          ? 'this account already has the most requests waiting that a copy holds'
+          : 'the request waited its turn for too long';
+      throw createGraphQLError(
+        `The gateway is busy and ${why}: retry after ${refusal.retryAfterSeconds} s, or send fewer requests at once.`,
+        {
+          extensions: {
+            code: ErrorCode.RateLimited,
+            retryAfter: refusal.retryAfterSeconds,
+            http: { status: 429, headers: { 'retry-after': String(refusal.retryAfterSeconds) } },
+          },
+        },
+      );
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * Admission in front of the real HTTP server, with the loop held "busy" by a stand-in load: one
+ * account's requests take turns with another's, credentials the copy has not seen accepted share
+ * one pool, and a refusal is a 429 that a browser can read.
+ */
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LoopLoad } from '../../src/http/fair-admission.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import {
+  DEMO_CREDENTIALS,
+  SECOND_DEMO_CREDENTIALS,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/simulator/index.js';
+import { basicAuth, createTestGateway, type TestGateway } from '../fixtures/harness.js';
+
+const LATENCY_MS = 150;
+const QUERY = '{ ownedNumbers { tid } }';
+const ORIGIN = 'https://app.example.com';
+
+const busy: LoopLoad = { busy: true, onChange: () => () => undefined };
+
+let simulator: RunningSimulator;
+let test: TestGateway;
+let origin: string;
+
+beforeAll(async () => {
+  simulator = await startSimulator({ latencyMs: LATENCY_MS });
+  test = createTestGateway(simulator.url, {
+    loopLoad: busy,
+    metrics: createMetrics(),
+    corsOrigins: [ORIGIN],
+    admission: { busyConcurrency: 1, maxWaiting: 2, maxWaitMs: 2_000 },
+  });
+  const { port } = (await test.app.listen()) as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
+  // Both accounts verified (each alone: no turns yet).
+  await post(basicAuth(DEMO_CREDENTIALS));
+  await post(basicAuth(SECOND_DEMO_CREDENTIALS));
+});
+
+afterAll(async () => {
+  test.app.server.closeAllConnections();
+  await new Promise((resolve) => test.app.server.close(resolve));
+  await test.close();
+  await simulator.close();
+});
+
+async function post(headers: Record<string, string>) {
+  const response = await request(`${origin}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: ORIGIN, ...headers },
+    body: JSON.stringify({ query: QUERY }),
+  });
+  const text = await response.body.text();
+  return {
+    status: response.statusCode,
+    headers: response.headers,
+    body: JSON.parse(text) as {
+      data?: unknown;
+      errors?: Array<{ message: string; extensions?: Record<string, unknown> }>;
+    },
+    at: performance.now(),
+  };
+}
+
+async function metric(name: string): Promise<string> {
+  const text = await (await request(`${origin}/metrics`)).body.text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(name))
+    .join('\n');
+}
+
+describe('admission over HTTP while the copy is busy', () => {
+  it("runs one account's requests in turn, and another account's request goes in at once", async () => {
+    const flood = basicAuth(DEMO_CREDENTIALS);
+    await post(basicAuth(SECOND_DEMO_CREDENTIALS)); // two tenants active: turns
+    const started = performance.now();
+    const floodAnswers = [post(flood), post(flood), post(flood)];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await metric('sms_admission_waiting')).toContain('sms_admission_waiting 2');
+    const other = await post(basicAuth(SECOND_DEMO_CREDENTIALS));
+    const answers = await Promise.all(floodAnswers);
+    expect(other.status).toBe(200);
+    expect(other.body.data).toBeTruthy();
+    // The other account did not wait behind the flood's line: one service round trip, not three.
+    expect(other.at - started).toBeLessThan(3 * LATENCY_MS);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    // The flood's requests ran one after another: the last ends after three round trips.
+    expect(Math.max(...answers.map((a) => a.at)) - started).toBeGreaterThanOrEqual(3 * LATENCY_MS);
+  });
+
+  it('refuses past the line with 429, Retry-After and RATE_LIMITED, readable by the page that asked', async () => {
+    const flood = basicAuth(DEMO_CREDENTIALS);
+    await post(basicAuth(SECOND_DEMO_CREDENTIALS)); // two tenants active: turns
+    const answers = await Promise.all([post(flood), post(flood), post(flood), post(flood)]);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused).toHaveLength(1);
+    const [refusal] = refused;
+    expect(refusal?.headers['retry-after']).toBe('1');
+    expect(refusal?.headers['access-control-allow-origin']).toBe(ORIGIN);
+    expect(refusal?.headers['x-request-id']).toBeTruthy();
+    expect(refusal?.body.errors?.[0]?.extensions).toEqual({ code: 'RATE_LIMITED', retryAfter: 1 });
+    expect(refusal?.body.errors?.[0]?.message).toMatch(/busy.*retry after 1 s/);
+    expect(JSON.stringify(refusal?.body)).not.toContain(DEMO_CREDENTIALS.authToken);
+    expect(await metric('sms_admission_refused_total')).toContain(
+      'sms_admission_refused_total{tenant="account"} 1',
+    );
+  });
+
+  it('frees the place of an SSE subscription when its stream starts, not when it ends', async () => {
+    const live = createTestGateway(simulator.url, {
+      loopLoad: busy,
+      live: { pollMs: 100 },
+      admission: { busyConcurrency: 1, maxWaiting: 2, maxWaitMs: 1_000 },
+    });
+    const { port } = (await live.app.listen()) as AddressInfo;
+    const base = `http://127.0.0.1:${port}/graphql`;
+    const auth = basicAuth(DEMO_CREDENTIALS);
+    const ask = (headers: Record<string, string>, body: object) =>
+      request(base, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    try {
+      for (const a of [auth, basicAuth(SECOND_DEMO_CREDENTIALS)]) {
+        await (await ask(a, { query: QUERY })).body.text();
+      }
+      const stream = await ask(
+        { ...auth, accept: 'text/event-stream' },
+        { query: 'subscription { messageAdded { tid } }' },
+      );
+      expect(stream.headers['content-type']).toContain('text/event-stream');
+      // The stream stays open; with another account active (turns), the same account's next
+      // query still runs at once, and is answered.
+      const other = ask(basicAuth(SECOND_DEMO_CREDENTIALS), { query: QUERY });
+      const query = await ask(auth, { query: QUERY });
+      await (await other).body.text();
+      expect(query.statusCode).toBe(200);
+      expect(await query.body.text()).toContain('ownedNumbers');
+      stream.body.destroy();
+    } finally {
+      await live.app.endStreams();
+      live.app.server.closeAllConnections();
+      await new Promise((resolve) => live.app.server.close(resolve));
+      await live.close();
+    }
+  });
+
+  it('puts credentials it has not seen accepted in one pool, whatever sys_id they name', async () => {
+    await post(basicAuth(SECOND_DEMO_CREDENTIALS));
+    const invented = [1, 2, 3].map((n) =>
+      post(basicAuth({ sysId: `AC-made-up-${n}`, authToken: `token-${n}` })),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // One runs; two wait in the pool's one line, though they are three different sys_ids.
+    expect(await metric('sms_admission_waiting')).toContain('sms_admission_waiting 2');
+    const answers = await Promise.all(invented);
+    expect(answers.map((a) => a.body.errors?.[0]?.extensions?.code)).toEqual([
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+      'UNAUTHENTICATED',
+    ]);
+  });
+});

@@ -1,0 +1,213 @@
+/**
+ * Admission: nothing waits while the loop has room; once it is busy and shared, tenants take
+ * turns, each line is bounded in length and in time, and a tenant rests after each request.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  ACTIVE_MS,
+  ANONYMOUS,
+  Admission,
+  UNVERIFIED,
+  isRefusal,
+  tenantKind,
+  type AdmissionOptions,
+  type LoopLoad,
+  type Refusal,
+  type Release,
+  type Waiting,
+} from '../../src/http/fair-admission.js';
+
+class FakeLoad implements LoopLoad {
+  busy = false;
+  private readonly listeners = new Set<(busy: boolean) => void>();
+  set(busy: boolean): void {
+    this.busy = busy;
+    for (const listener of this.listeners) listener(busy);
+  }
+  onChange(listener: (busy: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+let clock = 0;
+const refusals: string[] = [];
+function admission(overrides: Partial<AdmissionOptions> = {}): {
+  admission: Admission;
+  load: FakeLoad;
+} {
+  const load = new FakeLoad();
+  return {
+    load,
+    admission: new Admission({
+      busyConcurrency: 1,
+      maxWaiting: 10,
+      maxWaitMs: 5_000,
+      load,
+      now: () => clock,
+      onRefused: (kind, refusal) => refusals.push(`${kind} ${refusal.refused}`),
+      ...overrides,
+    }),
+  };
+}
+
+const released = (outcome: Release | Waiting | Refusal): Release => {
+  if (typeof outcome !== 'function') throw new Error('expected to go in at once');
+  return outcome;
+};
+const waiting = (outcome: Release | Waiting | Refusal): Waiting => {
+  if (typeof outcome === 'function' || isRefusal(outcome)) throw new Error('expected to wait');
+  return outcome;
+};
+
+beforeEach(() => {
+  clock = 0;
+  refusals.length = 0;
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Admission', () => {
+  it('lets everything in while the loop has room, however much one tenant sends', () => {
+    const { admission: gate } = admission();
+    const all = Array.from({ length: 50 }, (_, i) => gate.admit(i % 2 ? 'account:a' : 'account:b'));
+    expect(all.every((outcome) => typeof outcome === 'function')).toBe(true);
+    expect(gate.waiting).toBe(0);
+    expect(gate.turnTaking).toBe(false);
+  });
+
+  it('lets a lone tenant in at once even when the loop is busy: nobody to take turns with', () => {
+    const { admission: gate, load } = admission();
+    load.set(true);
+    for (let i = 0; i < 5; i += 1) released(gate.admit('account:a'));
+    expect(gate.turnTaking).toBe(false);
+  });
+
+  it('when busy and shared, holds a tenant to busyConcurrency and lets a quiet one in at once', async () => {
+    const { admission: gate, load } = admission();
+    load.set(true);
+    released(gate.admit('account:quiet'))();
+    // Two tenants active within ACTIVE_MS: turns.
+    const first = released(gate.admit('account:flood'));
+    expect(gate.turnTaking).toBe(true);
+    const queued = [gate.admit('account:flood'), gate.admit('account:flood')].map(waiting);
+    // The quiet tenant comes back: it goes in at once although the flood has a line.
+    const quiet = released(gate.admit('account:quiet'));
+    expect(gate.waiting).toBe(2);
+    quiet();
+    first();
+    // The flood rests as long as its request took (0 ms here) per other tenant: next one goes.
+    await expect(queued[0]?.outcome).resolves.toBeTypeOf('function');
+    expect(gate.waiting).toBe(1);
+  });
+
+  it('serves the lines round-robin, one request per tenant in turn', async () => {
+    const { admission: gate, load } = admission();
+    load.set(true);
+    const order: string[] = [];
+    const a = released(gate.admit('account:a'));
+    const b = released(gate.admit('account:b'));
+    for (const tenant of ['account:a', 'account:a', 'account:b', 'account:b']) {
+      void waiting(gate.admit(tenant)).outcome.then((release) => {
+        order.push(tenant);
+        if (typeof release === 'function') release();
+      });
+    }
+    a();
+    b();
+    await vi.runAllTimersAsync();
+    expect(order).toEqual(['account:a', 'account:b', 'account:a', 'account:b']);
+  });
+
+  it('makes a tenant rest as long as its request took, per other active tenant', async () => {
+    const { admission: gate, load } = admission();
+    load.set(true);
+    const flood = released(gate.admit('account:flood'));
+    released(gate.admit('account:other'));
+    const next = waiting(gate.admit('account:flood'));
+    let started = false;
+    void next.outcome.then(() => (started = true));
+    clock += 40; // the flood's request took 40 ms
+    flood();
+    await vi.advanceTimersByTimeAsync(39);
+    clock += 39;
+    expect(started).toBe(false);
+    clock += 2;
+    await vi.advanceTimersByTimeAsync(2);
+    expect(started).toBe(true);
+  });
+
+  it(`rests at most ${ACTIVE_MS} ms, and not at all once turns have ended`, async () => {
+    const { admission: gate, load } = admission();
+    load.set(true);
+    const slow = released(gate.admit('account:slow'));
+    released(gate.admit('account:other'));
+    const next = waiting(gate.admit('account:slow'));
+    clock += 10_000;
+    gate.admit('account:other'); // still active
+    slow();
+    let started = false;
+    void next.outcome.then(() => (started = true));
+    clock += ACTIVE_MS;
+    await vi.advanceTimersByTimeAsync(ACTIVE_MS);
+    expect(started).toBe(true);
+    load.set(false);
+    const more = Array.from({ length: 5 }, () => gate.admit('account:slow'));
+    expect(more.every((outcome) => typeof outcome === 'function')).toBe(true);
+  });
+
+  it('refuses at once past maxWaiting, and a request that waited maxWaitMs', async () => {
+    const { admission: gate, load } = admission({ maxWaiting: 2, maxWaitMs: 300 });
+    load.set(true);
+    released(gate.admit('account:flood'));
+    released(gate.admit('account:other'));
+    const lined = [gate.admit('account:flood'), gate.admit('account:flood')].map(waiting);
+    const third = gate.admit('account:flood');
+    expect(isRefusal(third) && third.refused).toBe('line-full');
+    expect(isRefusal(third) && third.retryAfterSeconds).toBe(1);
+    await vi.advanceTimersByTimeAsync(300);
+    const outcomes = await Promise.all(lined.map((w) => w.outcome));
+    expect(outcomes.map((o) => (typeof o === 'function' ? 'ran' : o.refused))).toEqual([
+      'waited-too-long',
+      'waited-too-long',
+    ]);
+    expect(gate.waiting).toBe(0);
+    expect(refusals).toEqual([
+      'account line-full',
+      'account waited-too-long',
+      'account waited-too-long',
+    ]);
+  });
+
+  it('forgets a request whose client left, and lets the whole line in when the loop is quiet again', async () => {
+    const { admission: gate, load } = admission();
+    load.set(true);
+    released(gate.admit('account:flood'));
+    released(gate.admit('account:other'));
+    const gone = waiting(gate.admit('account:flood'));
+    const stays = [gate.admit('account:flood'), gate.admit('account:flood')].map(waiting);
+    gone.cancel();
+    expect(gate.waiting).toBe(2);
+    load.set(false);
+    const outcomes = await Promise.all(stays.map((w) => w.outcome));
+    expect(outcomes.every((o) => typeof o === 'function')).toBe(true);
+    expect(gate.waiting).toBe(0);
+  });
+
+  it('with busyConcurrency 0, is off', () => {
+    const { admission: gate, load } = admission({ busyConcurrency: 0 });
+    load.set(true);
+    gate.admit('account:other');
+    for (let i = 0; i < 20; i += 1) released(gate.admit('account:flood'));
+  });
+
+  it('names tenants by kind only', () => {
+    expect([tenantKind(UNVERIFIED), tenantKind(ANONYMOUS), tenantKind('account:xyz')]).toEqual([
+      'unverified',
+      'anonymous',
+      'account',
+    ]);
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * graphql-jit compiles a document on its second execution: one-off documents (exploration, or a
+ * client sending distinct documents to make the gateway work) never pay for compiling.
+ */
+import * as graphqlJs from 'graphql';
+import { execute, parse, type ExecutionResult } from 'graphql';
+import { envelop, useEngine } from '@envelop/core';
+import { describe, expect, it } from 'vitest';
+import { useJit } from '../../src/http/plugins/jit.js';
+import { schema } from '../../src/graph/schema.js';
+
+/** graphql-jit marks the results it produced with the serialiser it generated for them. */
+const compiled = (result: unknown): boolean =>
+  typeof (result as { stringify?: unknown }).stringify === 'function';
+
+describe('useJit', () => {
+  const run = envelop({ plugins: [useEngine(graphqlJs), useJit()] });
+  const once = async (document: ReturnType<typeof parse>): Promise<ExecutionResult> => {
+    const { execute: executeFn, contextFactory } = run();
+    return (await executeFn({
+      schema,
+      document,
+      contextValue: await contextFactory(),
+    })) as ExecutionResult;
+  };
+
+  it('runs a document on graphql-js the first time and compiled from the second on', async () => {
+    const document = parse('{ __typename }');
+    const first = await once(document);
+    const second = await once(document);
+    const third = await once(document);
+    expect(first.data).toEqual({ __typename: 'Query' });
+    expect(second.data).toEqual(first.data);
+    expect([compiled(first), compiled(second), compiled(third)]).toEqual([false, true, true]);
+  });
+
+  it('counts each document by itself: another document is again not compiled at first', async () => {
+    const a = parse('{ a: __typename }');
+    const b = parse('{ b: __typename }');
+    await once(a);
+    expect(compiled(await once(b))).toBe(false);
+    expect(compiled(await once(a))).toBe(true);
+  });
+
+  it('answers as graphql-js alone does, compiled or not', async () => {
+    const document = parse('{ kind: __typename }');
+    const alone = await execute({ schema, document });
+    expect((await once(document)).data).toEqual(alone.data);
+    expect((await once(document)).data).toEqual(alone.data);
+  });
+});

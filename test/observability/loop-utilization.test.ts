@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BUSY_AT,
+  LoopUtilization,
+  QUIET_BELOW,
+  QUIET_WINDOWS,
+  processLoopUtilization,
+} from '../../src/observability/loop-utilization.js';
+
+describe('LoopUtilization', () => {
+  it('is busy from the first window at BUSY_AT, and stays busy through windows in between', () => {
+    const load = new LoopUtilization();
+    load.sample(BUSY_AT - 0.01);
+    expect(load.busy).toBe(false);
+    load.sample(BUSY_AT);
+    expect(load.busy).toBe(true);
+    for (let i = 0; i < 3 * QUIET_WINDOWS; i += 1) load.sample((BUSY_AT + QUIET_BELOW) / 2);
+    expect(load.busy).toBe(true);
+    expect(load.utilization).toBeCloseTo((BUSY_AT + QUIET_BELOW) / 2);
+  });
+
+  it(`is quiet again only after ${QUIET_WINDOWS} quiet windows in a row, and says so once each way`, () => {
+    const load = new LoopUtilization();
+    const changes: boolean[] = [];
+    load.onChange((busy) => changes.push(busy));
+    load.sample(1);
+    load.sample(1);
+    for (let i = 0; i < QUIET_WINDOWS - 1; i += 1) load.sample(0.1);
+    load.sample(0.7); // not quiet: the count starts again
+    for (let i = 0; i < QUIET_WINDOWS - 1; i += 1) load.sample(0.1);
+    expect(load.busy).toBe(true);
+    load.sample(0.1);
+    expect(load.busy).toBe(false);
+    expect(changes).toEqual([true, false]);
+  });
+
+  it('samples the real loop: a blocked loop reads as busy', async () => {
+    const load = processLoopUtilization();
+    const until = performance.now() + 250;
+    while (performance.now() < until) {
+      // hold the loop for two and a half windows
+    }
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(load.busy).toBe(true);
+  });
+});
