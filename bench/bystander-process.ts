@@ -3,7 +3,7 @@
  * process (building and sending its requests) never shows in the bystander's times. Over IPC:
  * `{ type: 'measure', url, count?, seconds?, pauseMs? }` sends one small query of another account
  * at a time (never a cache hit: `$n` changes per request), `count` of them or for `seconds`, and
- * answers `{ type: 'measure', times }` in ms. With `directUrl` (the simulator), each round also
+ * answers `{ type: 'measure', times }` in ms; `clients` runs that many at once (the warm-up). With `directUrl` (the simulator), each round also
  * times one call of the same account straight to the service (`directTimes`): the control that
  * tells what the machine itself (the flood's client, the simulator, the scheduler of 2 cores)
  * adds, apart from the gateway.
@@ -55,6 +55,8 @@ interface Measure {
   readonly seconds?: number;
   readonly pauseMs?: number;
   readonly directUrl?: string;
+  /** Clients asking at once (the warm-up); one by default. */
+  readonly clients?: number;
 }
 
 process.on('message', (message: Measure) => {
@@ -65,16 +67,19 @@ process.on('message', (message: Measure) => {
     const pause = (): Promise<unknown> =>
       new Promise((resolve) => setTimeout(resolve, message.pauseMs ?? 0));
     const deadline = performance.now() + (message.seconds ?? 0) * 1000;
-    while (
-      message.count !== undefined ? times.length < message.count : performance.now() < deadline
-    ) {
-      times.push(await once(message.url));
-      if (message.pauseMs) await pause();
-      if (message.directUrl) {
-        directTimes.push(await direct(message.directUrl));
+    const loop = async (): Promise<void> => {
+      while (
+        message.count !== undefined ? times.length < message.count : performance.now() < deadline
+      ) {
+        times.push(await once(message.url));
         if (message.pauseMs) await pause();
+        if (message.directUrl) {
+          directTimes.push(await direct(message.directUrl));
+          if (message.pauseMs) await pause();
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: message.clients ?? 1 }, loop));
     process.send?.({ type: 'measure', times, directTimes });
   })().catch((error: unknown) => {
     process.send?.({ type: 'measure', times: [], error: String(error) });

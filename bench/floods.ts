@@ -52,6 +52,9 @@ export interface FloodResult {
     /** V8 heap in use after a full GC, before and after the flood: what is really retained. */
     readonly heapBeforeBytes: number | null;
     readonly heapAfterBytes: number | null;
+    /** The C heap (malloc's main arena: request bodies' buffers), after GC, before and after. */
+    readonly cHeapBeforeBytes: number | null;
+    readonly cHeapAfterBytes: number | null;
   };
   readonly bystander: {
     readonly idleP50Ms: number;
@@ -101,7 +104,7 @@ async function startStack(env: Record<string, string>, front429Ms: number | null
         });
   const upstreamUrl = frontChild?.url ?? simulator.url;
   const gateway = await startGateway({ UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'error', ...env }, [
-    '--expose-gc', ...(process.env.BENCH_GATEWAY_ARGS?.split(' ') ?? []),
+    '--expose-gc',
   ]);
   return {
     simulator,
@@ -126,7 +129,7 @@ async function upstreamCalls(simulator: Child): Promise<number> {
 async function bystander(
   child: Child,
   url: string,
-  load: { count: number } | { seconds: number; pauseMs: number },
+  load: { count: number } | { seconds: number; pauseMs: number; clients?: number },
   directUrl?: string,
 ): Promise<{ times: number[]; directTimes: number[] }> {
   const message = { type: 'measure', url, directUrl, ...load };
@@ -173,16 +176,20 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
   if (process.env.BENCH_FLOOD_NICE !== '0') setPriority(process.pid, 10);
   try {
     const gatewayUrl = stack.gateway.url;
-    // Warm up: the bystander's path, and one round of the flood's own requests.
-    await bystander(stack.bystander, gatewayUrl, { count: 20 });
+    // Warm up as a copy that has served traffic: 2 s of the bystander's queries from 8 clients at
+    // full speed (V8 sizes its young generation to the load it sees, some 30-50 MB, once), then
+    // one round of the flood's own requests. RSS growth is what the flood adds to that.
+    await bystander(stack.bystander, gatewayUrl, { seconds: 2, pauseMs: 0, clients: 8 });
     let counter = 0;
     const context: FloodContext = { gatewayUrl, stack, next: () => (counter += 1) };
     await Promise.all(
       Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context)),
     );
-    const gcBefore = await stack.gateway.ask<{ collected: boolean; heapUsed: number }>({
-      type: 'gc',
-    });
+    const gcBefore = await stack.gateway.ask<{
+      collected: boolean;
+      heapUsed: number;
+      cHeap: number | null;
+    }>({ type: 'gc' });
     // Idle means idle: the warm-up's tenants gone and the loop quiet again (src/http/fair-admission.ts
     // makes tenants take turns for a second after the loop was last busy).
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -233,9 +240,12 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     const elapsed = (performance.now() - started) / 1000;
     const endBytes = rssBytes(stack.gateway.pid);
     peakBytes = Math.max(peakBytes, endBytes);
-    const gc = await stack.gateway.ask<{ collected: boolean; rss: number; heapUsed: number }>({
-      type: 'gc',
-    });
+    const gc = await stack.gateway.ask<{
+      collected: boolean;
+      rss: number;
+      heapUsed: number;
+      cHeap: number | null;
+    }>({ type: 'gc' });
     const calls = (await upstreamCalls(stack.simulator)) - callsBefore;
     const floodP50Ms = median(times);
     const checked = (await plan.after?.(context, outcomes)) ?? { notes: [], failures: [] };
@@ -260,6 +270,8 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
         afterGcBytes: gc.collected ? gc.rss : null,
         heapBeforeBytes: gcBefore.collected ? gcBefore.heapUsed : null,
         heapAfterBytes: gc.collected ? gc.heapUsed : null,
+        cHeapBeforeBytes: gcBefore.cHeap,
+        cHeapAfterBytes: gc.cHeap,
       },
       bystander: {
         idleP50Ms,
@@ -289,7 +301,10 @@ export function floodLines(result: FloodResult): string[] {
       (rss.afterGcBytes === null ? '' : `, after a full GC ${mb(rss.afterGcBytes)}`) +
       (rss.heapBeforeBytes === null || rss.heapAfterBytes === null
         ? ''
-        : `; V8 heap in use after GC ${mb(rss.heapBeforeBytes)} -> ${mb(rss.heapAfterBytes)}`),
+        : `; V8 heap in use after GC ${mb(rss.heapBeforeBytes)} -> ${mb(rss.heapAfterBytes)}`) +
+      (rss.cHeapBeforeBytes === null || rss.cHeapAfterBytes === null
+        ? ''
+        : `; C heap ${mb(rss.cHeapBeforeBytes)} -> ${mb(rss.cHeapAfterBytes)}`),
     `        another account's p50 ${bystander.floodP50Ms.toFixed(2)} ms vs ${bystander.idleP50Ms.toFixed(2)} ms idle (${(bystander.floodP50Ms / bystander.idleP50Ms).toFixed(2)}x)`,
     `        its call straight to the service, no gateway: p50 ${bystander.directFloodP50Ms.toFixed(2)} ms vs ${bystander.directIdleP50Ms.toFixed(2)} ms idle (${(bystander.directFloodP50Ms / bystander.directIdleP50Ms).toFixed(2)}x)`,
     ...result.notes.map((n) => `        ${n}`),

@@ -9,11 +9,11 @@
  * within the last second, tenants take turns:
  * - each may have at most `busyConcurrency` requests running; the others wait in its line, and
  *   lines are served round-robin;
- * - after each request, a tenant rests for as long as the request took, times the number of other
- *   active tenants (at most ACTIVE_MS): with N tenants active, none holds the loop more than about
- *   1/N of the time, so a flood of cheap requests, sent one after another, leaves room too. This
- *   gives up some of the flood's throughput (the loop may idle while a quiet tenant pauses) for
- *   the others' latency; once the loop has been quiet for a second, turns end.
+ * - a tenant that started over 1.5 times its share of the recent requests rests after each one
+ *   for as long as it took, times the number of other active tenants (at most ACTIVE_MS): a flood
+ *   of cheap requests, sent one after another, then leaves room too. This gives up some of the
+ *   flood's throughput (the loop may idle while a quiet tenant pauses) for the others' latency;
+ *   tenants asking alike never rest, and once the loop has been quiet for a second, turns end.
  * A tenant that was quiet therefore goes in at once, next to at most `busyConcurrency` requests of
  * each other tenant, however many a flooding tenant has sent; and a flood of invented credentials
  * is one tenant, whatever sys_ids it makes up. A line holds at most `maxWaiting` requests and a
@@ -70,8 +70,7 @@ export const tenantKind = (tenant: Tenant): TenantKind =>
  * A tenant counts as active this long after its last request arrived: long enough to cover a
  * client's pause between requests, short enough that one gone quiet stops counting at once.
  */
-export const ACTIVE_MS = Number(process.env.ADM_ACTIVE_MS ?? 250);
-const REST_FACTOR = Number(process.env.ADM_REST ?? 1);
+export const ACTIVE_MS = 250;
 const RETRY_AFTER_SECONDS = 1;
 
 interface Waiter {
@@ -83,6 +82,12 @@ export class Admission {
   private readonly running = new Map<Tenant, number>();
   /** While tenants take turns: when each may start its next request (see `rest`). */
   private readonly readyAt = new Map<Tenant, number>();
+  /** Requests started per tenant in this window of ACTIVE_MS and the one before, and in all. */
+  private startedNow = new Map<Tenant, number>();
+  private startedBefore = new Map<Tenant, number>();
+  private startedTotal = 0;
+  private startedBeforeTotal = 0;
+  private windowStart = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
   /** Waiting requests per tenant; Map order is the round-robin order. */
@@ -174,6 +179,7 @@ export class Admission {
   private take(tenant: Tenant): Release {
     this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
     const started = this.now();
+    this.countStart(tenant, started);
     let released = false;
     return () => {
       if (released) return;
@@ -186,24 +192,39 @@ export class Admission {
     };
   }
 
+  /** Counts a request's start in the current window (two windows of ACTIVE_MS are kept). */
+  private countStart(tenant: Tenant, now: number): void {
+    if (now - this.windowStart >= ACTIVE_MS) {
+      const skipped = now - this.windowStart >= 2 * ACTIVE_MS;
+      this.startedBefore = skipped ? new Map() : this.startedNow;
+      this.startedBeforeTotal = skipped ? 0 : this.startedTotal - this.startedBeforeTotal;
+      this.startedNow = new Map();
+      this.startedTotal = this.startedBeforeTotal;
+      this.windowStart = now;
+    }
+    this.startedNow.set(tenant, (this.startedNow.get(tenant) ?? 0) + 1);
+    this.startedTotal += 1;
+  }
+
   /**
-   * While tenants take turns, a request that ran `d` ms makes its tenant rest `d` ms for each
-   * other active tenant (at most ACTIVE_MS) before its next one starts. Active, not only running:
-   * a client that pauses between requests is still there, and if the flooding tenant filled every
-   * pause, each of that client's requests would start next to one of the flood's.
+   * While tenants take turns, a tenant that started more than one and a half times its share of
+   * the recent requests (1/N of them, N tenants active) rests after each request: as long as the request
+   * took, once per other active tenant (at most ACTIVE_MS). Tenants asking alike never rest, so
+   * many accounts sharing a busy copy evenly lose nothing; a flood leaves room for the others.
+   * Active, not only running: a client that pauses between requests is still there, and if the
+   * flood filled every pause, each of that client's requests would start next to one of its.
    */
   private rest(tenant: Tenant, started: number): void {
     if (!this.turnTaking) {
       this.readyAt.delete(tenant);
       return;
     }
+    const active = this.activeTenants();
+    const mine = (this.startedNow.get(tenant) ?? 0) + (this.startedBefore.get(tenant) ?? 0);
+    if (2 * mine * active <= 3 * this.startedTotal) return;
     const now = this.now();
-    const others = this.activeTenants() - 1;
     const from = Math.max(now, this.readyAt.get(tenant) ?? 0);
-    this.readyAt.set(
-      tenant,
-      Math.min(from + (now - started) * others * REST_FACTOR, now + ACTIVE_MS),
-    );
+    this.readyAt.set(tenant, Math.min(from + (now - started) * (active - 1), now + ACTIVE_MS));
   }
 
   /** Fills free places from the lines, one request per tenant in turn. */

@@ -121,16 +121,17 @@ describe('Admission', () => {
     expect(order).toEqual(['account:a', 'account:b', 'account:a', 'account:b']);
   });
 
-  it('makes a tenant rest as long as its request took, per other active tenant', async () => {
-    const { admission: gate, load } = admission();
+  it('makes a tenant that starts over 1.5 times its share rest as long as its request took', async () => {
+    const { admission: gate, load } = admission({ busyConcurrency: 5 });
     load.set(true);
-    const flood = released(gate.admit('account:flood'));
     released(gate.admit('account:other'));
+    // The flood starts five requests to the other's one: over 1.5 times its half.
+    const flood = Array.from({ length: 5 }, () => released(gate.admit('account:flood')));
     const next = waiting(gate.admit('account:flood'));
     let started = false;
     void next.outcome.then(() => (started = true));
     clock += 40; // the flood's request took 40 ms
-    flood();
+    flood[0]?.();
     await vi.advanceTimersByTimeAsync(39);
     clock += 39;
     expect(started).toBe(false);
@@ -139,11 +140,25 @@ describe('Admission', () => {
     expect(started).toBe(true);
   });
 
-  it(`rests at most ${ACTIVE_MS} ms, and not at all once turns have ended`, async () => {
-    const { admission: gate, load } = admission();
+  it('never makes tenants rest that ask alike', () => {
+    const { admission: gate, load } = admission({ busyConcurrency: 5 });
     load.set(true);
-    const slow = released(gate.admit('account:slow'));
+    for (let round = 0; round < 4; round += 1) {
+      for (const tenant of ['account:a', 'account:b', 'account:c']) {
+        const release = released(gate.admit(tenant));
+        clock += 10;
+        release();
+      }
+    }
+    expect(gate.waiting).toBe(0);
+  });
+
+  it(`rests at most ${ACTIVE_MS} ms, and not at all once turns have ended`, async () => {
+    const { admission: gate, load } = admission({ busyConcurrency: 4 });
+    load.set(true);
     released(gate.admit('account:other'));
+    const slow = released(gate.admit('account:slow'));
+    for (let i = 0; i < 3; i += 1) released(gate.admit('account:slow'));
     const next = waiting(gate.admit('account:slow'));
     clock += 10_000;
     gate.admit('account:other'); // still active
