@@ -287,7 +287,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     turnTaking: admission.turnTaking,
     utilization: loopLoad.utilization ?? 0,
   }));
-  const server = createServer(admitRequests(gateway, admission, tenantResolver(credentials)));
+  const tenantOf = tenantResolver(credentials);
+  const server = createServer(admitRequests(gateway, admission, tenantOf));
   const connections = manageConnections(server, {
     keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
   });
@@ -298,6 +299,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         ...(logger ? webSocketLog(logger) : {}),
         maxConnections: config.live.maxConnections,
         maxPayloadBytes: config.limits.maxBodyBytes,
+        admit: (request) => admission.admit(tenantOf(request.headers)),
       })
     : null;
 

@@ -9,15 +9,18 @@
  * Bounded like HTTP: no frame larger than MAX_BODY_BYTES is read (ws refuses it from its length
  * header, close 1009), a `connection_init` larger than MAX_CONNECTION_INIT_BYTES is refused
  * (4413), and past `maxConnections` open on this copy a new connection is closed at once (1013,
- * try again later).
+ * try again later). While the copy is busy, upgrades take their tenant's turn like HTTP requests
+ * (`admit`): a flood of connections is one tenant among others.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { readCredentials } from '../core/credentials.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
+import { isRefusal, type Refusal, type Release, type Waiting } from './fair-admission.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
 export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
@@ -38,6 +41,12 @@ export interface WebSocketOptions {
   readonly maxPayloadBytes?: number;
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
+  /**
+   * Admission (fair-admission.ts) of each upgrade: a connection takes its tenant's turn until its
+   * first message (the connection_init) has been handled, then holds no place while it stays open.
+   * @default every upgrade goes in at once
+   */
+  readonly admit?: (request: IncomingMessage) => Release | Waiting | Refusal;
   /** Connection events, for the log (src/observability/connection-log.ts). */
   readonly onConnected?: (socket: WebSocket, accepted: boolean) => void;
   readonly onOperation?: (socket: WebSocket) => void;
@@ -80,7 +89,31 @@ export function attachWebSocket(
 ): AttachedWebSocket {
   const maxPayload = options.maxPayloadBytes ?? 100_000;
   const maxInitBytes = Math.min(MAX_CONNECTION_INIT_BYTES, maxPayload);
-  const wss = new WebSocketServer({ server, path: options.path, maxPayload });
+  const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const outcome = options.admit?.(request) ?? noop;
+    if (typeof outcome === 'function') {
+      upgrade(request, socket, head, outcome);
+    } else if (isRefusal(outcome)) {
+      refuseUpgrade(socket, outcome);
+    } else {
+      socket.once('close', outcome.cancel);
+      void outcome.outcome.then((granted) => {
+        socket.off('close', outcome.cancel);
+        if (typeof granted !== 'function') refuseUpgrade(socket, granted);
+        else if (socket.destroyed) granted();
+        else upgrade(request, socket, head, granted);
+      });
+    }
+  });
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, release: Release) => {
+    socket.once('close', release);
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      // After graphql-ws has handled the connection_init (or the socket was cut for its size).
+      ws.once('message', () => setImmediate(release));
+      wss.emit('connection', ws, request);
+    });
+  };
   const running = new WeakMap<WebSocket, Set<string>>();
   // The size of each connection's first message (its connection_init), read before graphql-ws.
   const firstMessageBytes = new WeakMap<WebSocket, number>();
@@ -179,6 +212,18 @@ export function attachWebSocket(
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+const noop: Release = () => undefined;
+
+/** A 429 before the WebSocket handshake: the client may retry after `Retry-After`. */
+function refuseUpgrade(socket: Duplex, refusal: Refusal): void {
+  const body = `The gateway is busy; retry after ${refusal.retryAfterSeconds} s.`;
+  socket.end(
+    `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${refusal.retryAfterSeconds}\r\n` +
+      `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
 }
 
 function byteLength(data: Buffer | ArrayBuffer | Buffer[]): number {

@@ -5,6 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoopLoad } from '../../src/http/fair-admission.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -144,6 +145,52 @@ describe('admission over HTTP while the copy is busy', () => {
       expect(await query.body.text()).toContain('ownedNumbers');
       stream.body.destroy();
     } finally {
+      await live.app.endStreams();
+      live.app.server.closeAllConnections();
+      await new Promise((resolve) => live.app.server.close(resolve));
+      await live.close();
+    }
+  });
+
+  it('makes WebSocket upgrades take their turn too, and answers 429 past the line', async () => {
+    const live = createTestGateway(simulator.url, {
+      loopLoad: busy,
+      live: { pollMs: 100 },
+      admission: { busyConcurrency: 1, maxWaiting: 1, maxWaitMs: 1_000 },
+    });
+    const { port } = (await live.app.listen()) as AddressInfo;
+    const url = `ws://127.0.0.1:${port}/graphql`;
+    const sockets: WebSocket[] = [];
+    const connect = () =>
+      new Promise<string>((resolve) => {
+        const socket = new WebSocket(url, 'graphql-transport-ws');
+        sockets.push(socket);
+        socket.once('open', () => resolve('open'));
+        socket.once('unexpected-response', (_request, response) => {
+          resolve(`${response.statusCode} retry-after ${response.headers['retry-after']}`);
+        });
+        socket.once('error', () => undefined);
+      });
+    try {
+      // Another tenant active (turns); then three upgrades without credentials (one pool): the
+      // first connects and holds the place until its first message, one waits, one is refused.
+      await (
+        await request(`http://127.0.0.1:${port}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...basicAuth(DEMO_CREDENTIALS) },
+          body: JSON.stringify({ query: QUERY }),
+        })
+      ).body.text();
+      const first = await connect();
+      const second = connect();
+      const third = await connect();
+      expect(first).toBe('open');
+      expect(third).toBe('429 retry-after 1');
+      // The first sends its connection_init: its place is freed, and the second connects.
+      sockets[0]?.send(JSON.stringify({ type: 'connection_init', payload: basicAuth(DEMO_CREDENTIALS) }));
+      expect(await second).toBe('open');
+    } finally {
+      for (const socket of sockets) socket.terminate();
       await live.app.endStreams();
       live.app.server.closeAllConnections();
       await new Promise((resolve) => live.app.server.close(resolve));
