@@ -41,7 +41,11 @@ async function direct(url: string): Promise<number> {
   const response = await request(`${url}/api/ownednumbers`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ sys_id: sysId, auth_token: authToken, number_type: 'local' }).toString(),
+    body: new URLSearchParams({
+      sys_id: sysId,
+      auth_token: authToken,
+      number_type: 'local',
+    }).toString(),
   });
   await response.body.text();
   if (response.statusCode !== 200) throw new Error(`bystander direct: HTTP ${response.statusCode}`);

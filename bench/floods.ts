@@ -518,5 +518,3 @@ function init(bytes: number): Buffer {
 }
 const hugeInit = () => init(90 * 1024 * 1024);
 const largeInit = () => init(1024 * 1024);
-
-

@@ -5,7 +5,12 @@
  * goes away. A refused request still goes through yoga, marked, so that it is answered like any
  * other error: CORS headers, request id, log line and metrics included (plugins/admission-refusals.ts).
  */
-import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type {
+  IncomingHttpHeaders,
+  IncomingMessage,
+  RequestListener,
+  ServerResponse,
+} from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { readCredentials, type Credentials } from '../core/credentials.js';
 import type { CredentialMemory } from '../upstream/verification.js';

@@ -187,7 +187,9 @@ describe('admission over HTTP while the copy is busy', () => {
       expect(first).toBe('open');
       expect(third).toBe('429 retry-after 1');
       // The first sends its connection_init: its place is freed, and the second connects.
-      sockets[0]?.send(JSON.stringify({ type: 'connection_init', payload: basicAuth(DEMO_CREDENTIALS) }));
+      sockets[0]?.send(
+        JSON.stringify({ type: 'connection_init', payload: basicAuth(DEMO_CREDENTIALS) }),
+      );
       expect(await second).toBe('open');
     } finally {
       for (const socket of sockets) socket.terminate();
