@@ -119,6 +119,7 @@ export class Admission {
   admit(tenant: Tenant): Release | Waiting | Refusal {
     if (this.options.busyConcurrency <= 0) return noop;
     const now = this.now();
+    this.prune(now);
     this.lastSeen.delete(tenant);
     this.lastSeen.set(tenant, now);
     const line = this.lines.get(tenant);
@@ -163,7 +164,12 @@ export class Admission {
   }
 
   private activeTenants(): number {
-    const now = this.now();
+    this.prune(this.now());
+    return this.lastSeen.size;
+  }
+
+  /** Forgets tenants quiet for ACTIVE_MS (at most every ACTIVE_MS / 4), so the map stays small. */
+  private prune(now: number): void {
     if (now - this.lastPrune >= ACTIVE_MS / 4) {
       this.lastPrune = now;
       // Oldest first (each arrival moves its tenant to the end): stop at the first recent one.
@@ -173,7 +179,6 @@ export class Admission {
         this.readyAt.delete(tenant);
       }
     }
-    return this.lastSeen.size;
   }
 
   private take(tenant: Tenant): Release {

@@ -211,6 +211,16 @@ describe('Admission', () => {
     expect(gate.waiting).toBe(0);
   });
 
+  it(`forgets tenants quiet for ${ACTIVE_MS} ms, busy or not: turns end when one tenant is left`, () => {
+    const { admission: gate, load } = admission();
+    for (let i = 0; i < 1_000; i += 1) released(gate.admit(`account:${i}`))();
+    clock += ACTIVE_MS;
+    released(gate.admit('account:last'))();
+    load.set(true);
+    expect(gate.turnTaking).toBe(false);
+    for (let i = 0; i < 5; i += 1) released(gate.admit('account:last'));
+  });
+
   it('with busyConcurrency 0, is off', () => {
     const { admission: gate, load } = admission({ busyConcurrency: 0 });
     load.set(true);
