@@ -71,6 +71,14 @@ export interface FloodResult {
   readonly failures: readonly string[];
 }
 
+/** What bench/child-hooks.mjs answers to `gc`. */
+interface GcReport {
+  readonly collected: boolean;
+  readonly rss: number;
+  readonly heapUsed: number;
+  readonly cHeap: number | null;
+}
+
 const RSS_LIMIT_BYTES = 50e6;
 const BYSTANDER_RATIO = 2;
 const median = (values: readonly number[]): number => {
@@ -185,11 +193,7 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     await Promise.all(
       Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context)),
     );
-    const gcBefore = await stack.gateway.ask<{
-      collected: boolean;
-      heapUsed: number;
-      cHeap: number | null;
-    }>({ type: 'gc' });
+    const gcBefore = await stack.gateway.ask<GcReport>({ type: 'gc' });
     // Idle means idle: the warm-up's tenants gone and the loop quiet again (src/http/fair-admission.ts
     // makes tenants take turns for a second after the loop was last busy).
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -240,12 +244,7 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     const elapsed = (performance.now() - started) / 1000;
     const endBytes = rssBytes(stack.gateway.pid);
     peakBytes = Math.max(peakBytes, endBytes);
-    const gc = await stack.gateway.ask<{
-      collected: boolean;
-      rss: number;
-      heapUsed: number;
-      cHeap: number | null;
-    }>({ type: 'gc' });
+    const gc = await stack.gateway.ask<GcReport>({ type: 'gc' });
     const calls = (await upstreamCalls(stack.simulator)) - callsBefore;
     const floodP50Ms = median(times);
     const checked = (await plan.after?.(context, outcomes)) ?? { notes: [], failures: [] };

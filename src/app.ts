@@ -60,7 +60,7 @@ export interface AppParts {
   /** Headers GraphiQL pre-fills. @default the demo credentials in demo mode, none otherwise */
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
   /** How busy the event loop is, for admission. @default the process's sampler (tests: their own) */
-  readonly loopLoad?: LoopLoad & { readonly utilization?: number };
+  readonly loopLoad?: LoopLoad;
   /** Redis connections per use (src/redis), reported in sms_redis_up and on /readiness. */
   readonly redis?: Partial<Readonly<Record<RedisUse, RedisConnection>>>;
 }
@@ -285,7 +285,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   metrics?.watchAdmission(() => ({
     waiting: admission.waiting,
     turnTaking: admission.turnTaking,
-    utilization: loopLoad.utilization ?? 0,
+    utilization: loopLoad.utilization,
   }));
   const tenantOf = tenantResolver(credentials);
   const server = createServer(admitRequests(gateway, admission, tenantOf));

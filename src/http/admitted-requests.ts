@@ -17,7 +17,7 @@ import type { CredentialMemory } from '../upstream/verification.js';
 import {
   ANONYMOUS,
   UNVERIFIED,
-  isRefusal,
+  whenAdmitted,
   type Admission,
   type Refusal,
   type Release,
@@ -76,30 +76,15 @@ export function admitRequests(
       listener(request, response);
       return;
     }
-    const outcome = admission.admit(tenantOf(request.headers));
-    if (typeof outcome === 'function') {
-      run(listener, request, response, outcome);
-      return;
-    }
-    if (isRefusal(outcome)) {
-      refusals.set(request, outcome);
-      listener(request, response);
-      return;
-    }
-    const leave = (): void => outcome.cancel();
-    response.once('close', leave);
-    void outcome.outcome.then((granted) => {
-      response.off('close', leave);
-      if (response.destroyed) {
-        if (typeof granted === 'function') granted();
-        return;
-      }
-      if (typeof granted === 'function') run(listener, request, response, granted);
-      else {
-        refusals.set(request, granted);
+    whenAdmitted(
+      admission.admit(tenantOf(request.headers)),
+      response,
+      (release) => run(listener, request, response, release),
+      (refusal) => {
+        refusals.set(request, refusal);
         listener(request, response);
-      }
-    });
+      },
+    );
   };
 }
 

@@ -45,6 +45,8 @@ export interface Waiting {
 
 export interface LoopLoad {
   readonly busy: boolean;
+  /** The last window's event-loop utilization, 0 to 1 (reported as a metric). */
+  readonly utilization: number;
   onChange(listener: (busy: boolean) => void): () => void;
 }
 
@@ -297,3 +299,40 @@ const noop: Release = () => undefined;
 
 export const isRefusal = (value: Release | Waiting | Refusal): value is Refusal =>
   typeof value === 'object' && 'refused' in value;
+
+/** What a waiting request can be abandoned through: its HTTP response, or an upgrade's socket. */
+export interface Connection {
+  once(event: 'close', listener: () => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
+  readonly destroyed: boolean;
+}
+
+/**
+ * Acts on what `admit` answered: `run` once the request may go (at once, or after its wait),
+ * `refuse` when it is refused. A waiting request whose connection closes leaves its line, and a
+ * place granted to a connection already gone is handed back at once.
+ */
+export function whenAdmitted(
+  outcome: Release | Waiting | Refusal,
+  connection: Connection,
+  run: (release: Release) => void,
+  refuse: (refusal: Refusal) => void,
+): void {
+  if (typeof outcome === 'function') {
+    run(outcome);
+    return;
+  }
+  if (isRefusal(outcome)) {
+    refuse(outcome);
+    return;
+  }
+  const leave = (): void => outcome.cancel();
+  connection.once('close', leave);
+  void outcome.outcome.then((granted) => {
+    connection.off('close', leave);
+    if (connection.destroyed) {
+      if (typeof granted === 'function') granted();
+    } else if (typeof granted === 'function') run(granted);
+    else refuse(granted);
+  });
+}

@@ -20,7 +20,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { readCredentials } from '../core/credentials.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
-import { isRefusal, type Refusal, type Release, type Waiting } from './fair-admission.js';
+import { whenAdmitted, type Refusal, type Release, type Waiting } from './fair-admission.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
 export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
@@ -91,20 +91,12 @@ export function attachWebSocket(
   const maxInitBytes = Math.min(MAX_CONNECTION_INIT_BYTES, maxPayload);
   const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const outcome = options.admit?.(request) ?? noop;
-    if (typeof outcome === 'function') {
-      upgrade(request, socket, head, outcome);
-    } else if (isRefusal(outcome)) {
-      refuseUpgrade(socket, outcome);
-    } else {
-      socket.once('close', outcome.cancel);
-      void outcome.outcome.then((granted) => {
-        socket.off('close', outcome.cancel);
-        if (typeof granted !== 'function') refuseUpgrade(socket, granted);
-        else if (socket.destroyed) granted();
-        else upgrade(request, socket, head, granted);
-      });
-    }
+    whenAdmitted(
+      options.admit?.(request) ?? noop,
+      socket,
+      (release) => upgrade(request, socket, head, release),
+      (refusal) => refuseUpgrade(socket, refusal),
+    );
   });
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, release: Release) => {
     socket.once('close', release);

@@ -6,7 +6,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import {
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 import {
   createTestGateway,
   type TestGateway,
@@ -25,8 +29,11 @@ export interface ServedGateway {
   close(): Promise<void>;
 }
 
-export async function serveGateway(options: TestGatewayOptions = {}): Promise<ServedGateway> {
-  const simulator = await startSimulator();
+export async function serveGateway(
+  options: TestGatewayOptions = {},
+  simulatorOptions: SimulatorOptions = {},
+): Promise<ServedGateway> {
+  const simulator = await startSimulator(simulatorOptions);
   const test = createTestGateway(simulator.url, { live: { pollMs: 100 }, ...options });
   let upgrades = 0;
   const sockets = new Set<Duplex>();

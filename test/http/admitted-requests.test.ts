@@ -3,51 +3,41 @@
  * account's requests take turns with another's, credentials the copy has not seen accepted share
  * one pool, and a refusal is a 429 that a browser can read.
  */
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoopLoad } from '../../src/http/fair-admission.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import {
-  DEMO_CREDENTIALS,
-  SECOND_DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
-import { basicAuth, createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
+import { basicAuth } from '../fixtures/harness.js';
 
 const LATENCY_MS = 150;
 const QUERY = '{ ownedNumbers { tid } }';
 const ORIGIN = 'https://app.example.com';
 
-const busy: LoopLoad = { busy: true, onChange: () => () => undefined };
+const busy: LoopLoad = { busy: true, utilization: 1, onChange: () => () => undefined };
 
-let simulator: RunningSimulator;
-let test: TestGateway;
+let served: ServedGateway;
 let origin: string;
 
 beforeAll(async () => {
-  simulator = await startSimulator({ latencyMs: LATENCY_MS });
-  test = createTestGateway(simulator.url, {
-    loopLoad: busy,
-    metrics: createMetrics(),
-    corsOrigins: [ORIGIN],
-    admission: { busyConcurrency: 1, maxWaiting: 2, maxWaitMs: 2_000 },
-  });
-  const { port } = (await test.app.listen()) as AddressInfo;
-  origin = `http://127.0.0.1:${port}`;
+  served = await serveGateway(
+    {
+      loopLoad: busy,
+      metrics: createMetrics(),
+      corsOrigins: [ORIGIN],
+      admission: { busyConcurrency: 1, maxWaiting: 2, maxWaitMs: 2_000 },
+    },
+    { latencyMs: LATENCY_MS },
+  );
+  origin = served.origin;
   // Both accounts verified (each alone: no turns yet).
   await post(basicAuth(DEMO_CREDENTIALS));
   await post(basicAuth(SECOND_DEMO_CREDENTIALS));
 });
 
-afterAll(async () => {
-  test.app.server.closeAllConnections();
-  await new Promise((resolve) => test.app.server.close(resolve));
-  await test.close();
-  await simulator.close();
-});
+afterAll(() => served.close());
 
 async function post(headers: Record<string, string>) {
   const response = await request(`${origin}/graphql`, {
@@ -113,13 +103,11 @@ describe('admission over HTTP while the copy is busy', () => {
   });
 
   it('frees the place of an SSE subscription when its stream starts, not when it ends', async () => {
-    const live = createTestGateway(simulator.url, {
+    const live = await serveGateway({
       loopLoad: busy,
-      live: { pollMs: 100 },
       admission: { busyConcurrency: 1, maxWaiting: 2, maxWaitMs: 1_000 },
     });
-    const { port } = (await live.app.listen()) as AddressInfo;
-    const base = `http://127.0.0.1:${port}/graphql`;
+    const base = `${live.origin}/graphql`;
     const auth = basicAuth(DEMO_CREDENTIALS);
     const ask = (headers: Record<string, string>, body: object) =>
       request(base, {
@@ -145,21 +133,16 @@ describe('admission over HTTP while the copy is busy', () => {
       expect(await query.body.text()).toContain('ownedNumbers');
       stream.body.destroy();
     } finally {
-      await live.app.endStreams();
-      live.app.server.closeAllConnections();
-      await new Promise((resolve) => live.app.server.close(resolve));
       await live.close();
     }
   });
 
   it('makes WebSocket upgrades take their turn too, and answers 429 past the line', async () => {
-    const live = createTestGateway(simulator.url, {
+    const live = await serveGateway({
       loopLoad: busy,
-      live: { pollMs: 100 },
       admission: { busyConcurrency: 1, maxWaiting: 1, maxWaitMs: 1_000 },
     });
-    const { port } = (await live.app.listen()) as AddressInfo;
-    const url = `ws://127.0.0.1:${port}/graphql`;
+    const url = `${live.origin.replace(/^http/, 'ws')}/graphql`;
     const sockets: WebSocket[] = [];
     const connect = () =>
       new Promise<string>((resolve) => {
@@ -175,7 +158,7 @@ describe('admission over HTTP while the copy is busy', () => {
       // Another tenant active (turns); then three upgrades without credentials (one pool): the
       // first connects and holds the place until its first message, one waits, one is refused.
       await (
-        await request(`http://127.0.0.1:${port}/graphql`, {
+        await request(`${live.origin}/graphql`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...basicAuth(DEMO_CREDENTIALS) },
           body: JSON.stringify({ query: QUERY }),
@@ -193,9 +176,6 @@ describe('admission over HTTP while the copy is busy', () => {
       expect(await second).toBe('open');
     } finally {
       for (const socket of sockets) socket.terminate();
-      await live.app.endStreams();
-      live.app.server.closeAllConnections();
-      await new Promise((resolve) => live.app.server.close(resolve));
       await live.close();
     }
   });

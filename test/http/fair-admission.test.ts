@@ -19,6 +19,7 @@ import {
 
 class FakeLoad implements LoopLoad {
   busy = false;
+  utilization = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
   set(busy: boolean): void {
     this.busy = busy;
