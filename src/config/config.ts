@@ -145,6 +145,12 @@ export interface Config {
   readonly upstream: UpstreamSettings;
   readonly limits: GatewayLimits;
   readonly admission: AdmissionSettings;
+  /**
+   * HEAP_GROWING_PERCENT: how far V8 lets the old generation grow past what the last full
+   * collection kept before it collects again (V8's --heap-growing-percent, set by src/main.ts);
+   * 0 leaves V8's own pacing, which lets a heap of this size grow fourfold. @default 50
+   */
+  readonly heapGrowingPercent: number;
   /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
   readonly simulatorLatencyMs: number;
   /** Demo mode: an inbound message arrives this often, for live updates to show; 0 never. @default 0 */
@@ -275,6 +281,7 @@ export function loadConfig(env: Env): Config {
       maxWaiting: int('ADMISSION_MAX_WAITING', 100, 1, 1_000_000),
       maxWaitMs: int('ADMISSION_MAX_WAIT_MS', 5_000, 1, 600_000),
     },
+    heapGrowingPercent: int('HEAP_GROWING_PERCENT', 50, 0, 400),
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
     simulatorArrivalsMs: int('SIMULATOR_ARRIVALS_MS', 0, 0, 3_600_000),
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),

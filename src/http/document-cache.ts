@@ -5,7 +5,13 @@
  * compiled query, its cost, its operation name. A document costs far more than its text: an
  * alias-heavy one of 5 kB held about 2 MB of heap once parsed, validated and compiled (`npm run
  * soak -- --scenario=cache-flood`), so a count alone does not bound the memory; the text does.
+ *
+ * A document is kept from its second sighting on, not its first (as graphql-jit compiles it on its
+ * second execution): a stream of one-off documents, an APQ flood of 95 KB ones for instance, would
+ * otherwise evict every other client's documents with each request, and each of those clients
+ * would pay for parsing, validation and compilation again.
  */
+import { createHash } from 'node:crypto';
 import type { DocumentNode } from 'graphql';
 import type { YogaServerOptions } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
@@ -19,6 +25,8 @@ export const MAX_CACHED_DOCUMENTS = 500;
 export const MAX_CACHED_DOCUMENT_TEXT = 128 * 1024;
 /** Parse errors are remembered too (a client retrying a broken query), but few of them. */
 const MAX_CACHED_PARSE_ERRORS = 100;
+/** Documents seen once, remembered by fingerprint only (a few dozen bytes each). */
+const MAX_SEEN_ONCE = 2_000;
 
 type ParserCacheOptions = Exclude<
   NonNullable<YogaServerOptions<object, object>['parserAndValidationCache']>,
@@ -28,13 +36,15 @@ type ParserCacheOptions = Exclude<
 /** One set of caches per gateway; a document evicted here takes its compiled state with it. */
 export function boundedDocumentCaches(): ParserCacheOptions {
   return {
-    documentCache: new LRUCache<string, DocumentNode>({
-      max: MAX_CACHED_DOCUMENTS,
-      maxSize: MAX_CACHED_DOCUMENT_TEXT,
-      // A document bigger than the whole budget is parsed again each time, never kept.
-      maxEntrySize: MAX_CACHED_DOCUMENT_TEXT,
-      sizeCalculation: (_document, text) => Math.max(1, text.length),
-    }),
+    documentCache: keptFromSecondSighting(
+      new LRUCache<string, DocumentNode>({
+        max: MAX_CACHED_DOCUMENTS,
+        maxSize: MAX_CACHED_DOCUMENT_TEXT,
+        // A document bigger than the whole budget is parsed again each time, never kept.
+        maxEntrySize: MAX_CACHED_DOCUMENT_TEXT,
+        sizeCalculation: (_document, text) => Math.max(1, text.length),
+      }),
+    ),
     errorCache: new LRUCache<string, object>({
       max: MAX_CACHED_PARSE_ERRORS,
       maxSize: MAX_CACHED_DOCUMENT_TEXT,
@@ -42,5 +52,21 @@ export function boundedDocumentCaches(): ParserCacheOptions {
     }),
     // By DocumentNode in a WeakMap (yoga's own): bounded by the document cache above.
     validationCache: true,
+  };
+}
+
+type DocumentCache = NonNullable<ParserCacheOptions['documentCache']>;
+
+/** yoga sets a document only after a miss: the first set of a text is remembered, the second kept. */
+function keptFromSecondSighting(documents: LRUCache<string, DocumentNode>): DocumentCache {
+  const seenOnce = new LRUCache<string, true>({ max: MAX_SEEN_ONCE });
+  return {
+    get: (text) => documents.get(text),
+    set: (text, document) => {
+      // Not a security boundary: a collision only keeps a document one sighting early.
+      const fingerprint = createHash('sha1').update(text).digest('base64');
+      if (seenOnce.delete(fingerprint)) documents.set(text, document);
+      else seenOnce.set(fingerprint, true);
+    },
   };
 }

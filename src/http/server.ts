@@ -18,6 +18,7 @@ import type { ResponseCache } from '../cache/response-cache.js';
 import type { GatewayLimits } from '../config/config.js';
 import { createContext, type GatewayContext } from '../graph/context.js';
 import { upstreamErrorToGraphQL } from '../core/errors.js';
+import { readCredentials, type Credentials } from '../core/credentials.js';
 import type { LiveHub } from '../live/hub.js';
 import { yogaLogger, type Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -65,6 +66,12 @@ export interface GatewayOptions {
   readonly persistedOperations?: Plugin | null;
   /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
   readonly apqStore?: APQStore | null;
+  /**
+   * True when the service accepts these credentials (one cheap call when unknown, remembered
+   * briefly). An APQ registration is kept only for them, never for a caller without credentials.
+   * @default any credentials count as accepted
+   */
+  readonly verify?: (credentials: Credentials) => Promise<boolean>;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
   /**
@@ -200,7 +207,14 @@ export function createGateway(options: GatewayOptions): Gateway {
         : []),
       ...(options.tracing ? [options.tracing.plugin] : []),
       options.persistedOperations ??
-        apqPlugin(options.apqStore, { onRequest: (result) => options.metrics?.apqRequest(result) }),
+        apqPlugin(options.apqStore, {
+          onRequest: (result) => options.metrics?.apqRequest(result),
+          keepsFor: (request) => {
+            const read = readCredentials(request.headers);
+            if (read.kind !== 'present') return false;
+            return options.verify ? options.verify(read.credentials) : true;
+          },
+        }),
       // After persisted operations (which turn a hash into its query), before everything else:
       // a cached answer skips parsing, the limits and execution (it passed them when stored).
       ...(options.responseCache ? [options.responseCache.plugin] : []),

@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       port: 4000,
       host: '0.0.0.0',
       logLevel: 'info',
+      heapGrowingPercent: 50,
       upstream: {
         url: null,
         timeoutMs: 10_000,
@@ -69,6 +70,7 @@ describe('loadConfig', () => {
       ADMISSION_BUSY_CONCURRENCY: '3',
       ADMISSION_MAX_WAITING: '40',
       ADMISSION_MAX_WAIT_MS: '1500',
+      HEAP_GROWING_PERCENT: '0',
       LIVE_MAX_SUBSCRIPTIONS: '900',
       WS_MAX_CONNECTIONS: '80',
       UPSTREAM_CONCURRENCY: '4',
@@ -122,6 +124,7 @@ describe('loadConfig', () => {
         refusedTtlMs: 5_000,
       },
       admission: { busyConcurrency: 3, maxWaiting: 40, maxWaitMs: 1500 },
+      heapGrowingPercent: 0,
       limits: {
         upstreamConcurrency: 4,
         maxHistoryRange: 200,

@@ -9,14 +9,33 @@ import {
 
 const query = (n: number, padding = 0) => `query Q${n} { __typename ${' '.repeat(padding)}}`;
 
+/** As yoga does after each miss: parse, then set. */
+function parsed(cache: ReturnType<typeof boundedDocumentCaches>['documentCache'], text: string) {
+  cache?.set(text, parse(text));
+}
+
 describe('boundedDocumentCaches', () => {
+  it('keeps a document from its second sighting, so one-off documents evict nothing', () => {
+    const { documentCache } = boundedDocumentCaches();
+    const mine = query(1);
+    parsed(documentCache, mine);
+    expect(documentCache?.get(mine)).toBeUndefined();
+    parsed(documentCache, mine);
+    expect(documentCache?.get(mine)).toBeDefined();
+    // A flood of distinct documents, each nearly the whole budget, each seen once.
+    for (let n = 100; n < 200; n++) parsed(documentCache, query(n, 95_000));
+    expect(documentCache?.get(mine)).toBeDefined();
+    expect(documentCache?.get(query(100, 95_000))).toBeUndefined();
+  });
+
   it('keeps recent documents, dropping the oldest past the text budget', () => {
     const { documentCache } = boundedDocumentCaches();
     const size = 16 * 1024;
     const fit = Math.floor(MAX_CACHED_DOCUMENT_TEXT / size);
     for (let n = 0; n <= fit; n++) {
       const text = query(n, size - query(n).length);
-      documentCache?.set(text, parse(text));
+      parsed(documentCache, text);
+      parsed(documentCache, text);
     }
     expect(documentCache?.get(query(0, size - query(0).length))).toBeUndefined();
     expect(documentCache?.get(query(fit, size - query(fit).length))).toBeDefined();
@@ -24,11 +43,15 @@ describe('boundedDocumentCaches', () => {
 
   it('never keeps more than MAX_CACHED_DOCUMENTS, nor one bigger than the whole budget', () => {
     const { documentCache } = boundedDocumentCaches();
-    for (let n = 0; n <= MAX_CACHED_DOCUMENTS; n++) documentCache?.set(query(n), parse(query(n)));
+    for (let n = 0; n <= MAX_CACHED_DOCUMENTS; n++) {
+      parsed(documentCache, query(n));
+      parsed(documentCache, query(n));
+    }
     expect(documentCache?.get(query(0))).toBeUndefined();
     expect(documentCache?.get(query(MAX_CACHED_DOCUMENTS))).toBeDefined();
     const huge = query(999_999, MAX_CACHED_DOCUMENT_TEXT);
-    documentCache?.set(huge, parse(huge));
+    parsed(documentCache, huge);
+    parsed(documentCache, huge);
     expect(documentCache?.get(huge)).toBeUndefined();
   });
 });

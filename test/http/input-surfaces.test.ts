@@ -1,14 +1,18 @@
 /**
  * Surfaces that cost in proportion to what they are asked: APQ keeps only documents that parsed
- * and validated, in a store bounded by bytes; no request body is echoed in an error; GraphiQL is
- * compressed once per encoding.
+ * and validated, for callers the service accepted, in a store bounded by bytes; no request body
+ * is echoed in an error; GraphiQL is compressed once per encoding.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryApqStore } from '../../src/http/plugins/apq.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import {
+  DEMO_CREDENTIALS,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/simulator/index.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { basicAuth, createTestGateway, type TestGateway } from '../fixtures/harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -24,12 +28,19 @@ afterAll(async () => {
   await simulator.close();
 });
 
-function post(body: string) {
+const demo = basicAuth(DEMO_CREDENTIALS);
+
+function post(body: string, headers: Record<string, string> = {}) {
   return test.gateway.fetch('http://gateway.test/graphql', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body,
   });
+}
+
+async function registered(): Promise<number> {
+  const text = await metrics.registry.metrics();
+  return Number(/^sms_apq_requests_total\{result="registered"\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
 const hashOnly = (hash: string) =>
@@ -42,20 +53,44 @@ const register = (query: string) =>
 
 describe('APQ', () => {
   it('registers only documents that parse and validate', async () => {
+    const before = await registered();
     for (const invalid of ['{ notAField }', '{ unclosed', `{ ${'a'.repeat(5_000)} }`]) {
-      await post(register(invalid));
-      const again = await (await post(hashOnly(sha256(invalid)))).json();
+      await post(register(invalid), demo);
+      const again = await (await post(hashOnly(sha256(invalid)), demo)).json();
       expect(again.errors?.[0]?.message).toBe('PersistedQueryNotFound');
     }
-    const valid = '{ __typename }';
-    expect((await (await post(register(valid))).json()).data).toEqual({ __typename: 'Query' });
-    expect((await (await post(hashOnly(sha256(valid)))).json()).data).toEqual({
-      __typename: 'Query',
-    });
-    const text = await metrics.registry.metrics();
-    expect(text).toContain('sms_apq_requests_total{result="registered"} 1');
-    expect(text).toContain('sms_apq_requests_total{result="hit"} 1');
-    expect(text).toContain('sms_apq_requests_total{result="miss"} 3');
+    const valid = '{ ownedNumbers { tid } }';
+    expect((await (await post(register(valid), demo)).json()).data).toBeDefined();
+    expect((await (await post(hashOnly(sha256(valid)), demo)).json()).data).toBeDefined();
+    expect(await registered()).toBe(before + 1);
+  });
+
+  it('keeps nothing for a caller without credentials, who is still answered', async () => {
+    const before = await registered();
+    const valid = '{ anonymous: __typename }';
+    for (let i = 0; i < 2; i += 1) {
+      // The protocol's retry works every time: answered, then not found by hash again.
+      expect((await (await post(register(valid))).json()).data).toEqual({ anonymous: 'Query' });
+      const byHash = await (await post(hashOnly(sha256(valid)))).json();
+      expect(byHash.errors?.[0]?.message).toBe('PersistedQueryNotFound');
+    }
+    expect(await registered()).toBe(before);
+  });
+
+  it('keeps nothing for invented credentials, and asks the service about them once', async () => {
+    const before = await registered();
+    const invented = basicAuth({ sysId: 'AC-made-up', authToken: 'not-a-token' });
+    simulator.resetCalls();
+    for (const query of ['{ a: __typename }', '{ b: __typename }', '{ c: __typename }']) {
+      expect((await (await post(register(query), invented)).json()).data).toBeDefined();
+      // The verdict arrives after the answer: wait for it before asking by hash.
+      await expect.poll(() => simulator.calls.length).toBe(1);
+      const byHash = await (await post(hashOnly(sha256(query)), invented)).json();
+      expect(byHash.errors?.[0]?.message).toBe('PersistedQueryNotFound');
+    }
+    // One verification for the pair; its refusal is remembered for the next two.
+    expect(simulator.calls).toHaveLength(1);
+    expect(await registered()).toBe(before);
   });
 
   it('keeps the memory store within its bytes, least recently used out', async () => {

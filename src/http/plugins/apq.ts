@@ -8,7 +8,13 @@
  * A document is registered only once it has parsed and validated against the schema: yoga's
  * plugin checks the hash and hands the query on, and the store write waits for validation
  * (`onValidate`), so nobody can fill the store with text that is not an operation of this
- * schema. The memory store is bounded by bytes (APQ_MEMORY_MAX_BYTES), least recently used out.
+ * schema. It is kept once the request is answered, and only for a caller `keepsFor` vouches for
+ * (credentials the service accepted): a flood of distinct documents without credentials, or
+ * under invented ones, is answered as usual but stores nothing, so it churns neither the store
+ * nor the heap (each kept text outlives many requests; evicted, it is old-generation garbage).
+ * Such a caller's next hash-only request is told PersistedQueryNotFound and sends its query
+ * again, as the protocol expects. The memory store is bounded by bytes (APQ_MEMORY_MAX_BYTES),
+ * least recently used out.
  */
 import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
@@ -25,6 +31,12 @@ export type ApqResult = 'hit' | 'miss' | 'registered';
 export interface ApqOptions {
   /** Told of each lookup by hash (hit or miss) and each document registered. */
   readonly onRequest?: (result: ApqResult) => void;
+  /**
+   * Whether this request's caller may register a document, asked once it was answered (by then
+   * any call it made told the gateway whether the service accepts its credentials).
+   * @default every caller
+   */
+  readonly keepsFor?: (request: Request) => boolean | Promise<boolean>;
 }
 
 /** This process's own store: hash -> query, bounded by the bytes of the queries. */
@@ -40,6 +52,12 @@ export function memoryApqStore(maxBytes = APQ_MEMORY_MAX_BYTES): APQStore {
     },
   };
 }
+
+/**
+ * node:crypto's hash, not the plugin's default (WebCrypto): that one first encodes the whole query
+ * into a new buffer, which for a large document is a second copy of it outside the V8 heap.
+ */
+const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 interface ApqParams {
   readonly extensions?: { readonly persistedQuery?: { readonly sha256Hash?: unknown } };
@@ -59,6 +77,9 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
   // Requests that sent a hash with its query (a registration), seen before yoga's plugin fills
   // the query in for a hash it knows.
   const registering = new WeakMap<Request, { hash: string; query: string }>();
+  // Registrations whose document validated and matched its hash, kept once answered.
+  const validated = new WeakMap<Request, { hash: string; query: string }>();
+  const keepsFor = options.keepsFor ?? (() => true);
   const recorder: Plugin = {
     onParams({ params, request }) {
       const hash = (params as ApqParams).extensions?.persistedQuery?.sha256Hash;
@@ -70,20 +91,30 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
   return {
     onPluginInit({ addPlugin }) {
       addPlugin(recorder);
-      addPlugin(useAPQ({ store: gated }));
+      addPlugin(useAPQ({ store: gated, hash: sha256Hex }));
     },
     onValidate({ context }) {
       const request = (context as { request?: Request }).request;
       const registration = request && registering.get(request);
       if (!registration) return undefined;
-      const { hash, query } = registration;
       return ({ valid }) => {
-        // yoga's plugin already refused a query whose hash does not match; checked again here
-        // so nothing but the true hash of a valid document is ever written.
-        if (!valid || createHash('sha256').update(query).digest('hex') !== hash) return;
-        options.onRequest?.('registered');
-        void Promise.resolve(target.set(hash, query)).catch(() => undefined);
+        if (valid) validated.set(request, registration);
       };
+    },
+    onResponse({ request }) {
+      const registration = validated.get(request);
+      if (!registration) return;
+      validated.delete(request);
+      const { hash, query } = registration;
+      void Promise.resolve(keepsFor(request))
+        .then(async (kept) => {
+          // yoga's plugin already refused a query whose hash does not match; checked again here
+          // so nothing but the true hash of a valid document is ever written.
+          if (!kept || sha256Hex(query) !== hash) return;
+          options.onRequest?.('registered');
+          await target.set(hash, query);
+        })
+        .catch(() => undefined);
     },
   };
 }
