@@ -103,10 +103,12 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
     },
     onResponse({ request }) {
       const registration = validated.get(request);
-      if (!registration) return;
+      if (!registration) return undefined;
       validated.delete(request);
       const { hash, query } = registration;
-      void Promise.resolve(keepsFor(request))
+      // Awaited before the answer goes out, so the client's next request (to any copy sharing
+      // the store) finds the hash.
+      return Promise.resolve(keepsFor(request))
         .then(async (kept) => {
           // yoga's plugin already refused a query whose hash does not match; checked again here
           // so nothing but the true hash of a valid document is ever written.
