@@ -264,7 +264,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     metricsEndpoint: config.metricsPort === null,
     persistedOperations: parts.persistedOperations ?? null,
     apqStore: parts.apqStore ?? null,
-    verify: (c) => client.verify(c),
+    accepted: (c) => credentials.verdict(c) === 'accepted',
     corsOrigins: config.corsOrigins,
     allowLoopbackOrigins: simulator !== null,
     tracing: parts.tracing ?? null,

@@ -67,11 +67,11 @@ export interface GatewayOptions {
   /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
   readonly apqStore?: APQStore | null;
   /**
-   * True when the service accepts these credentials (one cheap call when unknown, remembered
-   * briefly). An APQ registration is kept only for them, never for a caller without credentials.
-   * @default any credentials count as accepted
+   * True when the service accepted these credentials recently (the traffic layer's memory of
+   * verdicts; nothing is asked of the service). An APQ registration is kept only for them, never
+   * for a caller without credentials. @default any credentials count as accepted
    */
-  readonly verify?: (credentials: Credentials) => Promise<boolean>;
+  readonly accepted?: (credentials: Credentials) => boolean;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
   /**
@@ -212,7 +212,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           keepsFor: (request) => {
             const read = readCredentials(request.headers);
             if (read.kind !== 'present') return false;
-            return options.verify ? options.verify(read.credentials) : true;
+            return options.accepted?.(read.credentials) ?? true;
           },
         }),
       // After persisted operations (which turn a hash into its query), before everything else:

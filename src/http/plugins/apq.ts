@@ -9,11 +9,12 @@
  * plugin checks the hash and hands the query on, and the store write waits for validation
  * (`onValidate`), so nobody can fill the store with text that is not an operation of this
  * schema. It is kept once the request is answered, and only for a caller `keepsFor` vouches for
- * (credentials the service accepted): a flood of distinct documents without credentials, or
- * under invented ones, is answered as usual but stores nothing, so it churns neither the store
- * nor the heap (each kept text outlives many requests; evicted, it is old-generation garbage).
- * Such a caller's next hash-only request is told PersistedQueryNotFound and sends its query
- * again, as the protocol expects. The memory store is bounded by bytes (APQ_MEMORY_MAX_BYTES),
+ * (credentials the service has accepted, as this copy remembers; the service is never asked just
+ * for this): a flood of distinct documents without credentials, or under invented ones, is
+ * answered as usual but stores nothing, so it churns neither the store nor the heap (each kept
+ * text outlives many requests; evicted, it is old-generation garbage). Such a caller's next
+ * hash-only request is told PersistedQueryNotFound and sends its query again, as the protocol
+ * expects. The memory store is bounded by bytes (APQ_MEMORY_MAX_BYTES),
  * least recently used out.
  */
 import { createHash } from 'node:crypto';
@@ -36,7 +37,7 @@ export interface ApqOptions {
    * any call it made told the gateway whether the service accepts its credentials).
    * @default every caller
    */
-  readonly keepsFor?: (request: Request) => boolean | Promise<boolean>;
+  readonly keepsFor?: (request: Request) => boolean;
 }
 
 /** This process's own store: hash -> query, bounded by the bytes of the queries. */
@@ -106,17 +107,13 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
       if (!registration) return undefined;
       validated.delete(request);
       const { hash, query } = registration;
+      // yoga's plugin already refused a query whose hash does not match; checked again here so
+      // nothing but the true hash of a valid document is ever written.
+      if (!keepsFor(request) || sha256Hex(query) !== hash) return undefined;
+      options.onRequest?.('registered');
       // Awaited before the answer goes out, so the client's next request (to any copy sharing
       // the store) finds the hash.
-      return Promise.resolve(keepsFor(request))
-        .then(async (kept) => {
-          // yoga's plugin already refused a query whose hash does not match; checked again here
-          // so nothing but the true hash of a valid document is ever written.
-          if (!kept || sha256Hex(query) !== hash) return;
-          options.onRequest?.('registered');
-          await target.set(hash, query);
-        })
-        .catch(() => undefined);
+      return Promise.resolve(target.set(hash, query)).catch(() => undefined);
     },
   };
 }
