@@ -7,15 +7,14 @@
  *
  * A document is registered only once it has parsed and validated against the schema: yoga's
  * plugin checks the hash and hands the query on, and the store write waits for validation
- * (`onValidate`), so nobody can fill the store with text that is not an operation of this
- * schema. It is kept once the request is answered, and only for a caller `keepsFor` vouches for
- * (credentials the service has accepted, as this copy remembers; the service is never asked just
- * for this): a flood of distinct documents without credentials, or under invented ones, is
- * answered as usual but stores nothing, so it churns neither the store nor the heap (each kept
- * text outlives many requests; evicted, it is old-generation garbage). Such a caller's next
- * hash-only request is told PersistedQueryNotFound and sends its query again, as the protocol
- * expects. The memory store is bounded by bytes (APQ_MEMORY_MAX_BYTES),
- * least recently used out.
+ * (`onValidate`) and then for the answer, so nobody can fill the store with text that is not an
+ * operation of this schema. It is kept only for a caller `keepsFor` vouches for (credentials the
+ * service has accepted, as this copy remembers; the service is never asked just for this): a
+ * flood of distinct documents without credentials, or under invented ones, is answered as usual
+ * but stores nothing, so it churns neither the store nor the heap (each kept text outlives many
+ * requests; evicted, it is old-generation garbage). Such a caller's next hash-only request is
+ * told PersistedQueryNotFound and sends its query again, as the protocol expects. The memory
+ * store is bounded by bytes (APQ_MEMORY_MAX_BYTES), least recently used out.
  */
 import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
