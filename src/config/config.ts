@@ -148,7 +148,8 @@ export interface Config {
   /**
    * HEAP_GROWING_PERCENT: how far V8 lets the old generation grow past what the last full
    * collection kept before it collects again (V8's --heap-growing-percent, set by src/main.ts);
-   * 0 leaves V8's own pacing, which lets a heap of this size grow fourfold. @default 50
+   * 0 leaves V8's own pacing, which under Node's default heap limit lets it grow fourfold.
+   * @default 50
    */
   readonly heapGrowingPercent: number;
   /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
