@@ -91,6 +91,10 @@ describe('metrics', () => {
     expect(text).toMatch(/operationName="other"\} 1[0-9]/);
     expect(text).not.toMatch(/operationName="Op209"/);
   });
+
+  it('serves the garbage collector durations that docs/limits.md points operators to', async () => {
+    expect(await scrape()).toMatch(/^# TYPE nodejs_gc_duration_seconds histogram$/m);
+  });
 });
 
 describe('request ids and request logs', () => {
