@@ -6,14 +6,14 @@
  * allow-list) only when its setting is present, then assembleApp() wires the parts. Tests that
  * inject ready-made parts call assembleApp() directly; it is synchronous.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
 import type { Pool } from 'undici';
 import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
-import { manageConnections } from './http/connections.js';
+import { createGatewayServer, defaultMaxConnections } from './http/connections.js';
 import { Admission, type LoopLoad, type TenantKind } from './http/fair-admission.js';
 import { admitRequests, tenantResolver } from './http/admitted-requests.js';
 import { processLoopUtilization } from './observability/loop-utilization.js';
@@ -89,10 +89,13 @@ export interface App {
    */
   drain(): void;
   /**
-   * Stops accepting connections and resolves once every one has closed: idle ones at once, busy
-   * ones after their response (src/http/connections.ts). Live streams must be ended meanwhile.
+   * Stops listening and resolves once every connection has ended by itself: busy ones after
+   * their response (which says `Connection: close`), idle ones when the keep-alive time they were
+   * told runs out (src/http/connections.ts). Live streams must be ended meanwhile.
    */
   stopAccepting(): Promise<void>;
+  /** The shutdown deadline's last resort: closes idle connections; returns requests still running. */
+  closeRemaining(): number;
   /** Listens on config.port/config.host (0 = any free port). */
   listen(): Promise<AddressInfo>;
   /** Ends live streams (SSE and WebSocket), which never end by themselves, so the server can close. */
@@ -289,10 +292,11 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     utilization: loopLoad.utilization,
   }));
   const tenantOf = tenantResolver(credentials);
-  const server = createServer(admitRequests(gateway, admission, tenantOf));
-  const connections = manageConnections(server, {
+  const connections = createGatewayServer(admitRequests(gateway, admission, tenantOf), {
     keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
+    maxConnections: defaultMaxConnections(),
   });
+  const { server } = connections;
   const webSocket: AttachedWebSocket | null = live
     ? attachWebSocket(server, gateway, {
         path: GRAPHQL_PATH,
@@ -329,6 +333,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       connections.closeAfterEachResponse();
     },
     stopAccepting: () => connections.stopAccepting(),
+    closeRemaining: () => connections.closeRemaining(),
     listen: () =>
       new Promise<AddressInfo>((resolve, reject) => {
         // The WebSocket server re-emits the HTTP server's errors, and graphql-ws prints them with

@@ -76,11 +76,18 @@ async function main(): Promise<void> {
     app.drain();
     const delayMs = signal === 'SIGTERM' ? config.shutdown.readinessDelayMs : 0;
     if (logger) logger.info({ signal, readinessDelayMs: delayMs }, 'draining: /readiness now 503');
+    const deadline = delayMs + config.shutdown.timeoutMs;
     const force = setTimeout(() => {
-      console.error(`Shutdown took longer than ${delayMs + config.shutdown.timeoutMs} ms; exiting`);
+      // Idle connections a client was told it could keep are closed now; a request still
+      // running is cut, and the exit code says so.
+      const running = app.closeRemaining();
+      if (running === 0) return;
+      console.error(
+        `Shutdown took longer than ${deadline} ms with ${running} requests running; exiting`,
+      );
       flushLogs();
       process.exit(1);
-    }, delayMs + config.shutdown.timeoutMs);
+    }, deadline);
     force.unref();
     await new Promise((resolve) => setTimeout(resolve, delayMs));
 
