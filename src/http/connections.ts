@@ -36,6 +36,10 @@ export interface ConnectionLimits {
   readonly keepAliveTimeoutMs: number;
   /** Connections held at once; past it, a new one is answered 503 and closed (`null`: no cap). */
   readonly maxConnections?: number | null;
+  /** @default HEADERS_TIMEOUT_MS */
+  readonly headersTimeoutMs?: number;
+  /** @default REQUEST_TIMEOUT_MS */
+  readonly requestTimeoutMs?: number;
 }
 
 export interface GatewayServer {
@@ -72,8 +76,9 @@ export function createGatewayServer(
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node applies headersTimeout from the first byte of each request (an idle keep-alive
   // connection is governed by keepAliveTimeout alone), so it can be seconds, not a minute.
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  const headersTimeoutMs = limits.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   // Read when listening starts.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     TIMEOUT_CHECK_MS;
@@ -85,7 +90,10 @@ export function createGatewayServer(
   let lastConnectionAt = 0;
   server.on('connection', (socket: Socket) => {
     lastConnectionAt = performance.now();
-    const silent = setTimeout(() => socket.destroy(), HEADERS_TIMEOUT_MS);
+    // A client that has sent a byte is Node's to time out (with a 408).
+    const silent = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, headersTimeoutMs);
     silent.unref();
     awaitingFirstRequest.set(socket, silent);
     socket.once('close', () => clearTimeout(silent));
