@@ -580,6 +580,9 @@ export interface DoctorSettings {
   readonly url: URL;
   readonly sysId: string;
   readonly authToken: string;
+  /** What a gateway with this environment assumes, so the doctor can say whether it holds. */
+  readonly historyEnd: HistoryEndReading;
+  readonly timeoutMs: number;
 }
 
 /**
@@ -588,14 +591,23 @@ export interface DoctorSettings {
  */
 export function loadDoctorSettings(env: Env): DoctorSettings {
   const problems: string[] = [];
-  const url = readUpstreamUrl(env.UPSTREAM_URL, problems);
-  if (url === null && problems.length === 0) {
+  // The gateway's own reading of this environment: what it would assume, every value checked.
+  let gateway: Config | null = null;
+  try {
+    gateway = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  const url = gateway?.upstream.url ?? null;
+  if (gateway !== null && url === null) {
     problems.push('UPSTREAM_URL is not set: the doctor asks the real service, at its base URL');
   }
   const sysId = env.SMS_SYS_ID?.trim() ?? '';
   const authToken = env.SMS_AUTH_TOKEN?.trim() ?? '';
   if (!sysId) problems.push("SMS_SYS_ID is not set: one account's sys_id");
   if (!authToken) problems.push("SMS_AUTH_TOKEN is not set: that account's auth_token");
-  if (problems.length > 0 || url === null) throw new ConfigError(problems);
-  return { url, sysId, authToken };
+  if (problems.length > 0 || url === null || gateway === null) throw new ConfigError(problems);
+  const { historyEnd, timeoutMs } = gateway.upstream;
+  return { url, sysId, authToken, historyEnd, timeoutMs };
 }

@@ -437,6 +437,8 @@ describe('loadConfig', () => {
         url: new URL('https://sms.example.com/v2'),
         sysId: 'AC-1',
         authToken: 'secret-token-1',
+        historyEnd: 'exclusive',
+        timeoutMs: 10_000,
       });
     });
 
