@@ -18,6 +18,11 @@ export interface CallerOptions {
   readonly timeoutMs?: number;
   /** After a 429, the longest the doctor waits before its one retry. @default 10000 */
   readonly maxRetryWaitMs?: number;
+  /**
+   * Applied to every body before it is kept, so a service echoing the credentials leaves no
+   * trace of them in what the findings quote (even cut short). @default none
+   */
+  readonly redact?: (text: string) => string;
 }
 
 /** What one call saw. `json` is undefined when the body was not JSON. */
@@ -104,7 +109,7 @@ export function createCaller(
         bodyTimeout: timeoutMs,
         signal: AbortSignal.timeout(timeoutMs),
       });
-      const text = await response.body.text();
+      const text = (options.redact ?? ((t: string) => t))(await response.body.text());
       const ms = performance.now() - started;
       const limitHeaders: Record<string, string> = {};
       for (const [name, value] of Object.entries(response.headers)) {

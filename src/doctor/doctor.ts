@@ -59,8 +59,12 @@ export function parseOptions(argv: readonly string[]): DoctorOptions | string {
       allowPositionals: false,
     }));
   } catch (error) {
-    // Node's message names the option, never its value.
-    return (error as Error).message.split('\n')[0] ?? 'bad arguments';
+    // Node's messages quote what was passed, which could be a credential typed as an argument.
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+      return 'the doctor takes no arguments besides its options; credentials come from SMS_SYS_ID and SMS_AUTH_TOKEN only';
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return 'an option is missing its value';
+    return 'unknown option: the doctor takes --max-calls, --rate and --json; credentials come from the environment only';
   }
   if (values.help) return '';
   const maxCalls =
@@ -92,7 +96,12 @@ export async function runDoctor(io: DoctorIo): Promise<0 | 1 | 2> {
   const out = (text: string) => io.out(redact(text));
   const err = (text: string) => io.err(redact(text));
   const caller = createCaller(
-    { baseUrl: settings.url, maxCalls: options.maxCalls, ratePerSecond: options.ratePerSecond },
+    {
+      baseUrl: settings.url,
+      maxCalls: options.maxCalls,
+      ratePerSecond: options.ratePerSecond,
+      redact,
+    },
     settings,
   );
   const writeJson = async (
