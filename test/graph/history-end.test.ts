@@ -5,18 +5,20 @@
  */
 import { isObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/config.js';
 import { schema } from '../../src/graph/schema.js';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
+
+interface Ids {
+  number: Record<string, { requestedCount: number; messages: { id: string }[] }>;
+}
 
 describe.each(['exclusive', 'inclusive'] as const)(
   'a simulator reading history_end as %s',
   (historyEnd) => {
     const stack = sharedStack({ historyEnd }, { resilience: { historyEnd } });
-
-    interface Ids {
-      number: Record<string, { requestedCount: number; messages: { id: string }[] }>;
-    }
 
     it('serves [start, end): end - start messages, and overlapping ranges from one call', async () => {
       stack.simulator.resetCalls();
@@ -57,4 +59,30 @@ it("describes end exactly, and says it is translated to the service's reading", 
   expect(field?.description).toMatch(/^Exclusive/);
   expect(field?.description).toMatch(/`end - start` is the count/);
   expect(field?.description).toMatch(/UPSTREAM_HISTORY_END/);
+});
+
+describe('demo mode with SIMULATOR_HISTORY_END=inclusive', () => {
+  it('starts the simulator inclusive, and the gateway follows it without being told', async () => {
+    const config = loadConfig({
+      SIMULATOR_HISTORY_END: 'inclusive',
+      LIVE_POLL_MS: '0',
+      METRICS: 'off',
+      LOG_LEVEL: 'silent',
+    });
+    const app = await createApp(config, { logger: false });
+    try {
+      const { body } = await executeText<Ids>(
+        app.gateway,
+        `{ number(tid: "TN-L-0001") { history(start: 2, end: 6) { requestedCount messages { id } } } }`,
+        undefined,
+        basicAuth(DEMO_CREDENTIALS),
+      );
+      expect(body.data?.number['history']?.messages).toHaveLength(4);
+      expect(body.data?.number['history']?.requestedCount).toBe(4);
+      const sent = app.simulator?.calls.find((c) => c.operation === 'smshistory')?.params;
+      expect(sent).toMatchObject({ history_start: '2', history_end: '5' });
+    } finally {
+      await app.close();
+    }
+  });
 });
