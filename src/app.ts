@@ -137,6 +137,7 @@ export async function createApp(config: Config, given: AppParts = {}): Promise<A
           ).startSimulator({
             latencyMs: config.simulatorLatencyMs,
             arrivalsEveryMs: config.simulatorArrivalsMs,
+            historyEnd: config.simulatorHistoryEnd,
           })
         : null;
   const redis = given.redis ?? (await connectRedisUses(config, logger, !persistedOperations));

@@ -3,6 +3,14 @@ import { hostname } from 'node:os';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * How a service reads `history_end`: `exclusive`, the position just past the last message asked
+ * for, or `inclusive`, the last message's own position. The gateway's ranges are half-open
+ * everywhere; src/upstream/history-end.ts translates them to the service's reading.
+ */
+export const HISTORY_END_READINGS = ['exclusive', 'inclusive'] as const;
+export type HistoryEndReading = (typeof HISTORY_END_READINGS)[number];
+
 /** What the query-limit plugins enforce on each document (src/http/plugins/query-limits.ts). */
 export interface QueryLimits {
   /** Largest request body, in bytes. */
@@ -59,6 +67,11 @@ export interface UpstreamSettings {
   readonly verifiedTtlMs: number;
   /** How long credentials the service refused are remembered as refused, in ms. @default 60000 */
   readonly refusedTtlMs: number;
+  /**
+   * UPSTREAM_HISTORY_END: how the service reads `history_end` (`npm run doctor` finds out).
+   * @default "exclusive" (in demo mode: the simulator's reading, SIMULATOR_HISTORY_END)
+   */
+  readonly historyEnd: HistoryEndReading;
 }
 
 /** The opt-in response cache; see docs/cache.md. */
@@ -156,6 +169,8 @@ export interface Config {
   readonly simulatorLatencyMs: number;
   /** Demo mode: an inbound message arrives this often, for live updates to show; 0 never. @default 0 */
   readonly simulatorArrivalsMs: number;
+  /** Demo mode: how the built-in simulator reads `history_end`. @default "exclusive" */
+  readonly simulatorHistoryEnd: HistoryEndReading;
   /** Browser origins allowed by CORS; empty sends no CORS headers. @default [] */
   readonly corsOrigins: readonly string[];
   /** Allow-list of operations; null runs any operation (and accepts APQ). @default null */
@@ -229,6 +244,12 @@ export function loadConfig(env: Env): Config {
   const port = int('PORT', 4000, 0, 65535);
   const url = readUpstreamUrl(env.UPSTREAM_URL, problems);
   const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
+  const simulatorHistoryEnd =
+    readHistoryEnd('SIMULATOR_HISTORY_END', env.SIMULATOR_HISTORY_END, problems) ?? 'exclusive';
+  // Demo mode talks to the simulator: the gateway reads history_end as it does, unless told.
+  const historyEnd =
+    readHistoryEnd('UPSTREAM_HISTORY_END', env.UPSTREAM_HISTORY_END, problems) ??
+    (url === null ? simulatorHistoryEnd : 'exclusive');
   const livePollMs = readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems);
   const responseCache = readResponseCache(
     env,
@@ -264,6 +285,7 @@ export function loadConfig(env: Env): Config {
       accountSharePercent: int('UPSTREAM_ACCOUNT_SHARE_PERCENT', 50, 1, 100),
       verifiedTtlMs: int('CREDENTIALS_VERIFIED_TTL_MS', 300_000, 1_000, 86_400_000),
       refusedTtlMs: int('CREDENTIALS_REFUSED_TTL_MS', 60_000, 1_000, 86_400_000),
+      historyEnd,
     },
     limits: {
       maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
@@ -285,6 +307,7 @@ export function loadConfig(env: Env): Config {
     heapGrowingPercent: int('HEAP_GROWING_PERCENT', 50, 0, 400),
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
     simulatorArrivalsMs: int('SIMULATOR_ARRIVALS_MS', 0, 0, 3_600_000),
+    simulatorHistoryEnd,
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
     persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
     metrics: readSwitch('METRICS', env.METRICS, true, problems),
@@ -395,6 +418,22 @@ function readMetricsPort(env: Env, port: number, problems: string[]): number | n
     return null;
   }
   return value;
+}
+
+/** `exclusive` or `inclusive` (any case); null when unset, so the caller picks the default. */
+function readHistoryEnd(
+  name: string,
+  raw: string | undefined,
+  problems: string[],
+): HistoryEndReading | null {
+  const text = raw?.trim().toLowerCase();
+  if (!text) return null;
+  const reading = HISTORY_END_READINGS.find((r) => r === text);
+  if (reading) return reading;
+  problems.push(
+    `${name} must be exclusive or inclusive (got "${raw}"); \`npm run doctor\` tells which the service uses`,
+  );
+  return null;
 }
 
 /** Polling faster than every 100 ms would be hammering the service, not watching it. */
@@ -534,4 +573,41 @@ function readResponseCache(
     );
   }
   return { ...sizes, redisUrl, hmacKey };
+}
+
+/** What `npm run doctor` needs: the service and one account's credentials (docs/doctor.md). */
+export interface DoctorSettings {
+  readonly url: URL;
+  readonly sysId: string;
+  readonly authToken: string;
+  /** What a gateway with this environment assumes, so the doctor can say whether it holds. */
+  readonly historyEnd: HistoryEndReading;
+  readonly timeoutMs: number;
+}
+
+/**
+ * UPSTREAM_URL, SMS_SYS_ID and SMS_AUTH_TOKEN for the doctor, from the environment only. Problems
+ * name the variable, never its value: two of them are secrets.
+ */
+export function loadDoctorSettings(env: Env): DoctorSettings {
+  const problems: string[] = [];
+  // The gateway's own reading of this environment: what it would assume, every value checked.
+  let gateway: Config | null = null;
+  try {
+    gateway = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  const url = gateway?.upstream.url ?? null;
+  if (gateway !== null && url === null) {
+    problems.push('UPSTREAM_URL is not set: the doctor asks the real service, at its base URL');
+  }
+  const sysId = env.SMS_SYS_ID?.trim() ?? '';
+  const authToken = env.SMS_AUTH_TOKEN?.trim() ?? '';
+  if (!sysId) problems.push("SMS_SYS_ID is not set: one account's sys_id");
+  if (!authToken) problems.push("SMS_AUTH_TOKEN is not set: that account's auth_token");
+  if (problems.length > 0 || url === null || gateway === null) throw new ConfigError(problems);
+  const { historyEnd, timeoutMs } = gateway.upstream;
+  return { url, sysId, authToken, historyEnd, timeoutMs };
 }

@@ -34,6 +34,7 @@ export function createUpstream(
       dispatcher: pool,
       baseUrl,
       timeoutMs,
+      historyEnd: settings.historyEnd,
       ...(extras.observer ? { observer: extras.observer } : {}),
     }),
     {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, loadConfig, loadDoctorSettings } from '../../src/config/config.js';
 
 const HMAC_KEY = 'k'.repeat(32);
 
@@ -83,6 +83,8 @@ describe('loadConfig', () => {
       MAX_DIRECTIVES: '3',
       MAX_QUERY_COST: '9',
       SIMULATOR_LATENCY_MS: '20',
+      UPSTREAM_HISTORY_END: 'inclusive',
+      SIMULATOR_HISTORY_END: 'Inclusive',
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
       PERSISTED_OPERATIONS: 'ops.json',
       METRICS: 'off',
@@ -122,6 +124,7 @@ describe('loadConfig', () => {
         accountSharePercent: 25,
         verifiedTtlMs: 60_000,
         refusedTtlMs: 5_000,
+        historyEnd: 'inclusive',
       },
       admission: { busyConcurrency: 3, maxWaiting: 40, maxWaitMs: 1500 },
       heapGrowingPercent: 0,
@@ -139,6 +142,7 @@ describe('loadConfig', () => {
       },
       simulatorLatencyMs: 20,
       simulatorArrivalsMs: 0,
+      simulatorHistoryEnd: 'inclusive',
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       persistedOperationsPath: 'ops.json',
       metrics: false,
@@ -389,6 +393,69 @@ describe('loadConfig', () => {
       expect(problemsOf({ CACHE_MAX_BYTES: '100000', CACHE_MAX_ENTRY_BYTES: '200000' })).toEqual([
         'CACHE_MAX_ENTRY_BYTES (200000) must not exceed CACHE_MAX_BYTES (100000)',
       ]);
+    });
+  });
+
+  describe('the reading of history_end', () => {
+    it('is exclusive by default; in demo mode it follows the simulator unless told', () => {
+      expect(loadConfig({ UPSTREAM_URL: 'https://sms.example.com' }).upstream.historyEnd).toBe(
+        'exclusive',
+      );
+      expect(loadConfig({}).upstream.historyEnd).toBe('exclusive');
+      expect(loadConfig({}).simulatorHistoryEnd).toBe('exclusive');
+      expect(loadConfig({ SIMULATOR_HISTORY_END: 'inclusive' }).upstream.historyEnd).toBe(
+        'inclusive',
+      );
+      expect(
+        loadConfig({ SIMULATOR_HISTORY_END: 'inclusive', UPSTREAM_HISTORY_END: 'exclusive' })
+          .upstream.historyEnd,
+      ).toBe('exclusive');
+      // A real service is never assumed to read it as the simulator does.
+      expect(
+        loadConfig({ UPSTREAM_URL: 'https://sms.example.com', SIMULATOR_HISTORY_END: 'inclusive' })
+          .upstream.historyEnd,
+      ).toBe('exclusive');
+    });
+
+    it('refuses anything but exclusive or inclusive, naming the variable and the doctor', () => {
+      expect(problemsOf({ UPSTREAM_HISTORY_END: 'closed', SIMULATOR_HISTORY_END: '1' })).toEqual([
+        'SIMULATOR_HISTORY_END must be exclusive or inclusive (got "1"); `npm run doctor` tells which the service uses',
+        'UPSTREAM_HISTORY_END must be exclusive or inclusive (got "closed"); `npm run doctor` tells which the service uses',
+      ]);
+    });
+  });
+
+  describe('the doctor (loadDoctorSettings)', () => {
+    it('reads UPSTREAM_URL, SMS_SYS_ID and SMS_AUTH_TOKEN', () => {
+      expect(
+        loadDoctorSettings({
+          UPSTREAM_URL: 'https://sms.example.com/v2',
+          SMS_SYS_ID: 'AC-1',
+          SMS_AUTH_TOKEN: 'secret-token-1',
+        }),
+      ).toEqual({
+        url: new URL('https://sms.example.com/v2'),
+        sysId: 'AC-1',
+        authToken: 'secret-token-1',
+        historyEnd: 'exclusive',
+        timeoutMs: 10_000,
+      });
+    });
+
+    it('says what is missing, without echoing a value', () => {
+      let problems: readonly string[] = [];
+      try {
+        loadDoctorSettings({ SMS_AUTH_TOKEN: 'secret-token-2' });
+      } catch (error) {
+        if (error instanceof ConfigError) problems = error.problems;
+      }
+      expect(problems).toEqual([
+        'UPSTREAM_URL is not set: the doctor asks the real service, at its base URL',
+        "SMS_SYS_ID is not set: one account's sys_id",
+      ]);
+      expect(() =>
+        loadDoctorSettings({ UPSTREAM_URL: 'ftp://x', SMS_SYS_ID: 'a', SMS_AUTH_TOKEN: 'b' }),
+      ).toThrow(/UPSTREAM_URL must use http or https/);
     });
   });
 });
