@@ -6,7 +6,7 @@
  * history loader, so they coalesce with the request's other ranges of the same number.
  */
 import type { History, MessageRecord } from '../core/domain.js';
-import { badUserInput } from '../core/errors.js';
+import { badUserInput, resyncRequired } from '../core/errors.js';
 import type { Range } from '../core/domain.js';
 import type { CursorCodec, MessageCursor } from './cursors.js';
 
@@ -83,8 +83,13 @@ export function planPage(
     return value;
   };
   const cursor = (name: 'after' | 'before', text: string): MessageCursor => {
-    const decoded = codec.decode(text);
-    if (!decoded) {
+    const { cursor: decoded, refusal } = codec.decode(text);
+    if (refusal === 'unknown-key') {
+      throw resyncRequired(
+        `messages: \`${name}\` is a cursor signed with a key this gateway no longer has (a restart or a key rotation); read the list again from the first page`,
+      );
+    }
+    if (decoded === null) {
       throw badUserInput(
         `messages: \`${name}\` is not a cursor this gateway issued; pass back an edge's cursor or pageInfo's startCursor/endCursor unchanged`,
         name,
