@@ -310,7 +310,7 @@ export const DEMO_SECRET = createHash('sha256')
 
 export function loadConfig(environment: Env): Config {
   const env: KnownEnv = environment;
-  const problems: string[] = unknownVariables(Object.keys(environment), CONFIG_VARIABLES);
+  const problems: string[] = unknownVariables(environment, CONFIG_VARIABLES);
   const production = env.NODE_ENV?.trim() === 'production';
   const int = (name: ConfigVariable, fallback: number, min: number, max: number): number => {
     const raw = env[name]?.trim();

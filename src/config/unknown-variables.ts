@@ -36,11 +36,19 @@ export const GATEWAY_PREFIXES = [
 
 /**
  * The variables Kubernetes (and Docker links before it) set for every service in the namespace:
- * `<SERVICE>_SERVICE_HOST`, `<SERVICE>_SERVICE_PORT[_<NAME>]`, `<SERVICE>_PORT[_<n>_<PROTO>[_ADDR|_PORT|_PROTO]]`.
- * A service named `redis` or `gateway` must not stop the gateway from starting.
+ * `<SERVICE>_SERVICE_HOST`, `<SERVICE>_SERVICE_PORT[_<NAME>]`, `<SERVICE>_PORT_<n>_<PROTO>[_ADDR|_PORT|_PROTO]`,
+ * and `<SERVICE>_PORT=tcp://…`, told from a misspelt `…_PORT` of ours by its value. A service
+ * named `redis` or `gateway` must not stop the gateway from starting.
  */
 const SERVICE_LINK =
-  /_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_\d+_(TCP|UDP|SCTP)(_(ADDR|PORT|PROTO))?)?)$/;
+  /_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT_\d+_(TCP|UDP|SCTP)(_(ADDR|PORT|PROTO))?)$/;
+const SERVICE_LINK_PORT = /_PORT$/;
+const SERVICE_LINK_ADDRESS = /^(tcp|udp|sctp):\/\//;
+
+function isServiceLink(name: string, value: string | undefined): boolean {
+  if (SERVICE_LINK.test(name)) return true;
+  return SERVICE_LINK_PORT.test(name) && SERVICE_LINK_ADDRESS.test(value ?? '');
+}
 
 /**
  * Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
@@ -84,11 +92,14 @@ function closest(name: string, known: readonly string[]): { name: string; distan
   return best;
 }
 
-/** One problem line per variable in `names` that looks meant for the gateway but is not `known`. */
-export function unknownVariables(names: Iterable<string>, known: readonly string[]): string[] {
+/** One problem line per variable of `env` that looks meant for the gateway but is not `known`. */
+export function unknownVariables(
+  env: Readonly<Record<string, string | undefined>>,
+  known: readonly string[],
+): string[] {
   const knownSet = new Set(known);
   const problems: string[] = [];
-  for (const name of [...names].sort()) {
+  for (const name of Object.keys(env).sort()) {
     if (knownSet.has(name)) continue;
     const upper = name.toUpperCase();
     if (name !== upper) {
@@ -97,7 +108,7 @@ export function unknownVariables(names: Iterable<string>, known: readonly string
         problems.push(`${name} is not read (names are upper case): did you mean ${upper}?`);
       continue;
     }
-    if (SERVICE_LINK.test(name)) continue;
+    if (isServiceLink(name, env[name])) continue;
     const prefix = GATEWAY_PREFIXES.find((p) => name.startsWith(p));
     const near = closest(name, known);
     const typo = near.distance <= tolerance(near.name);

@@ -427,6 +427,10 @@ describe('loadConfig', () => {
       expect(problemsOf({ upstream_url: 'https://x.example' })).toEqual([
         'upstream_url is not read (names are upper case): did you mean UPSTREAM_URL?',
       ]);
+      // A port of ours misspelt is not mistaken for a Kubernetes service link (REDIS_PORT=tcp://…).
+      expect(problemsOf({ METRIC_PORT: '9464' })).toEqual([
+        'METRIC_PORT is not a setting of the gateway: did you mean METRICS_PORT?',
+      ]);
       const problems = problemsOf({ PORT: 'x', CACHE_HMAC_KY: 'S3CRET-value' });
       expect(problems).toHaveLength(2);
       expect(problems[0]).toBe(
