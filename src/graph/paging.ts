@@ -43,7 +43,10 @@ export interface MessagePage {
 /** Reads one window of the number's history (positions [start, end), 0 = newest). */
 export type ReadWindow = (range: Range) => Promise<History>;
 
-/** Validates the arguments; throws BAD_USER_INPUT (RESYNC_REQUIRED for a cursor of a key gone), never calling upstream. */
+/**
+ * Validates the arguments; throws BAD_USER_INPUT (RESYNC_REQUIRED for a cursor of a key gone),
+ * never calling upstream.
+ */
 export function planPage(
   args: PageArgs,
   tid: string,
