@@ -229,7 +229,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
           bus: parts.liveBus ?? new LocalBus(),
           pollMs: config.live.pollMs,
           maxPerAccount: config.live.maxPerAccount,
-          hmacKey: config.responseCache.hmacKey,
+          hmacKey: config.secret.current,
           admission: {
             maxTotal: config.live.maxTotal,
             accountOf: (c) => credentials.account(c),
@@ -255,6 +255,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       ready,
       status: ready ? 'ready' : 'draining',
       instance: config.instanceId,
+      // Demo mode says so wherever an operator looks (docs/configuration.md "Demo mode").
+      ...(simulator ? { upstream: 'simulator' } : {}),
       ...(uses.length > 0
         ? { redis: Object.fromEntries(uses.map(([use, c]) => [use, c.up ? 'up' : 'down'])) }
         : {}),
@@ -278,8 +280,10 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
     readiness,
     live,
-    // Copies behind one load balancer must share it, or a page cursor fails on another copy.
-    cursorKey: config.responseCache.hmacKey,
+    // GATEWAY_SECRET: copies behind one load balancer must share it, or a page cursor fails on
+    // another copy; the previous one is still accepted during a rotation.
+    cursorKey: config.secret.current,
+    previousCursorKey: config.secret.previous,
   });
   const loopLoad = parts.loopLoad ?? processLoopUtilization();
   const admission = new Admission({
@@ -390,7 +394,9 @@ async function startResponseCache(
 ): Promise<ResponseCache | null> {
   if (config.responseCache.ttlMs <= 0) return null;
   const { createResponseCache } = await import('./cache/response-cache.js');
-  const responseCache = createResponseCache(config.responseCache, {
+  // The cache's fingerprints are keyed by the gateway's one secret.
+  const settings = { ...config.responseCache, hmacKey: config.secret.current };
+  const responseCache = createResponseCache(settings, {
     logger,
     credentials: credentialMemory(config),
     ...(metrics
@@ -409,7 +415,7 @@ async function startResponseCache(
 /** The memory of credential verdicts, as configured. */
 function credentialMemory(config: Config): CredentialMemory {
   return new CredentialMemory({
-    secret: config.responseCache.hmacKey,
+    secret: config.secret.current,
     acceptedTtlMs: config.upstream.verifiedTtlMs,
     refusedTtlMs: config.upstream.refusedTtlMs,
   });

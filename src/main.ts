@@ -48,7 +48,16 @@ async function main(): Promise<void> {
       cors,
     ),
   );
-  if (logger) logger.info({ endpoint, upstream: upstreamUrl.origin }, 'listening');
+  // Demo mode says so in the JSON log too, where an operator who misspelt UPSTREAM_URL looks.
+  const upstream = simulator
+    ? { upstream: 'simulator', simulatorUrl: simulator.url, secretSource: config.secret.source }
+    : { upstream: upstreamUrl.origin };
+  if (logger) logger.info({ endpoint, ...upstream }, 'listening');
+  if (logger && config.secret.source === 'process') {
+    logger.warn(
+      'no GATEWAY_SECRET: cursors and resume tokens end with this process (clients get RESYNC_REQUIRED after a restart), and account ids differ on every copy',
+    );
+  }
   if (logger)
     logger[corsRefusesAll(cors) ? 'warn' : 'info']({ cors: cors.origins }, corsSummary(cors));
   if (app.responseCache) {
