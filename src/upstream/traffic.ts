@@ -53,7 +53,7 @@ export interface TrafficOptions {
   readonly breakerCooldownMs: number;
   /** Hard cap of calls in flight from this copy (the pool's connections). */
   readonly maxInFlight: number;
-  /** Where the adaptive limit starts. @default min(32, maxInFlight) */
+  /** Where the adaptive limit starts. @default maxInFlight (open until the service slows) */
   readonly initialConcurrency?: number;
   /** The adaptive limit's floor. @default min(4, maxInFlight) */
   readonly minConcurrency?: number;
@@ -100,7 +100,7 @@ export function withTrafficControl(
   );
   const defaultRetryAfterMs = options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
   const limit = new AdaptiveLimit({
-    initial: options.initialConcurrency ?? Math.min(32, options.maxInFlight),
+    initial: options.initialConcurrency ?? options.maxInFlight,
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
     max: options.maxInFlight,
     ownDelayMs: (since) => processEventLoopLag().latestSince(since),
@@ -160,6 +160,7 @@ export function withTrafficControl(
     account: string,
     release: Release,
     rttMs: number,
+    operation: string,
   ): unknown {
     const abandon = (): void => {
       release();
@@ -194,7 +195,7 @@ export function withTrafficControl(
     }
     // Refused credentials, success other than "1", unreadable bodies: the service did answer.
     if (error.code === ErrorCode.Unauthenticated) memory.refused(credentials);
-    release({ rttMs });
+    release({ rttMs, operation });
     accounts.answered(account);
     service.answered();
     return error;
@@ -236,13 +237,20 @@ export function withTrafficControl(
         const sent = performance.now();
         try {
           const result = await call({ signal: (attemptLimit ?? deadline).signal });
-          release({ rttMs: performance.now() - sent });
+          release({ rttMs: performance.now() - sent, operation });
           memory.accepted(credentials);
           accounts.answered(account);
           service.answered();
           return result;
         } catch (error) {
-          const failure = settle(error, credentials, account, release, performance.now() - sent);
+          const failure = settle(
+            error,
+            credentials,
+            account,
+            release,
+            performance.now() - sent,
+            operation,
+          );
           if (
             !(failure instanceof UpstreamError) ||
             !failure.retryable ||
@@ -254,7 +262,7 @@ export function withTrafficControl(
           const delayMs = backoff.duration;
           // A retry must fit: its backoff plus a typical answer, within what is left of the deadline.
           // Typical: the service's lightly loaded latency, or before any answer, this attempt's.
-          const typicalMs = limit.baseline ?? performance.now() - sent;
+          const typicalMs = limit.baseline(operation) ?? performance.now() - sent;
           if (deadlineAt - Date.now() < delayMs + typicalMs) throw failure;
           log?.warn(
             { attempt, delayMs: Math.round(delayMs), code: failure.code },
