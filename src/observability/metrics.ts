@@ -266,7 +266,7 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   });
   const refused = new Counter({
     name: 'sms_upstream_refused_total',
-    help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker).',
+    help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker, refused_credentials).',
     labelNames: ['reason'],
     registers: [registry],
   });

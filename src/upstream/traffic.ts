@@ -5,7 +5,8 @@
  * 0. The account is the sys_id (its keyed hash, CredentialMemory.account): every token of one
  *    sys_id shares its 429 window, breaker and fair share. Every answer also tells the memory
  *    whether the service accepted the credentials (verification.ts).
- * 1. Gates, before anything is sent: the account's 429 window (RATE_LIMITED), the account's own
+ * 1. Gates, before anything is sent: credentials the service refused lately (UNAUTHENTICATED,
+ *    remembered refusedTtlMs), the account's 429 window (RATE_LIMITED), the account's own
  *    breaker and the whole-service breaker (UPSTREAM_UNAVAILABLE). A refused call costs nothing.
  * 2. A deadline: `timeoutMs` bounds the whole wait for the answer (waiting for a slot, every
  *    attempt and every backoff). A retry starts only if the time left can hold its backoff plus
@@ -137,7 +138,13 @@ export function withTrafficControl(
   });
 
   /** Throws when the call may not go now; admits a breaker's half-open probe. */
-  function gate(account: string, now: number): void {
+  function gate(credentials: Credentials, account: string, now: number): void {
+    // Refused lately: the same answer again, without asking (queries and subscriptions alike),
+    // so an invented pair costs the service one call per refusedTtlMs at most.
+    if (memory.verdict(credentials) === 'refused') {
+      options.onRefused?.('refused_credentials');
+      throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
+    }
     const refusal = accounts.refusal(account, now);
     if (refusal) {
       options.onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
@@ -208,7 +215,7 @@ export function withTrafficControl(
   ): Promise<T> {
     const account = memory.account(credentials);
     const startedAt = Date.now();
-    gate(account, startedAt);
+    gate(credentials, account, startedAt);
     const deadlineAt = startedAt + options.timeoutMs;
     const deadline = abortAfter(options.timeoutMs, () =>
       timeoutError(operation, options.timeoutMs),
@@ -269,7 +276,7 @@ export function withTrafficControl(
             `retrying: ${failure.message}`,
           );
           await sleep(delayMs, deadline.signal);
-          gate(account, Date.now());
+          gate(credentials, account, Date.now());
         } finally {
           attemptLimit?.clear();
         }

@@ -77,6 +77,28 @@ describe('the account is the sys_id', () => {
   });
 });
 
+describe('refused credentials are remembered for queries', () => {
+  it('the same invented pair sent 100 times as a query costs the service one call', async () => {
+    const s = await stack(
+      (call) =>
+        sysIdOf(call) === 'AC-made-up'
+          ? { json: { success: '0', error: 'Invalid credentials' } }
+          : OK,
+      {},
+    );
+    for (let i = 0; i < 100; i += 1) {
+      const body = await s.owned(token('AC-made-up', 0));
+      expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    }
+    expect(s.calls('AC-made-up')).toBe(1);
+    // Another token of the same sys_id is another pair: asked once, then remembered too.
+    await s.owned(token('AC-made-up', 1));
+    await s.owned(token('AC-made-up', 1));
+    expect(s.calls('AC-made-up')).toBe(2);
+    expect((await s.owned(token('AC-B', 0))).errors).toBeUndefined();
+  });
+});
+
 describe('shared capacity is immune to one account', () => {
   it("one account's hung calls leave the reserve free, never shrink the limit nor open the service's breaker", async () => {
     let hungCalls = 0;
