@@ -265,6 +265,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     persistedOperations: parts.persistedOperations ?? null,
     apqStore: parts.apqStore ?? null,
     accepted: (c) => credentials.verdict(c) === 'accepted',
+    accountOf: (c) => credentials.account(c),
     corsOrigins: config.corsOrigins,
     allowLoopbackOrigins: simulator !== null,
     tracing: parts.tracing ?? null,
