@@ -14,6 +14,7 @@
  * Written here: pino has no sampling or de-duplication of its own.
  */
 import type { Logger } from 'pino';
+import { currentWarnings } from './request-id.js';
 
 /** Warnings of one key within this window make one line. */
 export const WARNING_WINDOW_MS = 10_000;
@@ -102,4 +103,32 @@ export class HeldWarnings {
     }
     this.held.clear();
   }
+}
+
+/**
+ * `logger` for code that logs a line per call (the upstream layer's `retrying: ...` warnings):
+ * a warning with a `code` written while a request is served is held with that request's other
+ * warnings, so a request whose 151 calls are each retried writes one line, not 302. Anything
+ * else, and anything outside a request, is written as before. (Object.create is how pino makes
+ * its own child loggers: every other method and setting is the original's.)
+ */
+export function holdingRequestWarnings(logger: Logger): Logger {
+  const holding = Object.create(logger) as Logger;
+  const warn = function (this: Logger, ...args: unknown[]): void {
+    const [fields, message] = args;
+    const held = currentWarnings();
+    if (
+      held &&
+      typeof fields === 'object' &&
+      fields !== null &&
+      'code' in fields &&
+      typeof message === 'string'
+    ) {
+      held.hold({ key: message, fields: fields as Record<string, unknown>, message });
+      return;
+    }
+    (logger.warn as (...a: unknown[]) => void).apply(this, args);
+  };
+  holding.warn = warn as Logger['warn'];
+  return holding;
 }
