@@ -244,7 +244,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
 }
 
-const ANONYMOUS: Caller = { trusted: false };
+const ANONYMOUS: Caller = { trusted: () => false };
 
 /** The request's account id and whether its credentials were accepted lately; never the secret. */
 function callerOf(request: Request, options: GatewayOptions): Caller {
@@ -253,7 +253,7 @@ function callerOf(request: Request, options: GatewayOptions): Caller {
   const account = options.accountOf?.(read.credentials);
   return {
     ...(account !== undefined ? { account } : {}),
-    trusted: options.accepted?.(read.credentials) ?? true,
+    trusted: () => options.accepted?.(read.credentials) ?? true,
   };
 }
 

@@ -13,8 +13,8 @@ export interface NameSource {
   readonly name: string | undefined;
   /** The operation passed validation (it ran, or its answer came from the response cache). */
   readonly validated: boolean;
-  /** The caller's credentials are ones the service accepted lately. */
-  readonly trusted: boolean;
+  /** The caller's credentials are ones the service accepted lately (asked only for a new name). */
+  readonly trusted: () => boolean;
 }
 
 export interface OperationRecord extends NameSource {
@@ -304,7 +304,7 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     if (!name) return 'anonymous';
     if (seenNames.has(name)) return name;
     if (seenNames.size >= MAX_OPERATION_NAMES) return 'other';
-    if (!trusted) {
+    if (!trusted()) {
       if (untrustedNames >= MAX_UNTRUSTED_OPERATION_NAMES) return 'other';
       untrustedNames += 1;
     }

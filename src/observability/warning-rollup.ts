@@ -73,7 +73,8 @@ export function warningRollup(
 
 /** One request's held warnings, by key: the first one's fields and message, and a count. */
 export class HeldWarnings {
-  private readonly held = new Map<string, { warning: Warning; count: number }>();
+  // Made at the first warning: most requests have none.
+  private held: Map<string, { warning: Warning; count: number }> | undefined;
   private released = false;
   private account: string | undefined;
 
@@ -87,6 +88,7 @@ export class HeldWarnings {
       return;
     }
     const key = `${warning.key}\u0000${warning.account ?? ''}`;
+    this.held ??= new Map();
     const entry = this.held.get(key);
     if (entry) entry.count += warning.count ?? 1;
     else this.held.set(key, { warning, count: warning.count ?? 1 });
@@ -97,11 +99,12 @@ export class HeldWarnings {
     if (this.released) return;
     this.released = true;
     this.account = account;
+    if (!this.held) return;
     for (const { warning, count } of this.held.values()) {
       const owner = warning.account ?? account;
       this.rollup.warn({ ...warning, ...(owner !== undefined ? { account: owner } : {}), count });
     }
-    this.held.clear();
+    this.held = undefined;
   }
 }
 

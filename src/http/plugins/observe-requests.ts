@@ -124,7 +124,7 @@ export interface Caller {
   /** The pseudonymous account id (a keyed hash of the sys_id); none without credentials. */
   readonly account?: string;
   /** The service accepted these credentials lately: its operation names may become labels. */
-  readonly trusted: boolean;
+  readonly trusted: () => boolean;
 }
 
 export interface RequestObserverOptions {
@@ -139,7 +139,7 @@ export interface RequestObserverOptions {
   readonly warnings?: WarningRollup | null;
 }
 
-const UNKNOWN_CALLER: Caller = { trusted: true };
+const UNKNOWN_CALLER: Caller = { trusted: () => true };
 
 export function useRequestObserver({
   logger,
