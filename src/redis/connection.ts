@@ -79,7 +79,9 @@ export function connectRedis(
   const { logger } = options;
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const client = createClient(target, {
-    // While disconnected, commands fail at once instead of queueing behind the reconnect.
+    // While disconnected, commands fail at once instead of queueing behind the reconnect: after
+    // a failover, nothing made meanwhile is replayed later. (ioredis' auto-pipelining stays
+    // off, as by default: each command is written when it is made.)
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout,

@@ -117,13 +117,14 @@ describe('a Sentinel failover under load', () => {
       await until(() => onOld.length >= 20, 15_000);
       const before = onOld.length;
 
-      await run('redis-cli', [
+      const { stdout } = await run('redis-cli', [
         '-p',
         String(redis.sentinelPorts[0]),
         'SENTINEL',
         'FAILOVER',
         redis.name,
       ]);
+      expect(stdout.trim(), 'SENTINEL FAILOVER was refused').toBe('OK');
       await until(() => switchedAt() !== undefined, 15_000);
       const switched = switchedAt() as number;
       // The replica's link to the old primary is a client on it too: only the gateway's writes.
