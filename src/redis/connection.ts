@@ -226,9 +226,10 @@ function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
       // primary) the moment one announces a failover. Without it the connection stays on the
       // demoted primary until the sentinels turn it into a replica and cut its clients, about
       // ten seconds during which every write is lost to its resync.
+      // Those subscriptions are to every sentinel (up to 10), so one sentinel down leaves the
+      // others listening; a lost one is retried every minute (ioredis' default), since each
+      // failed attempt prints a line on stderr.
       failoverDetector: true,
-      // Those subscriptions come back as quickly as the connection itself (ioredis: 1 minute).
-      sentinelReconnectStrategy: retryStrategy,
       // Sentinels are asked without a password unless they share the primary's.
       ...(auth.password ? { sentinelPassword: auth.password } : {}),
       ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
