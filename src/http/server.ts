@@ -92,10 +92,12 @@ export interface GatewayOptions {
   /** Live subscriptions (Subscription.messageAdded); none turns them off. */
   readonly live?: LiveHub | null;
   /**
-   * Secret that signs `messages` cursors (CACHE_HMAC_KEY): copies sharing it accept each other's
-   * cursors. None: a random key of this process, so its cursors die with it.
+   * Secret that signs `messages` cursors and resume tokens (GATEWAY_SECRET): copies sharing it
+   * accept each other's. None: this process's random key, so its cursors die with it.
    */
   readonly cursorKey?: string | null;
+  /** GATEWAY_SECRET_PREVIOUS: cursors and resume tokens it signed are still accepted. */
+  readonly previousCursorKey?: string | null;
 }
 
 /** What /readiness answers: `ready` decides 200 or 503; the rest is detail for people. */
@@ -156,7 +158,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // (which releases each request's held ones when it ends).
   const warnings = logger ? warningRollup(logger) : null;
   const yogaLog = logger ? yogaLogger(logger, warnings ?? undefined) : false;
-  const cursors = createCursorCodec(options.cursorKey ?? null);
+  const cursors = createCursorCodec(options.cursorKey ?? null, options.previousCursorKey ?? null);
   return createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,

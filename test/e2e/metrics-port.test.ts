@@ -66,7 +66,11 @@ describe('NODE_ENV=production with METRICS_PORT unset', () => {
   beforeAll(async () => {
     // Production is given a real UPSTREAM_URL, as an operator would: here the simulator's.
     simulator = await startSimulator();
-    gateway = await startGatewayProcess({ NODE_ENV: 'production', UPSTREAM_URL: simulator.url });
+    gateway = await startGatewayProcess({
+      NODE_ENV: 'production',
+      UPSTREAM_URL: simulator.url,
+      GATEWAY_SECRET: 'metrics-port-secret-0123456789abcdef',
+    });
   });
   afterAll(async () => {
     await gateway?.close();

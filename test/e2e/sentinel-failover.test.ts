@@ -42,7 +42,7 @@ beforeAll(async () => {
     REDIS_SENTINELS: redis.sentinelList,
     REDIS_SENTINEL_NAME: redis.name,
     CACHE_TTL_MS: '60000',
-    CACHE_HMAC_KEY: 'sentinel-failover-key-0123456789abcdef',
+    GATEWAY_SECRET: 'sentinel-failover-key-0123456789abcdef',
     LOG_LEVEL: 'info',
   });
 }, 60_000);
