@@ -24,6 +24,7 @@ import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { holdingRequestWarnings } from './observability/warning-rollup.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import { gatewayVersion } from './observability/version.js';
@@ -214,7 +215,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   const credentials = parts.responseCache?.credentials ?? credentialMemory(config);
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
     credentials,
-    ...(logger ? { logger } : {}),
+    // Its per-call warnings (retries) are rolled up with the request's other failures.
+    ...(logger ? { logger: holdingRequestWarnings(logger) } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),
     ...(parts.traffic ? { traffic: parts.traffic } : {}),
   });
@@ -271,6 +273,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     persistedOperations: parts.persistedOperations ?? null,
     apqStore: parts.apqStore ?? null,
     accepted: (c) => credentials.verdict(c) === 'accepted',
+    accountOf: (c) => credentials.account(c),
     corsOrigins: config.corsOrigins,
     allowLoopbackOrigins: simulator !== null,
     tracing: parts.tracing ?? null,

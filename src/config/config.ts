@@ -197,7 +197,8 @@ export interface Config {
   readonly metrics: boolean;
   /**
    * Serve /metrics on this port of its own (same HOST) instead of the public one, so scrapes can
-   * be kept off the public network. null serves it beside /graphql. @default null
+   * be kept off the public network. null serves it beside /graphql. @default null; 9464 with
+   * NODE_ENV=production
    */
   readonly metricsPort: number | null;
   /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
@@ -512,9 +513,23 @@ function readRedisTopology(
 /** The limits an empty environment gives: what tests and embedders start from. */
 export const DEFAULT_LIMITS: GatewayLimits = loadConfig({}).limits;
 
-/** A port apart from PORT; 0 (any free port) is refused, as nobody could find it to scrape. */
+/** METRICS_PORT when unset with NODE_ENV=production: the Prometheus exporters' usual port. */
+export const DEFAULT_PRODUCTION_METRICS_PORT = 9464;
+
+/**
+ * A port apart from PORT; 0 (any free port) is refused, as nobody could find it to scrape.
+ * Unset, none (/metrics beside GraphQL), except with NODE_ENV=production: 9464.
+ */
 function readMetricsPort(env: KnownEnv, port: number, problems: string[]): number | null {
   const raw = env.METRICS_PORT?.trim();
+  // In production, scrapes stay off the public port unless METRICS_PORT says otherwise.
+  if (!raw && env.NODE_ENV?.trim() === 'production') {
+    if (port !== DEFAULT_PRODUCTION_METRICS_PORT) return DEFAULT_PRODUCTION_METRICS_PORT;
+    problems.push(
+      `METRICS_PORT defaults to ${DEFAULT_PRODUCTION_METRICS_PORT} with NODE_ENV=production, which is PORT: set METRICS_PORT to another port`,
+    );
+    return null;
+  }
   if (!raw) return null;
   const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < 1 || value > 65535) {

@@ -280,6 +280,20 @@ describe('loadConfig', () => {
     expect(problems({ KEEP_ALIVE_TIMEOUT_MS: '10' })).toMatch(/KEEP_ALIVE_TIMEOUT_MS/);
   });
 
+  it('moves /metrics to port 9464 by default in production, unless METRICS_PORT says otherwise', () => {
+    const production = {
+      NODE_ENV: 'production',
+      UPSTREAM_URL: 'https://sms.example.com',
+      GATEWAY_SECRET: HMAC_KEY,
+    };
+    expect(loadConfig(production).metricsPort).toBe(9464);
+    expect(loadConfig({ ...production, METRICS_PORT: '9100' }).metricsPort).toBe(9100);
+    expect(loadConfig({ UPSTREAM_URL: 'https://sms.example.com' }).metricsPort).toBeNull();
+    expect(() => loadConfig({ ...production, PORT: '9464' })).toThrow(
+      /METRICS_PORT defaults to 9464 with NODE_ENV=production, which is PORT/,
+    );
+  });
+
   it('refuses a METRICS_PORT equal to PORT', () => {
     expect(() => loadConfig({ PORT: '4000', METRICS_PORT: '4000' })).toThrow(
       /METRICS_PORT must differ from PORT/,
