@@ -14,7 +14,7 @@ import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
 import { createGatewayServer, defaultMaxConnections } from './http/connections.js';
-import { Admission, type LoopLoad, type TenantKind } from './http/fair-admission.js';
+import { Admission, upgradeTenant, type LoopLoad, type TenantKind } from './http/fair-admission.js';
 import { admitRequests, tenantResolver } from './http/admitted-requests.js';
 import { processLoopUtilization } from './observability/loop-utilization.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
@@ -312,7 +312,10 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         ...(logger ? webSocketLog(logger) : {}),
         maxConnections: config.live.maxConnections,
         maxPayloadBytes: config.limits.maxBodyBytes,
-        admit: (request) => admission.admit(tenantOf(request.headers)),
+        // Browsers send no credentials on an upgrade: upgrades without any take turns in a line
+        // of their own, so a flood of anonymous HTTP requests cannot starve live updates.
+        admit: (request) => admission.admit(upgradeTenant(tenantOf(request.headers))),
+        verify: (c) => client.verify(c),
       })
     : null;
 

@@ -67,7 +67,15 @@ export interface AdmissionOptions {
 export type TenantKind = 'account' | 'unverified' | 'anonymous';
 
 export const tenantKind = (tenant: Tenant): TenantKind =>
-  tenant.startsWith(UNVERIFIED) ? 'unverified' : tenant === ANONYMOUS ? 'anonymous' : 'account';
+  tenant.startsWith(UNVERIFIED)
+    ? 'unverified'
+    : tenant.startsWith(ANONYMOUS)
+      ? 'anonymous'
+      : 'account';
+
+/** WebSocket upgrades without credentials (every browser's): their own line, apart from HTTP's. */
+export const upgradeTenant = (tenant: Tenant): Tenant =>
+  tenant === ANONYMOUS ? `${ANONYMOUS}:upgrades` : tenant;
 
 /** The tenant of one credential pair the service has not accepted lately. */
 export const unverifiedPair = (fingerprint: string): Tenant => `${UNVERIFIED}:${fingerprint}`;
