@@ -3,10 +3,13 @@
  * account's requests take turns with another's, each credential pair the copy has not seen
  * accepted is its own tenant, and a refusal is a 429 that a browser can read.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LoopLoad } from '../../src/http/fair-admission.js';
+import { admitRequests } from '../../src/http/admitted-requests.js';
+import type { Admission, LoopLoad } from '../../src/http/fair-admission.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
@@ -205,5 +208,51 @@ describe('admission over HTTP while the copy is busy', () => {
       'UNAUTHENTICATED',
       'UNAUTHENTICATED',
     ]);
+  });
+});
+
+describe('how long a request holds its place', () => {
+  /** A server whose one request writes its head, then its body 100 ms later; logs the release. */
+  async function holding(contentType: string) {
+    const events: string[] = [];
+    const admission = {
+      admit: () => () => events.push('released'),
+    } as unknown as Admission;
+    const server = createServer(
+      admitRequests(
+        (_request, response) => {
+          response.writeHead(200, { 'content-type': contentType });
+          response.write('first part');
+          events.push('head written');
+          setTimeout(() => {
+            events.push('body written');
+            response.end();
+          }, 100);
+        },
+        admission,
+        () => 'anonymous',
+      ),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await request(`http://127.0.0.1:${port}/graphql`);
+      await response.body.text();
+      return events;
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('holds it until an answer is written, so a large one (the GraphiQL page) pays for its writing', async () => {
+    const events = await holding('text/html');
+    expect(events.indexOf('released')).toBeGreaterThan(events.indexOf('body written'));
+  });
+
+  it('frees it once the head of a stream is out (SSE, @defer): an open stream holds none', async () => {
+    for (const type of ['text/event-stream', 'multipart/mixed; boundary="-"']) {
+      const events = await holding(type);
+      expect(events.indexOf('released')).toBeLessThan(events.indexOf('body written'));
+    }
   });
 });
