@@ -11,11 +11,12 @@ import './message-connection.js';
 import './live.js';
 import './nodes.js';
 
-export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
+export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.9';
 
 export const schema = builder.toSubGraphSchema({
   linkUrl: FEDERATION_LINK,
-  federationDirectives: ['@key', '@shareable', '@tag'],
+  // @listSize: the list sizes routers read for demand control (cost.ts).
+  federationDirectives: ['@key', '@shareable', '@tag', '@listSize'],
 });
 
 // `_service { sdl }` prints on the first router request, not at every start (service-sdl.ts).

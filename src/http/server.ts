@@ -225,7 +225,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         if (masked !== error && yogaLog) yogaLog.error(error);
         return masked;
       }),
-      ...queryLimitPlugins(options.limits),
+      ...queryLimitPlugins(options.limits, options.metrics ?? null),
       useReadinessCheck({ endpoint: '/readiness', check: readinessCheck }),
       // Resume tokens in each live result and as the SSE event id; SSE ends so clients reconnect.
       useLiveResume(options.live ?? null),

@@ -34,7 +34,7 @@ describe('loadConfig', () => {
         upstreamConcurrency: 0,
         maxHistoryRange: 1000,
         maxUpstreamCalls: 250,
-        maxCost: 50,
+        maxCost: 50_000,
       },
       responseCache: {
         ttlMs: 0,
