@@ -28,6 +28,11 @@ export interface GatewayLimits extends QueryLimits {
   /** Ids one `nodes(ids:)` may name, and representations one `_entities` may carry. @default 100 */
   readonly maxNodeIds: number;
   /**
+   * Bytes of data one answer may hold, counted while it is built (src/graph/response-budget.ts);
+   * past it, further lists fail with RESPONSE_TOO_LARGE. @default 8388608 (8 MiB)
+   */
+  readonly maxResponseBytes: number;
+  /**
    * Upstream calls one GraphQL request may have in flight at once; 0 leaves it to the shared
    * adaptive limit alone (see UpstreamSettings.connections). @default 0
    */
@@ -272,6 +277,7 @@ export function loadConfig(env: Env): Config {
       maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
       maxUpstreamCalls: int('MAX_UPSTREAM_CALLS', 250, 1, 100_000),
       maxNodeIds: int('MAX_NODE_IDS', 100, 1, 10_000),
+      maxResponseBytes: int('MAX_RESPONSE_BYTES', 8 * MIB, KIB, GIB),
       upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 0, 0, 10_000),
       maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
       maxTokens: int('MAX_TOKENS', 2_000, 10, 1_000_000),

@@ -2,6 +2,7 @@
 import { builder } from './builder.js';
 import { printServiceSdlOnDemand } from './service-sdl.js';
 import { boundListLookups } from './list-lookups.js';
+import { chargeListFields } from './response-budget.js';
 import './scalars.js';
 import './numbers.js';
 
@@ -23,3 +24,5 @@ export const schema = builder.toSubGraphSchema({
 printServiceSdlOnDemand(schema);
 // nodes(ids:) and _entities cost per id and are capped (MAX_NODE_IDS).
 boundListLookups(schema);
+// Every list an answer holds is charged to the request's MAX_RESPONSE_BYTES as it is built.
+chargeListFields(schema);

@@ -33,6 +33,7 @@ import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { useStaticGraphiQL } from './graphiql.js';
+import { useResponseCeiling } from './plugins/response-ceiling.js';
 import { useAdmissionRefusals } from './plugins/admission-refusals.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
@@ -225,6 +226,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         return masked;
       }),
       ...queryLimitPlugins(options.limits, options.metrics ?? null),
+      useResponseCeiling(),
       useReadinessCheck({ endpoint: '/readiness', check: readinessCheck }),
       // Resume tokens in each live result and as the SSE event id; SSE ends so clients reconnect.
       useLiveResume(options.live ?? null),
