@@ -331,7 +331,9 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
     },
     MAX_QUERY_COST: {
       gateway: limited,
-      request: query('{ a: node(id: "x") { id } b: node(id: "y") { id } number(tid: "T") { tid } }'),
+      request: query(
+        '{ a: node(id: "x") { id } b: node(id: "y") { id } number(tid: "T") { tid } }',
+      ),
     },
   },
   INTERNAL_SERVER_ERROR: {
