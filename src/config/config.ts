@@ -14,7 +14,7 @@ export interface QueryLimits {
   readonly maxDirectives: number;
   /**
    * Most items (objects, each list at its size) an operation may return or fetch, estimated
-   * before it runs from the schema's @listSize (src/graph/estimate-cost.ts). @default 50000
+   * before it runs from the schema's @listSize (src/graph/estimate-cost.ts). @default 100000
    */
   readonly maxCost: number;
 }
@@ -284,7 +284,7 @@ export function loadConfig(env: Env): Config {
       maxAliases: int('MAX_ALIASES', 30, 0, 10_000),
       maxDepth: int('MAX_DEPTH', 10, 1, 1_000),
       maxDirectives: int('MAX_DIRECTIVES', 20, 0, 10_000),
-      maxCost: int('MAX_QUERY_COST', 50_000, 1, 1_000_000_000),
+      maxCost: int('MAX_QUERY_COST', 100_000, 1, 1_000_000_000),
     },
     admission: {
       busyConcurrency: int('ADMISSION_BUSY_CONCURRENCY', 2, 0, 10_000),

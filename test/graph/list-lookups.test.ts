@@ -22,7 +22,7 @@ type Stack = Awaited<ReturnType<typeof startStack>>;
 let tight: Stack;
 let generous: Stack;
 beforeAll(async () => {
-  // A cost limit that 1,000 ids reach (the default, 50,000, is past MAX_NODE_IDS and the body limit).
+  // A cost limit that 1,000 ids reach (the default, 100,000, is past MAX_NODE_IDS and the body limit).
   tight = await startStack({}, { limits: { maxCost: 1_000 } });
   // A cost limit high enough that MAX_NODE_IDS is what refuses.
   generous = await startStack({}, { limits: { maxCost: 10_000 } });
