@@ -4,7 +4,7 @@
  * and three Monaco workers from @graphql-yoga/render-graphiql as files of their own under
  * GRAPHIQL_ASSETS_PATH, named by a hash of their content. The package inlines all of that into
  * one 9 MB page that yoga re-renders on every visit; here each file is hashed and compressed
- * (gzip, and brotli) once, on the first visit, off the event loop (zlib's thread pool), then
+ * (gzip, and brotli) once, from the first visit on, off the event loop (zlib's thread pool), then
  * served as the same buffers with a strong ETag: hashed files for a year (`immutable`), the page
  * revalidated each time (`no-cache`), both answered 304 when the browser already holds them.
  * Only the executable parts are files (`script-src 'self'` allows the page); its options are
@@ -32,7 +32,8 @@ type Encoding = 'br' | 'gzip';
 export interface StaticAsset {
   readonly type: string;
   readonly identity: Buffer;
-  readonly encoded: Readonly<Record<Encoding, Buffer>>;
+  /** Compressed in zlib's thread pool when the files are built; the page does not wait for it. */
+  readonly encoded: Promise<Readonly<Record<Encoding, Buffer>>>;
   /** Quoted strong ETags: the content hash, with the encoding after it for an encoded copy. */
   readonly etags: Readonly<Record<Encoding | 'identity', string>>;
   /** Content-hashed name: cached for a year; else (the page) revalidated on every visit. */
@@ -43,10 +44,10 @@ function hashOf(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('base64url');
 }
 
-async function prepare(type: string, content: string | Buffer, immutable: boolean) {
+function prepare(type: string, content: string | Buffer, immutable: boolean) {
   const identity = typeof content === 'string' ? Buffer.from(content) : content;
   const hash = hashOf(identity);
-  const [gzipped, brotli] = await Promise.all([
+  const encoded = Promise.all([
     gzipAsync(identity, { level: 9 }),
     brotliAsync(identity, {
       params: {
@@ -54,11 +55,13 @@ async function prepare(type: string, content: string | Buffer, immutable: boolea
         [constants.BROTLI_PARAM_SIZE_HINT]: identity.length,
       },
     }),
-  ]);
+  ]).then(([gzipped, brotli]) => ({ br: brotli, gzip: gzipped }));
+  // Awaited by the first request for an encoded copy; a failure is that request's.
+  encoded.catch(() => undefined);
   const asset: StaticAsset = {
     type,
     identity,
-    encoded: { br: brotli, gzip: gzipped },
+    encoded,
     etags: { identity: `"${hash}"`, gzip: `"${hash}-gz"`, br: `"${hash}-br"` },
     immutable,
   };
@@ -87,39 +90,37 @@ async function buildFiles(options: GraphiQLOptions): Promise<GraphiQLFiles> {
   // The 9 MB module is imported on the first visit, never at start.
   const bundle = await import('@graphql-yoga/render-graphiql/graphiql');
   const assets = new Map<string, StaticAsset>();
-  const add = async (base: string, ext: string, type: string, content: string | Buffer) => {
-    const { asset, name } = await prepare(type, content, true);
+  const add = (base: string, ext: string, type: string, content: string | Buffer) => {
+    const { asset, name } = prepare(type, content, true);
     const path = `${GRAPHIQL_ASSETS_PATH}${base}.${name}.${ext}`;
     assets.set(path, asset);
     return path;
   };
   const JS = 'text/javascript; charset=utf-8';
   const faviconData = /^data:([^;,]+);base64,(.*)$/s.exec(bundle.favicon);
-  const [css, script, favicon, editorWorker, jsonWorker, graphqlWorker] = await Promise.all([
-    add('graphiql', 'css', 'text/css; charset=utf-8', bundle.css),
-    add('graphiql', 'js', JS, bundle.js),
-    faviconData
-      ? add(
-          'favicon',
-          'ico',
-          faviconData[1] ?? 'image/x-icon',
-          Buffer.from(faviconData[2] ?? '', 'base64'),
-        )
-      : Promise.resolve(bundle.favicon),
-    add('editor.worker', 'js', JS, bundle.editorWorkerService),
-    add('json.worker', 'js', JS, bundle.jsonWorker),
-    add('graphql.worker', 'js', JS, bundle.graphqlWorker),
-  ]);
+  const css = add('graphiql', 'css', 'text/css; charset=utf-8', bundle.css);
+  const script = add('graphiql', 'js', JS, bundle.js);
+  const favicon = faviconData
+    ? add(
+        'favicon',
+        'ico',
+        faviconData[1] ?? 'image/x-icon',
+        Buffer.from(faviconData[2] ?? '', 'base64'),
+      )
+    : bundle.favicon;
+  const editorWorker = add('editor.worker', 'js', JS, bundle.editorWorkerService);
+  const jsonWorker = add('json.worker', 'js', JS, bundle.jsonWorker);
+  const graphqlWorker = add('graphql.worker', 'js', JS, bundle.graphqlWorker);
   // What the package's page runs inline, as two files: Monaco's workers are found before the
   // editor loads, and GraphiQL starts with the options the page carries.
   const workers = { editorWorkerService: editorWorker, json: jsonWorker, graphql: graphqlWorker };
-  const environment = await add(
+  const environment = add(
     'monaco-environment',
     'js',
     JS,
     `self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: function (moduleId, label) { return ${JSON.stringify(workers)}[label]; } };\n`,
   );
-  const start = await add(
+  const start = add(
     'start',
     'js',
     JS,
@@ -146,7 +147,7 @@ async function buildFiles(options: GraphiQLOptions): Promise<GraphiQLFiles> {
     '</html>',
     '',
   ].join('\n');
-  const { asset: page } = await prepare('text/html; charset=utf-8', html, false);
+  const { asset: page } = prepare('text/html; charset=utf-8', html, false);
   return { assets, page };
 }
 
@@ -174,7 +175,7 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
 }
 
 /** The answer for one asset: 304 when the browser's copy is current, else the kept bytes. */
-export function serveAsset(request: Request, asset: StaticAsset): Response {
+export async function serveAsset(request: Request, asset: StaticAsset): Promise<Response> {
   const encoding = chooseStaticEncoding(request.headers.get('accept-encoding'));
   const etag = asset.etags[encoding ?? 'identity'];
   const headers = new Headers({
@@ -185,7 +186,7 @@ export function serveAsset(request: Request, asset: StaticAsset): Response {
   if (matches(request.headers.get('if-none-match'), etag)) {
     return new Response(null, { status: 304, headers });
   }
-  const body = encoding ? asset.encoded[encoding] : asset.identity;
+  const body = encoding ? (await asset.encoded)[encoding] : asset.identity;
   headers.set('content-type', asset.type);
   headers.set('content-length', String(body.length));
   if (encoding) headers.set('content-encoding', encoding);
@@ -220,11 +221,11 @@ export function useStaticGraphiQL(options: GraphiQLOptions): Plugin {
         endResponse(new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } }));
         return undefined;
       }
-      return load().then(({ assets, page }) => {
+      return load().then(async ({ assets, page }) => {
         const asset = isPage ? page : assets.get(path);
         endResponse(
           asset
-            ? serveAsset(request, asset)
+            ? await serveAsset(request, asset)
             : new Response('Not found: GraphiQL files are named by their content.', {
                 status: 404,
                 headers: { 'content-type': 'text/plain; charset=utf-8' },
