@@ -77,30 +77,34 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
 
   // `sized`: sizes the parent's @listSize gives some child fields; `used` records which were met.
+  // `spread`: the fragments already walked into this selection set. As when graphql-js collects
+  // fields, a fragment spread twice into one selection set counts once; walking it again would
+  // let a document of nested double spreads take exponential time here.
   function walkSelections(
     set: SelectionSetNode,
     parent: GraphQLNamedType,
     factor: number,
     sized: ReadonlyMap<string, number> | null,
     used: Set<string> | null,
-    seen: ReadonlySet<string>,
+    spread: Set<string>,
   ): void {
     for (const selection of set.selections) {
       if (!included(selection)) continue;
       if (selection.kind === Kind.FIELD) {
-        walkField(selection, parent, factor, sized, used, seen);
+        walkField(selection, parent, factor, sized, used);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition
           ? schema.getType(selection.typeCondition.name.value)
           : parent;
-        walkSelections(selection.selectionSet, type ?? parent, factor, sized, used, seen);
+        walkSelections(selection.selectionSet, type ?? parent, factor, sized, used, spread);
       } else {
         const name = selection.name.value;
         const fragment = fragments.get(name);
-        // Validation refuses cycles; `seen` keeps an unvalidated document from looping here.
-        if (!fragment || seen.has(name)) continue;
+        // Also what keeps a cycle (refused by validation) from looping here.
+        if (!fragment || spread.has(name)) continue;
+        spread.add(name);
         const type = schema.getType(fragment.typeCondition.name.value) ?? parent;
-        walkSelections(fragment.selectionSet, type, factor, sized, used, new Set([...seen, name]));
+        walkSelections(fragment.selectionSet, type, factor, sized, used, spread);
       }
     }
   }
@@ -111,7 +115,6 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     factor: number,
     sized: ReadonlyMap<string, number> | null,
     used: Set<string> | null,
-    seen: ReadonlySet<string>,
   ): void {
     const name = node.name.value;
     // __typename and introspection cost nothing: they never reach the service.
@@ -146,7 +149,7 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     charge(coordinate, factor * size * weight);
     const childUsed = childSizes ? new Set<string>() : null;
     if (node.selectionSet) {
-      walkSelections(node.selectionSet, type, factor * size, childSizes, childUsed, seen);
+      walkSelections(node.selectionSet, type, factor * size, childSizes, childUsed, new Set());
     }
     // The items are fetched whether or not the client selects them.
     if (childSizes && childUsed?.size === 0) {

@@ -49,6 +49,18 @@ describe('the cost estimate', () => {
     ).toBe(1 + 1 + 100);
   });
 
+  it('counts a fragment spread twice into one selection set once, and stays fast', () => {
+    // Each fragment spreads the next twice: 2^40 walks if each spread were walked again.
+    const levels = Array.from(
+      { length: 40 },
+      (_, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
+    ).join(' ');
+    const query = `{ ...F0 } ${levels} fragment F40 on Query { ownedNumbers { tid } }`;
+    const started = performance.now();
+    expect(cost(query)).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
   it('leaves __typename and introspection free', () => {
     expect(cost('{ __typename __schema { types { name } } }')).toBe(0);
   });
