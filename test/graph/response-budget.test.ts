@@ -34,12 +34,12 @@ let defaults: TestGateway;
 let uncosted: TestGateway;
 beforeAll(async () => {
   simulator = await startSimulator({ benchAccounts: { count: 2, numbers: NUMBERS } });
-  defaults = createTestGateway(simulator.url, { timeoutMs: 20_000 });
+  defaults = createTestGateway(simulator.url, { timeoutMs: 60_000 });
   // The estimate out of the way: only the byte ceiling stands.
   // Retries as in production: the loopback simulator shares this busy process, and a reset
   // connection is not what this test is about.
   uncosted = createTestGateway(simulator.url, {
-    timeoutMs: 20_000,
+    timeoutMs: 60_000,
     resilience: { retries: 2 },
     limits: { maxCost: 1_000_000_000 },
   });
@@ -121,7 +121,7 @@ describe('the response byte ceiling', () => {
       // The other account was answered while the attack ran, not after it.
       expect(servedDuring).toBeGreaterThan(0);
     },
-    60_000,
+    120_000,
   );
 });
 
