@@ -137,8 +137,13 @@ async function startStack(latencyMs: number, accounts: number, numbers: number):
   const env = { UPSTREAM_URL: simulator.url, BENCH_CONCURRENCY: String(settings.concurrency) };
   const bare = await startEntry('bare proxy', 'bench/bare-proxy.ts', env);
   const yoga = await startEntry('yoga floor', 'bench/yoga-floor.ts', {});
+  // A secret of its own, as production requires one (--gateway-env=NODE_ENV=production).
   const gateway = await startGateway(
-    { UPSTREAM_URL: simulator.url, ...settings.gatewayEnv },
+    {
+      UPSTREAM_URL: simulator.url,
+      GATEWAY_SECRET: 'bench-secret-'.repeat(3),
+      ...settings.gatewayEnv,
+    },
     settings.gatewayNodeArgs,
     settings.gatewayDir,
   );

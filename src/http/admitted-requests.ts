@@ -16,7 +16,7 @@ import { readCredentials, type Credentials } from '../core/credentials.js';
 import type { CredentialMemory } from '../upstream/verification.js';
 import {
   ANONYMOUS,
-  UNVERIFIED,
+  unverifiedPair,
   whenAdmitted,
   type Admission,
   type Refusal,
@@ -37,7 +37,8 @@ const MAX_KNOWN_HEADERS = 2_000;
 
 /**
  * The tenant of a request, from its credential headers and what this copy knows of them: their
- * account once the service has accepted them, a shared pool otherwise.
+ * account once the service has accepted them, the pair itself until then, the anonymous pool
+ * without (well-formed) credentials.
  */
 export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttpHeaders) => Tenant {
   const known = new LRUCache<string, Credentials | false>({ max: MAX_KNOWN_HEADERS });
@@ -56,7 +57,7 @@ export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttp
     if (credentials === false) return ANONYMOUS;
     return memory.verdict(credentials) === 'accepted'
       ? `account:${memory.account(credentials)}`
-      : UNVERIFIED;
+      : unverifiedPair(memory.fingerprint(credentials));
   };
 }
 
