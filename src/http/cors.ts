@@ -10,6 +10,7 @@
  */
 import type { Plugin } from 'graphql-yoga';
 import { REQUEST_ID_HEADER } from '../observability/request-id.js';
+import { appendVary } from './vary.js';
 
 /** Pages served from this machine: http(s)://localhost, 127.0.0.0/8 or [::1], any port. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/;
@@ -116,12 +117,4 @@ export function useCors(settings: CorsSettings): Plugin {
       response.headers.set('access-control-expose-headers', EXPOSED_HEADERS);
     },
   };
-}
-
-function appendVary(headers: Headers, name: string): void {
-  const current = headers.get('vary');
-  if (!current) headers.set('vary', name);
-  else if (!current.split(',').some((v) => v.trim().toLowerCase() === name.toLowerCase())) {
-    headers.set('vary', `${current}, ${name}`);
-  }
 }

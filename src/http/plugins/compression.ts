@@ -8,13 +8,17 @@
  *   per byte, which any client could ask for on the 9 MB GraphiQL page;
  * - request bodies are not decompressed (the body limit counts what arrives on the wire);
  * - HTML (the 9 MB GraphiQL page, the same bytes every visit) is compressed once per encoding
- *   (gzip and deflate alike) and kept: doing it per visit costs ~200 ms of CPU each time.
+ *   (gzip and deflate alike) and kept: doing it per visit costs ~200 ms of CPU each time;
+ * - every answer that could have been compressed says `Vary: Accept-Encoding`, the plain one
+ *   too: a shared cache must not hand a gzipped answer to a client that did not ask for it, nor
+ *   keep serving the plain one to every client after one that did not ask.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { deflate as deflateCallback, gzip as gzipCallback } from 'node:zlib';
 import { useContentEncoding } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';
+import { appendVary } from '../vary.js';
 
 const COMPRESS = { gzip: promisify(gzipCallback), deflate: promisify(deflateCallback) };
 
@@ -60,7 +64,6 @@ async function compressedPage(
   const headers = new Headers(response.headers);
   headers.set('content-encoding', encoding);
   headers.set('content-length', String((await body).length));
-  headers.append('vary', 'Accept-Encoding');
   return { body: await body, headers };
 }
 
@@ -73,6 +76,7 @@ export function useResponseCompression(): Plugin {
       const type = response.headers.get('content-type') ?? '';
       if (STREAMING.test(type)) return;
       if (!(Number(response.headers.get('content-length')) >= MIN_BYTES)) return;
+      appendVary(response.headers, 'Accept-Encoding');
       const encoding = chooseEncoding(request.headers.get('accept-encoding'));
       if (!encoding) return;
       if (/^text\/html/i.test(type)) {
