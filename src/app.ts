@@ -300,6 +300,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         ...(logger ? webSocketLog(logger) : {}),
         maxConnections: config.live.maxConnections,
         maxPayloadBytes: config.limits.maxBodyBytes,
+        // Pages that may not call over HTTP may not open a WebSocket either.
+        cors: { origins: config.corsOrigins, allowLoopback: simulator !== null },
         admit: (request) => admission.admit(tenantOf(request.headers)),
       })
     : null;

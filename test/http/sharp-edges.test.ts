@@ -121,7 +121,7 @@ describe('response compression', () => {
     expect(gzipped.headers.get('content-encoding')).toBe('gzip');
     expect(varies(gzipped)).toContain('accept-encoding');
     // The plain variant too: a shared cache must not serve it to a client that asks for gzip.
-    for (const headers of [{}, { 'accept-encoding': 'br' }]) {
+    for (const headers of [{}, { 'accept-encoding': 'br' }] as Record<string, string>[]) {
       const plain = await post(page, headers);
       expect(plain.headers.get('content-encoding')).toBeNull();
       expect(varies(plain)).toContain('accept-encoding');
