@@ -274,6 +274,12 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
     readiness,
     live,
+    // A single-connection stream counts like a WebSocket connection; its subscriptions likewise.
+    eventStreams: {
+      maxStreams: config.live.maxConnections,
+      maxStreamsPerCredentials: config.live.maxPerAccount,
+      maxOperationsPerStream: config.live.maxPerConnection,
+    },
     // Copies behind one load balancer must share it, or a page cursor fails on another copy.
     cursorKey: config.responseCache.hmacKey,
   });
