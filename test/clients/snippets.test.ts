@@ -9,6 +9,7 @@ import { CombinedGraphQLErrors, gql } from '@apollo/client';
 import type { Client as UrqlClient, OperationResult } from '@urql/core';
 import { generate, type CodegenConfig } from '@graphql-codegen/cli';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { parse, print } from 'graphql';
@@ -218,16 +219,70 @@ describe('docs/paging.md', () => {
     client.stop();
   });
 
-  it('paging-urql: the second query holds both pages', async () => {
-    const { first, both } = await run<{
+  it('paging-urql: with the one urql set-up, the second query holds both pages', async () => {
+    const { first, both, live } = await run<{
       first: OperationResult<MessagesPage>;
       both: OperationResult<MessagesPage>;
-    }>(['paging-urql'], ['first', 'both']);
+      live: { unsubscribe(): void };
+    }>(['urql-setup', 'paging-urql', 'urql-live'], ['first', 'both', 'live']);
+    live.unsubscribe();
     expect(first.error).toBeUndefined();
     expect(first.data?.number.messages.edges).toHaveLength(20);
     const ids = both.data?.number.messages.edges.map((e) => e.node.id) ?? [];
     expect(ids).toHaveLength(40);
     expect(ids.slice(0, 20)).toEqual(first.data?.number.messages.edges.map((e) => e.node.id));
+  });
+
+  it('paging-urql with urql-live: an arrival heads the merged pages, once, and counts in totalCount', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
+    try {
+      type Paged = { number: { messages: { totalCount: number; edges: ListEdge[] } } };
+      // The pages' own history calls come first: wait for the subscription itself, then for
+      // its head read and the poll loop's first poll (three calls: one may be a poll under way).
+      const live = gateway.test.live!;
+      await until(() => live.stats.subscriptions === 0, 5_000);
+      const module = await run<{
+        client: UrqlClient;
+        PAGE: string;
+        both: OperationResult<Paged>;
+        live: { unsubscribe(): void };
+      }>(['urql-setup', 'paging-urql', 'urql-live'], ['client', 'PAGE', 'both', 'live']);
+      cleanups.push(() => module.live.unsubscribe());
+      await until(() => live.stats.subscriptions === 1, 5_000);
+      const joined = historyCalls();
+      await until(() => historyCalls() >= joined + 3, 5_000);
+      const { client, PAGE, both } = module;
+      const after = (both.operation.variables as { after: string }).after;
+      const seen: Paged[] = [];
+      const watching = client
+        .query<Paged>(PAGE, { tid: NUMBER.tid, after })
+        .subscribe(({ data }) => data && seen.push(data));
+      cleanups.push(() => watching.unsubscribe());
+      const list = () => seen.at(-1)?.number.messages;
+      await until(() => list()?.edges.length === 40);
+      const before = list()!;
+      arrive('urql paged arrival');
+      await new Promise((r) => setTimeout(r, 2000));
+      const firstOnly = await client.query<Paged>(PAGE, { tid: NUMBER.tid }).toPromise();
+      console.log(
+        'DBG',
+        seen.length,
+        list()?.edges[0]?.node.body,
+        list()?.totalCount,
+        before.totalCount,
+        firstOnly.data?.number.messages.edges[0]?.node.body,
+        firstOnly.data?.number.messages.totalCount,
+        firstOnly.data?.number.messages.edges.length,
+      );
+      await until(() => list()?.edges[0]?.node.body === 'urql paged arrival', 5_000);
+      await landedOnceAtHead(list()!.edges, before.edges, 'urql paged arrival');
+      expect(list()!.edges).toHaveLength(41);
+      expect(list()!.totalCount).toBe(before.totalCount + 1);
+      expect(warnings).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
 
@@ -370,8 +425,8 @@ describe('docs/client-caching.md: urql Graphcache', () => {
     vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
     try {
       const PAGE = `query Head($tid: ID!) { number(tid: $tid) { id
-        messages(first: 3) { edges { cursor node { id body } } pageInfo { hasNextPage endCursor } } } }`;
-      type Page = { number: { messages: { edges: ListEdge[] } } };
+        messages(first: 3) { totalCount edges { cursor node { id body } } pageInfo { hasNextPage endCursor } } } }`;
+      type Page = { number: { messages: { totalCount: number; edges: ListEdge[] } } };
       let client: UrqlClient | undefined;
       await subscribed(async () => {
         ({ client } = await run<{ client: UrqlClient; live: { unsubscribe(): void } }>(
@@ -390,10 +445,12 @@ describe('docs/client-caching.md: urql Graphcache', () => {
       const edges = () => seen.at(-1)?.number.messages.edges ?? [];
       await until(() => edges().length === 3);
       const before = edges();
+      const count = seen.at(-1)!.number.messages.totalCount;
       arrive('urql edge');
       await until(() => edges()[0]?.node.body === 'urql edge', 5_000);
-      await sleep(300);
       await landedOnceAtHead(edges(), before, 'urql edge');
+      // The updater counts it too: a list's "N messages" is not left behind.
+      await until(() => seen.at(-1)?.number.messages.totalCount === count + 1, 5_000);
       expect(warnings).toEqual([]);
     } finally {
       vi.restoreAllMocks();
@@ -507,10 +564,18 @@ describe('docs/client-caching.md: GraphQL Code Generator', () => {
     );
     const [output, options] = Object.entries(config.generates)[0]!;
     expect(output).toBe('src/gql/');
+    // The schema path is this repository's file, as a frontend keeps a copy of it (the package
+    // is private: no node_modules path can point at it).
+    expect(typeof config.schema).toBe('string');
+    const schemaFile = new URL(`../../${config.schema as string}`, import.meta.url);
+    expect(
+      existsSync(schemaFile),
+      `${config.schema as string} is not a file of this repository`,
+    ).toBe(true);
     const files = await generate(
       {
         ...config,
-        schema: new URL('../../schema.client.graphql', import.meta.url).pathname,
+        schema: schemaFile.pathname,
         documents: [new URL('src/*.ts', dir).pathname],
         generates: { [new URL(`${output}`, dir).pathname]: options },
         silent: true,
