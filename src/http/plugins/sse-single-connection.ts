@@ -26,6 +26,7 @@ import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { readCredentials } from '../../core/credentials.js';
+import { ErrorCode } from '../../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../../live/hub.js';
 import { GRAPHQL_PATH } from '../paths.js';
 
@@ -164,7 +165,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
         refuse(
           401,
           'Credentials required on every request of a stream: Authorization: Basic base64(sys_id:auth_token), or X-Sys-Id with X-Auth-Token',
-          'UNAUTHENTICATED',
+          ErrorCode.Unauthenticated,
         );
         return;
       }
