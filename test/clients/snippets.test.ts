@@ -263,18 +263,6 @@ describe('docs/paging.md', () => {
       await until(() => list()?.edges.length === 40);
       const before = list()!;
       arrive('urql paged arrival');
-      await new Promise((r) => setTimeout(r, 2000));
-      const firstOnly = await client.query<Paged>(PAGE, { tid: NUMBER.tid }).toPromise();
-      console.log(
-        'DBG',
-        seen.length,
-        list()?.edges[0]?.node.body,
-        list()?.totalCount,
-        before.totalCount,
-        firstOnly.data?.number.messages.edges[0]?.node.body,
-        firstOnly.data?.number.messages.totalCount,
-        firstOnly.data?.number.messages.edges.length,
-      );
       await until(() => list()?.edges[0]?.node.body === 'urql paged arrival', 5_000);
       await landedOnceAtHead(list()!.edges, before.edges, 'urql paged arrival');
       expect(list()!.edges).toHaveLength(41);
