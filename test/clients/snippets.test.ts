@@ -92,17 +92,22 @@ const historyCalls = () =>
   gateway.simulator.calls.filter((c) => c.operation === 'smshistory').length;
 
 /**
- * Subscribes (via `start`) to `numbers` numbers (all of the demo account's) and waits until, for each, the
- * subscription has read the head of its history and the live loop's first poll has learnt what
- * is there: a message that arrives after both is delivered.
+ * Subscribes (via `start`) to `numbers` numbers (all of the demo account's) and waits until, for
+ * each, the subscription has read the head of its history and the live loop's first poll has
+ * learnt what is there: a message that arrives after both is delivered. Counted from the moment
+ * the subscription exists (a query the start makes reads histories too), three calls per number,
+ * as one may be the last poll of a loop an earlier test left, still under way.
  */
 async function subscribed(
   start: () => unknown,
   numbers = DEMO_ACCOUNT.numbers.length,
 ): Promise<void> {
-  const before = historyCalls();
+  const live = gateway.test.live!;
+  await until(() => live.stats.subscriptions === 0, 15_000);
   await start();
-  await until(() => historyCalls() >= before + 2 * numbers, 5_000);
+  await until(() => live.stats.subscriptions > 0, 15_000);
+  const joined = historyCalls();
+  await until(() => historyCalls() >= joined + 3 * numbers, 15_000);
 }
 
 /** The ids of the `first` messages after `cursor`, read from the gateway without any client. */
@@ -238,21 +243,22 @@ describe('docs/paging.md', () => {
     vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
     try {
       type Paged = { number: { messages: { totalCount: number; edges: ListEdge[] } } };
-      // The pages' own history calls come first: wait for the subscription itself, then for
-      // its head read and the poll loop's first poll (three calls: one may be a poll under way).
-      const live = gateway.test.live!;
-      await until(() => live.stats.subscriptions === 0, 5_000);
-      const module = await run<{
-        client: UrqlClient;
-        PAGE: string;
-        both: OperationResult<Paged>;
-        live: { unsubscribe(): void };
-      }>(['urql-setup', 'paging-urql', 'urql-live'], ['client', 'PAGE', 'both', 'live']);
-      cleanups.push(() => module.live.unsubscribe());
-      await until(() => live.stats.subscriptions === 1, 5_000);
-      const joined = historyCalls();
-      await until(() => historyCalls() >= joined + 3, 5_000);
-      const { client, PAGE, both } = module;
+      let module:
+        | {
+            client: UrqlClient;
+            PAGE: string;
+            both: OperationResult<Paged>;
+            live: { unsubscribe(): void };
+          }
+        | undefined;
+      await subscribed(async () => {
+        module = await run(
+          ['urql-setup', 'paging-urql', 'urql-live'],
+          ['client', 'PAGE', 'both', 'live'],
+        );
+        cleanups.push(() => module!.live.unsubscribe());
+      }, 1);
+      const { client, PAGE, both } = module!;
       const after = (both.operation.variables as { after: string }).after;
       const seen: Paged[] = [];
       const watching = client
@@ -263,7 +269,7 @@ describe('docs/paging.md', () => {
       await until(() => list()?.edges.length === 40);
       const before = list()!;
       arrive('urql paged arrival');
-      await until(() => list()?.edges[0]?.node.body === 'urql paged arrival', 5_000);
+      await until(() => list()?.edges[0]?.node.body === 'urql paged arrival', 15_000);
       await landedOnceAtHead(list()!.edges, before.edges, 'urql paged arrival');
       expect(list()!.edges).toHaveLength(41);
       expect(list()!.totalCount).toBe(before.totalCount + 1);
@@ -332,7 +338,7 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     const edges = () => seen.at(-1)?.number.messages.edges ?? [];
 
     arrive('apollo edge 1');
-    await until(() => edges()[0]?.node.body === 'apollo edge 1', 5_000);
+    await until(() => edges()[0]?.node.body === 'apollo edge 1', 15_000);
     await landedOnceAtHead(edges(), first.edges, 'apollo edge 1');
     expect(seen.at(-1)?.number.messages.totalCount).toBe(first.totalCount + 1);
 
@@ -357,7 +363,7 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     });
     const before = gateway.upgrades();
     const error = await new Promise<Error>((resolve, reject) => {
-      setTimeout(() => reject(new Error('no error within 5 s: the client is retrying')), 5_000);
+      setTimeout(() => reject(new Error('no error within 15 s: the client is retrying')), 15_000);
       // Apollo Client 4 hands a subscription's error to `next`, as `result.error`.
       client.subscribe({ query: gql('subscription { messageAdded { id } }') }).subscribe({
         next: (result) => {
@@ -399,7 +405,7 @@ describe('docs/client-caching.md: urql Graphcache', () => {
           .subscribe((result) => events.push(result.data)));
       });
       arrive('urql arrival');
-      await until(() => events.length > 0, 5_000);
+      await until(() => events.length > 0, 15_000);
       expect(events[0]).toMatchObject({ messageAdded: { body: 'urql arrival' } });
       unsubscribe();
       expect(warnings).toEqual([]);
@@ -435,10 +441,10 @@ describe('docs/client-caching.md: urql Graphcache', () => {
       const before = edges();
       const count = seen.at(-1)!.number.messages.totalCount;
       arrive('urql edge');
-      await until(() => edges()[0]?.node.body === 'urql edge', 5_000);
+      await until(() => edges()[0]?.node.body === 'urql edge', 15_000);
       await landedOnceAtHead(edges(), before, 'urql edge');
       // The updater counts it too: a list's "N messages" is not left behind.
-      await until(() => seen.at(-1)?.number.messages.totalCount === count + 1, 5_000);
+      await until(() => seen.at(-1)?.number.messages.totalCount === count + 1, 15_000);
       expect(warnings).toEqual([]);
     } finally {
       vi.restoreAllMocks();
@@ -528,10 +534,10 @@ import PaginationQuery from './__generated__/InboxMessagesPaginationQuery.graphq
     expect(bodies()).toHaveLength(40);
 
     // The subscription started with the snippet; its loop has polled at least once by now.
-    await until(() => historyCalls() > beforeArrivals + 2, 5_000);
+    await until(() => historyCalls() > beforeArrivals + 2, 15_000);
     const before = edges();
     arrive('relay arrival');
-    await until(() => bodies()[0] === 'relay arrival', 5_000);
+    await until(() => bodies()[0] === 'relay arrival', 15_000);
     await sleep(300);
     await landedOnceAtHead(edges(), before, 'relay arrival');
     expect(bodies()).toHaveLength(41);

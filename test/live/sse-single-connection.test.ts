@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import { createClient, TOKEN_HEADER_KEY, type Client } from 'graphql-sse';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { until } from '../../support/wait.js';
+import { until, untilAsync } from '../../support/wait.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 import { watchOverSse } from '../../support/recipes/live-sse.js';
 import { createLiveSseSingleClient } from '../../support/recipes/live-sse-single.js';
@@ -40,7 +40,7 @@ const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   // Each test starts with no subscription left from the one before.
-  await until(() => gateway.test.live!.stats.subscriptions === 0, 5_000);
+  await until(() => gateway.test.live!.stats.subscriptions === 0, 15_000);
 });
 
 function client(options: { singleConnection: boolean; headers?: Record<string, string> }): Client {
@@ -65,7 +65,7 @@ const historyCalls = () =>
 async function subscribed(start: () => void, numbers = 1): Promise<void> {
   const before = historyCalls();
   start();
-  await until(() => historyCalls() >= before + 3 * numbers, 5_000);
+  await until(() => historyCalls() >= before + 3 * numbers, 15_000);
 }
 
 interface Received {
@@ -99,7 +99,7 @@ describe('graphql-sse single connection mode', () => {
     });
 
     gateway.simulator.deliver(DEMO_CREDENTIALS.sysId, NUMBER.tid, 'over one connection');
-    await until(() => events.length > 0, 5_000);
+    await until(() => events.length > 0, 15_000);
     expect(events[0]?.data?.messageAdded?.body).toBe('over one connection');
     expect(events[0]?.extensions?.resumeToken).toMatch(/\S/);
     // One reservation and one stream; each operation a POST of its own.
@@ -126,7 +126,7 @@ describe('graphql-sse single connection mode', () => {
     }, 2);
     gateway.simulator.deliver(DEMO_CREDENTIALS.sysId, first!.tid, 'to the first');
     gateway.simulator.deliver(DEMO_CREDENTIALS.sysId, second!.tid, 'to the second');
-    await until(() => got.length === 2, 5_000);
+    await until(() => got.length === 2, 15_000);
     expect(got.map((m) => [m.tid, m.body]).sort()).toEqual([
       [first!.tid, 'to the first'],
       [second!.tid, 'to the second'],
@@ -147,7 +147,7 @@ describe('graphql-sse single connection mode', () => {
       ),
     );
     gateway.simulator.deliver(DEMO_CREDENTIALS.sysId, NUMBER.tid, 'over its own connection');
-    await until(() => events.length > 0, 5_000);
+    await until(() => events.length > 0, 15_000);
     expect(events[0]?.data?.messageAdded?.body).toBe('over its own connection');
   });
 
@@ -221,12 +221,12 @@ describe('graphql-sse single connection mode', () => {
     await first.body!.cancel();
     // 409 (still open) until the gateway has seen the client go; never a second stream.
     const statuses: number[] = [];
-    await eventually(async () => {
+    await untilAsync(async () => {
       const again = await fetch(url, { headers });
       await again.body?.cancel();
       statuses.push(again.status);
       return again.status === 404;
-    });
+    }, 15_000);
     expect(statuses.filter((s) => s !== 409 && s !== 404)).toEqual([]);
   });
 });
@@ -257,7 +257,7 @@ describe('graphql-sse single connection mode on shutdown', () => {
         }),
       });
       expect(posted.status).toBe(202);
-      await until(() => closing.simulator.calls.length >= before + 2, 5_000);
+      await until(() => closing.simulator.calls.length >= before + 2, 15_000);
       const ended = closing.test.app.endStreams();
       let text = '';
       const reader = stream.body!.getReader();
@@ -298,22 +298,13 @@ describe('graphql-sse single connection mode on shutdown', () => {
           complete: () => void outcomes.push('complete'),
         },
       );
-      await until(() => closing.simulator.calls.length >= before + 2, 5_000);
+      await until(() => closing.simulator.calls.length >= before + 2, 15_000);
       await closing.test.app.endStreams();
       // The copy refuses new reservations while it closes: the client retries, never completes.
-      await until(() => reconnects.includes(true), 5_000);
+      await until(() => reconnects.includes(true), 15_000);
       expect(outcomes).not.toContain('complete');
     } finally {
       await closing.close();
     }
   });
 });
-
-/** Resolves once the async `check` holds; rejects after `timeoutMs`. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 3_000): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
