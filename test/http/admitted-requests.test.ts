@@ -73,8 +73,9 @@ describe('admission over HTTP while the copy is busy', () => {
     const started = performance.now();
     const floodAnswers = [post(flood), post(flood), post(flood)];
     // Two of the three wait their turn (as soon as they have all arrived, however busy the machine).
-    await untilAsync(async () =>
-      (await metric('sms_admission_waiting')).includes('sms_admission_waiting 2'),
+    await untilAsync(
+      async () => (await metric('sms_admission_waiting')).includes('sms_admission_waiting 2'),
+      15_000,
     );
     const other = await post(basicAuth(SECOND_DEMO_CREDENTIALS));
     const answers = await Promise.all(floodAnswers);
@@ -189,8 +190,9 @@ describe('admission over HTTP while the copy is busy', () => {
       post(basicAuth({ sysId: `AC-made-up-${n}`, authToken: `token-${n}` })),
     );
     // One runs; two wait in the pool's one line, though they are three different sys_ids.
-    await untilAsync(async () =>
-      (await metric('sms_admission_waiting')).includes('sms_admission_waiting 2'),
+    await untilAsync(
+      async () => (await metric('sms_admission_waiting')).includes('sms_admission_waiting 2'),
+      15_000,
     );
     const answers = await Promise.all(invented);
     expect(answers.map((a) => a.body.errors?.[0]?.extensions?.code)).toEqual([
