@@ -10,6 +10,9 @@
  *    same service: the gateway's own CPU is the bottleneck during that load, and its event-loop
  *    delay must not read as the service slowing. Reported: the first fan-out after the load
  *    (recovery) and the p50 of `requests` more, against the direct client in the same minutes.
+ * e3. e2 with the load sent by one account from every connection (a team sharing an inbox): that
+ *    account may use the whole copy while no one else waits, and the fan-out after it must not
+ *    pay for it.
  * f. Back-off: the simulator gets slower with every call it has in flight (latency = base +
  *    k x in-flight). `users` clients fan out at once, first calling the simulator directly, with
  *    nothing holding them back (piling on), then through the gateway; meanwhile one more account
@@ -44,18 +47,9 @@ export interface FanOutResult {
 
 export interface CapacityResult {
   readonly fanOut?: FanOutResult;
-  readonly fanOutAfterLoad?: FanOutResult & {
-    readonly load: {
-      readonly seconds: number;
-      readonly connections: number;
-      readonly rps: number;
-      readonly failures: number;
-      /** The gateway's adaptive limit as the load ended. */
-      readonly limitAtEnd: number;
-    };
-    /** The first fan-out after the load, and the direct client's p50, in ms. */
-    readonly firstMs: number;
-  };
+  readonly fanOutAfterLoad?: AfterLoad;
+  /** e3: the same, the load from one account on every connection (a team sharing an inbox). */
+  readonly fanOutAfterOneAccountLoad?: AfterLoad;
   readonly backOff?: {
     readonly users: number;
     readonly numbers: number;
@@ -65,6 +59,21 @@ export interface CapacityResult {
     readonly gateway: BackOffSide & { readonly limit: number };
   };
 }
+
+export type AfterLoad = FanOutResult & {
+  readonly load: {
+    readonly seconds: number;
+    readonly connections: number;
+    /** How many accounts sent the load: one per connection, or one for all. */
+    readonly accounts: 'many' | 'one';
+    readonly rps: number;
+    readonly failures: number;
+    /** The gateway's adaptive limit as the load ended. */
+    readonly limitAtEnd: number;
+  };
+  /** The first fan-out after the load, and the direct client's p50, in ms. */
+  readonly firstMs: number;
+};
 
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((x, y) => x - y);
@@ -284,9 +293,11 @@ export async function measureFanOut(settings: CapacitySettings): Promise<FanOutR
 
 export async function measureFanOutAfterLoad(
   settings: CapacitySettings,
-): Promise<CapacityResult['fanOutAfterLoad']> {
+  accounts: 'many' | 'one' = 'many',
+): Promise<AfterLoad> {
   const connections = settings.afterLoadConnections;
-  // Account 0 fans out; accounts 1..connections send the small queries, one account each.
+  // Account 0 fans out; accounts 1..connections send the small queries, one account each, or
+  // account 1 from every connection (a team of agents sharing one inbox).
   const stack = await fanOutStack(settings, connections + 1);
   try {
     await rounds(1, 3, (vu) => directFanOut(stack.pool, vu));
@@ -296,7 +307,9 @@ export async function measureFanOutAfterLoad(
       connections,
       duration: settings.afterLoadSeconds,
       requestsFor: (vu) =>
-        scenarios({ fanOutNumbers: settings.numbers }).a.targets.gateway?.(vu + 1) ?? [],
+        scenarios({ fanOutNumbers: settings.numbers }).a.targets.gateway?.(
+          accounts === 'one' ? 1 : vu + 1,
+        ) ?? [],
     });
     const limitAtEnd = await gatewayLimit(stack.gateway.url);
     // Right after the load: the gateway first (the recovery), then both sides in turn.
@@ -312,6 +325,7 @@ export async function measureFanOutAfterLoad(
       load: {
         seconds: load.seconds,
         connections,
+        accounts,
         rps: load.rps,
         failures: load.failures,
         limitAtEnd,
@@ -399,7 +413,7 @@ export interface CapacityTarget {
 
 export function capacityTargets(result: CapacityResult): CapacityTarget[] {
   const out: CapacityTarget[] = [];
-  const { fanOut, fanOutAfterLoad: after, backOff } = result;
+  const { fanOut, backOff } = result;
   if (fanOut) {
     out.push({
       name: `(e) ${fanOut.numbers}-number fan-out at ${fanOut.latencyMs} ms, one connection: gateway p50 <= ${FAN_OUT_TARGET} x an uncapped direct client`,
@@ -407,9 +421,14 @@ export function capacityTargets(result: CapacityResult): CapacityTarget[] {
       value: `${fanOut.ratio.toFixed(2)} x (${fanOut.gateway.p50Ms.toFixed(1)} vs ${fanOut.direct.p50Ms.toFixed(1)} ms; adaptive limit ${fanOut.gateway.limit})`,
     });
   }
-  if (after) {
+  for (const [id, after] of [
+    ['e2', result.fanOutAfterLoad],
+    ['e3', result.fanOutAfterOneAccountLoad],
+  ] as const) {
+    if (!after) continue;
+    const from = after.load.accounts === 'one' ? 'one account' : 'one account each';
     out.push({
-      name: `(e2) the same fan-out right after ${after.load.seconds.toFixed(0)} s of small queries at ${after.load.connections} connections: gateway p50 <= ${FAN_OUT_TARGET} x the direct client`,
+      name: `(${id}) the same fan-out right after ${after.load.seconds.toFixed(0)} s of small queries at ${after.load.connections} connections (${from}): gateway p50 <= ${FAN_OUT_TARGET} x the direct client`,
       met: after.ratio <= FAN_OUT_TARGET && after.load.failures === 0,
       value:
         `${after.ratio.toFixed(2)} x (${after.gateway.p50Ms.toFixed(1)} vs ${after.direct.p50Ms.toFixed(1)} ms); ` +

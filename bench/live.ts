@@ -4,11 +4,11 @@
  * every number has 10 subscribers (SSE over HTTP, one connection each). One poll loop per account
  * and number means about 100 polls per LIVE_POLL_MS, however many subscribers.
  *
- *   npm run bench:live            (LIVE_BENCH_SUBSCRIBERS, LIVE_BENCH_WINDOW_S to change)
+ *   npm run bench:live            (BENCH_LIVE_SUBSCRIBERS, BENCH_LIVE_WINDOW_S to change)
  *
  * And a rolling restart under live traffic (rollingRestart below):
  *
- *   npm run bench:live -- rolling     (LIVE_ROLLING_COPIES=2 on a struggling machine)
+ *   npm run bench:live -- rolling     (BENCH_LIVE_COPIES=2 on a struggling machine)
  */
 import { Agent, request } from 'undici';
 import { benchAccountNumbers, benchCredentials } from '../src/simulator/index.js';
@@ -30,9 +30,9 @@ import { rssBytes, startEntry, startGateway, type Child } from './children.js';
 
 const ACCOUNTS = 10;
 const NUMBERS_PER_ACCOUNT = 10;
-const SUBSCRIBERS_PER_NUMBER = Number(process.env.LIVE_BENCH_SUBSCRIBERS ?? 10);
+const SUBSCRIBERS_PER_NUMBER = Number(process.env.BENCH_LIVE_SUBSCRIBERS ?? 10);
 const POLL_MS = 3_000;
-const WINDOW_S = Number(process.env.LIVE_BENCH_WINDOW_S ?? 15);
+const WINDOW_S = Number(process.env.BENCH_LIVE_WINDOW_S ?? 15);
 
 interface Gc {
   readonly rss: number;
@@ -148,10 +148,10 @@ async function main(): Promise<void> {
  * tokens. Once without Redis, once with. Reported per run: messages lost, duplicated or out of
  * order (summed over subscribers), and the worst delay from arrival to receipt.
  *
- *   npm run bench:live -- rolling     (LIVE_ROLLING_COPIES=2 on a struggling machine)
+ *   npm run bench:live -- rolling     (BENCH_LIVE_COPIES=2 on a struggling machine)
  */
 
-const COPIES = Number(process.env.LIVE_ROLLING_COPIES ?? 3);
+const COPIES = Number(process.env.BENCH_LIVE_COPIES ?? 3);
 const SUBSCRIBERS_PER_TRANSPORT = 10;
 const ARRIVAL_MS = 1_000;
 const ROLLING_POLL_MS = 500;

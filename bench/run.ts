@@ -44,7 +44,7 @@ const usage = `npm run bench [-- --name=value ...]   (or BENCH_NAME=value)
   --capacity-requests=10  fan-outs per side in scenarios e and e2, rounds in scenario f
   --after-load-seconds=16 scenario e2: seconds of small queries before the fan-out
   --after-load-connections=32  scenario e2: their connections (one account each)
-  --only=a,b,c,d,e,e2,f   scenarios to run
+  --only=a,b,c,d,e,e2,e3,f  scenarios to run (e3: e2 with one account on every connection)
   --targets=direct,bare,yoga,gateway  targets to load (e.g. only the gateway, to profile it)
   --gateway-node-args=    extra node flags for the gateway, comma-separated (e.g. --cpu-prof)
   --gateway-dir=          run DIR/dist/main.js as the gateway (another built checkout, to compare)
@@ -74,7 +74,7 @@ const settings = {
   capacityRequests: numberSetting('capacity-requests', 10, 1),
   afterLoadSeconds: numberSetting('after-load-seconds', 16, 1),
   afterLoadConnections: numberSetting('after-load-connections', 32, 1),
-  only: listSetting('only', 'a,b,c,d,e,e2,f') as (ScenarioId | 'e' | 'e2' | 'f')[],
+  only: listSetting('only', 'a,b,c,d,e,e2,e3,f') as (ScenarioId | 'e' | 'e2' | 'e3' | 'f')[],
   targets: listSetting('targets', 'direct,bare,yoga,gateway') as TargetKind[],
   gatewayNodeArgs: listSetting('gateway-node-args', ''),
   gatewayDir: setting('gateway-dir', ROOT),
@@ -137,8 +137,13 @@ async function startStack(latencyMs: number, accounts: number, numbers: number):
   const env = { UPSTREAM_URL: simulator.url, BENCH_CONCURRENCY: String(settings.concurrency) };
   const bare = await startEntry('bare proxy', 'bench/bare-proxy.ts', env);
   const yoga = await startEntry('yoga floor', 'bench/yoga-floor.ts', {});
+  // A secret of its own, as production requires one (--gateway-env=NODE_ENV=production).
   const gateway = await startGateway(
-    { UPSTREAM_URL: simulator.url, ...settings.gatewayEnv },
+    {
+      UPSTREAM_URL: simulator.url,
+      GATEWAY_SECRET: 'bench-secret-'.repeat(3),
+      ...settings.gatewayEnv,
+    },
     settings.gatewayNodeArgs,
     settings.gatewayDir,
   );
@@ -289,7 +294,7 @@ async function main(): Promise<void> {
   );
   const results: Measurement[] = [];
   const memory: Record<string, number> = {};
-  const wanted = (id: ScenarioId | 'e' | 'e2' | 'f'): boolean => settings.only.includes(id);
+  const wanted = (id: ScenarioId | 'e' | 'e2' | 'e3' | 'f'): boolean => settings.only.includes(id);
   const maxConnections = Math.max(...settings.connections, settings.duplicateConnections);
 
   if (wanted('a') || wanted('b') || wanted('d')) {
@@ -346,6 +351,9 @@ async function main(): Promise<void> {
   const capacity: CapacityResult = {
     ...(wanted('e') ? { fanOut: await measureFanOut(capacitySettings) } : {}),
     ...(wanted('e2') ? { fanOutAfterLoad: await measureFanOutAfterLoad(capacitySettings) } : {}),
+    ...(wanted('e3')
+      ? { fanOutAfterOneAccountLoad: await measureFanOutAfterLoad(capacitySettings, 'one') }
+      : {}),
     ...(wanted('f') ? { backOff: await measureBackOff(capacitySettings) } : {}),
   };
 

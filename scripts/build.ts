@@ -6,6 +6,9 @@
  *
  * `npm ci` runs it (prepare); `npm run build` by hand; support/dist.ts before tests that start
  * the real process. Type checking stays with `npm run typecheck` (tsc --noEmit).
+ *
+ * `npm run doctor` runs dist/doctor.js, bundled on its own (no chunks shared with main.js, so
+ * the gateway's bundle is the same with or without it).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,6 +73,21 @@ export async function build(): Promise<void> {
     plugins: [deferSubgraphPrinting],
     logLevel: 'warning',
     // Warnings from libraries' own guarded requires (optional peers), not from our code.
+    logOverride: { 'require-resolve-not-external': 'silent' },
+  });
+  await esbuild({
+    absWorkingDir: ROOT,
+    entryPoints: { doctor: 'src/doctor/main.ts' },
+    outdir: OUT_DIR,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    sourcesContent: false,
+    banner: { js: REQUIRE_SHIM },
+    mainFields: ['main', 'module'],
+    logLevel: 'warning',
     logOverride: { 'require-resolve-not-external': 'silent' },
   });
 }

@@ -6,15 +6,15 @@
  * allow-list) only when its setting is present, then assembleApp() wires the parts. Tests that
  * inject ready-made parts call assembleApp() directly; it is synchronous.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
 import type { Pool } from 'undici';
 import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
-import { manageConnections } from './http/connections.js';
-import { Admission, type LoopLoad, type TenantKind } from './http/fair-admission.js';
+import { createGatewayServer, defaultMaxConnections } from './http/connections.js';
+import { Admission, upgradeTenant, type LoopLoad, type TenantKind } from './http/fair-admission.js';
 import { admitRequests, tenantResolver } from './http/admitted-requests.js';
 import { processLoopUtilization } from './observability/loop-utilization.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
@@ -24,6 +24,7 @@ import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { holdingRequestWarnings } from './observability/warning-rollup.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import { gatewayVersion } from './observability/version.js';
@@ -89,10 +90,13 @@ export interface App {
    */
   drain(): void;
   /**
-   * Stops accepting connections and resolves once every one has closed: idle ones at once, busy
-   * ones after their response (src/http/connections.ts). Live streams must be ended meanwhile.
+   * Stops listening and resolves once every connection has ended by itself: busy ones after
+   * their response (which says `Connection: close`), idle ones when the keep-alive time they were
+   * told runs out (src/http/connections.ts). Live streams must be ended meanwhile.
    */
   stopAccepting(): Promise<void>;
+  /** The shutdown deadline's last resort: closes idle connections; returns requests still running. */
+  closeRemaining(): number;
   /** Listens on config.port/config.host (0 = any free port). */
   listen(): Promise<AddressInfo>;
   /** Ends live streams (SSE and WebSocket), which never end by themselves, so the server can close. */
@@ -134,6 +138,7 @@ export async function createApp(config: Config, given: AppParts = {}): Promise<A
           ).startSimulator({
             latencyMs: config.simulatorLatencyMs,
             arrivalsEveryMs: config.simulatorArrivalsMs,
+            historyEnd: config.simulatorHistoryEnd,
           })
         : null;
   const redis = given.redis ?? (await connectRedisUses(config, logger, !persistedOperations));
@@ -210,7 +215,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   const credentials = parts.responseCache?.credentials ?? credentialMemory(config);
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
     credentials,
-    ...(logger ? { logger } : {}),
+    // Its per-call warnings (retries) are rolled up with the request's other failures.
+    ...(logger ? { logger: holdingRequestWarnings(logger) } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),
     ...(parts.traffic ? { traffic: parts.traffic } : {}),
   });
@@ -225,7 +231,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
           bus: parts.liveBus ?? new LocalBus(),
           pollMs: config.live.pollMs,
           maxPerAccount: config.live.maxPerAccount,
-          hmacKey: config.responseCache.hmacKey,
+          hmacKey: config.secret.current,
           admission: {
             maxTotal: config.live.maxTotal,
             accountOf: (c) => credentials.account(c),
@@ -251,6 +257,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       ready,
       status: ready ? 'ready' : 'draining',
       instance: config.instanceId,
+      // Demo mode says so wherever an operator looks (docs/configuration.md "Demo mode").
+      ...(simulator ? { upstream: 'simulator' } : {}),
       ...(uses.length > 0
         ? { redis: Object.fromEntries(uses.map(([use, c]) => [use, c.up ? 'up' : 'down'])) }
         : {}),
@@ -265,6 +273,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     persistedOperations: parts.persistedOperations ?? null,
     apqStore: parts.apqStore ?? null,
     accepted: (c) => credentials.verdict(c) === 'accepted',
+    accountOf: (c) => credentials.account(c),
     corsOrigins: config.corsOrigins,
     allowLoopbackOrigins: simulator !== null,
     tracing: parts.tracing ?? null,
@@ -280,8 +289,10 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       maxStreamsPerCredentials: config.live.maxPerAccount,
       maxOperationsPerStream: config.live.maxPerConnection,
     },
-    // Copies behind one load balancer must share it, or a page cursor fails on another copy.
-    cursorKey: config.responseCache.hmacKey,
+    // GATEWAY_SECRET: copies behind one load balancer must share it, or a page cursor fails on
+    // another copy; the previous one is still accepted during a rotation.
+    cursorKey: config.secret.current,
+    previousCursorKey: config.secret.previous,
   });
   const loopLoad = parts.loopLoad ?? processLoopUtilization();
   const admission = new Admission({
@@ -295,10 +306,11 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     utilization: loopLoad.utilization,
   }));
   const tenantOf = tenantResolver(credentials);
-  const server = createServer(admitRequests(gateway, admission, tenantOf));
-  const connections = manageConnections(server, {
+  const connections = createGatewayServer(admitRequests(gateway, admission, tenantOf), {
     keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
+    maxConnections: defaultMaxConnections(),
   });
+  const { server } = connections;
   const webSocket: AttachedWebSocket | null = live
     ? attachWebSocket(server, gateway, {
         path: GRAPHQL_PATH,
@@ -308,7 +320,10 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         maxPayloadBytes: config.limits.maxBodyBytes,
         // Pages that may not call over HTTP may not open a WebSocket either.
         cors: { origins: config.corsOrigins, allowLoopback: simulator !== null },
-        admit: (request) => admission.admit(tenantOf(request.headers)),
+        // Browsers send no credentials on an upgrade: upgrades without any take turns in a line
+        // of their own, so a flood of anonymous HTTP requests cannot starve live updates.
+        admit: (request) => admission.admit(upgradeTenant(tenantOf(request.headers))),
+        verify: (c) => client.verify(c),
       })
     : null;
 
@@ -337,6 +352,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       connections.closeAfterEachResponse();
     },
     stopAccepting: () => connections.stopAccepting(),
+    closeRemaining: () => connections.closeRemaining(),
     listen: () =>
       new Promise<AddressInfo>((resolve, reject) => {
         // The WebSocket server re-emits the HTTP server's errors, and graphql-ws prints them with
@@ -392,7 +408,9 @@ async function startResponseCache(
 ): Promise<ResponseCache | null> {
   if (config.responseCache.ttlMs <= 0) return null;
   const { createResponseCache } = await import('./cache/response-cache.js');
-  const responseCache = createResponseCache(config.responseCache, {
+  // The cache's fingerprints are keyed by the gateway's one secret.
+  const settings = { ...config.responseCache, hmacKey: config.secret.current };
+  const responseCache = createResponseCache(settings, {
     logger,
     credentials: credentialMemory(config),
     ...(metrics
@@ -411,7 +429,7 @@ async function startResponseCache(
 /** The memory of credential verdicts, as configured. */
 function credentialMemory(config: Config): CredentialMemory {
   return new CredentialMemory({
-    secret: config.responseCache.hmacKey,
+    secret: config.secret.current,
     acceptedTtlMs: config.upstream.verifiedTtlMs,
     refusedTtlMs: config.upstream.refusedTtlMs,
   });

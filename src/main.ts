@@ -48,7 +48,16 @@ async function main(): Promise<void> {
       cors,
     ),
   );
-  if (logger) logger.info({ endpoint, upstream: upstreamUrl.origin }, 'listening');
+  // Demo mode says so in the JSON log too, where an operator who misspelt UPSTREAM_URL looks.
+  const upstream = simulator
+    ? { upstream: 'simulator', simulatorUrl: simulator.url, secretSource: config.secret.source }
+    : { upstream: upstreamUrl.origin };
+  if (logger) logger.info({ endpoint, ...upstream }, 'listening');
+  if (logger && config.secret.source === 'process') {
+    logger.warn(
+      'no GATEWAY_SECRET: cursors and resume tokens end with this process (clients get RESYNC_REQUIRED after a restart), and account ids differ on every copy',
+    );
+  }
   if (logger)
     logger[corsRefusesAll(cors) ? 'warn' : 'info']({ cors: cors.origins }, corsSummary(cors));
   if (app.responseCache) {
@@ -76,11 +85,18 @@ async function main(): Promise<void> {
     app.drain();
     const delayMs = signal === 'SIGTERM' ? config.shutdown.readinessDelayMs : 0;
     if (logger) logger.info({ signal, readinessDelayMs: delayMs }, 'draining: /readiness now 503');
+    const deadline = delayMs + config.shutdown.timeoutMs;
     const force = setTimeout(() => {
-      console.error(`Shutdown took longer than ${delayMs + config.shutdown.timeoutMs} ms; exiting`);
+      // Idle connections a client was told it could keep are closed now; a request still
+      // running is cut, and the exit code says so.
+      const running = app.closeRemaining();
+      if (running === 0) return;
+      console.error(
+        `Shutdown took longer than ${deadline} ms with ${running} requests running; exiting`,
+      );
       flushLogs();
       process.exit(1);
-    }, delayMs + config.shutdown.timeoutMs);
+    }, deadline);
     force.unref();
     await new Promise((resolve) => setTimeout(resolve, delayMs));
 

@@ -69,9 +69,14 @@ export interface ResponseCacheOptions {
   readonly credentials?: CredentialMemory;
 }
 
-/** The settings createResponseCache needs; the stale window and bounds default as in config. */
-export type ResponseCacheInput = Pick<ResponseCacheSettings, 'ttlMs' | 'redisUrl' | 'hmacKey'> &
-  Partial<Pick<ResponseCacheSettings, 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>>;
+/**
+ * The settings createResponseCache needs; the stale window and bounds default as in config.
+ * `hmacKey`: the gateway's secret (config.secret.current, GATEWAY_SECRET); null for this
+ * process's key.
+ */
+export type ResponseCacheInput = Pick<ResponseCacheSettings, 'ttlMs' | 'redisUrl'> & {
+  readonly hmacKey: string | null;
+} & Partial<Pick<ResponseCacheSettings, 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>>;
 
 export interface ResponseCache {
   readonly store: CacheStore;

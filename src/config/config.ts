@@ -1,7 +1,17 @@
 /** Environment -> validated, frozen configuration. Every bad value is reported, each in one line. */
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import { unknownVariables } from './unknown-variables.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * How a service reads `history_end`: `exclusive`, the position just past the last message asked
+ * for, or `inclusive`, the last message's own position. The gateway's ranges are half-open
+ * everywhere; src/upstream/history-end.ts translates them to the service's reading.
+ */
+export const HISTORY_END_READINGS = ['exclusive', 'inclusive'] as const;
+export type HistoryEndReading = (typeof HISTORY_END_READINGS)[number];
 
 /** What the query-limit plugins enforce on each document (src/http/plugins/query-limits.ts). */
 export interface QueryLimits {
@@ -59,6 +69,11 @@ export interface UpstreamSettings {
   readonly verifiedTtlMs: number;
   /** How long credentials the service refused are remembered as refused, in ms. @default 60000 */
   readonly refusedTtlMs: number;
+  /**
+   * UPSTREAM_HISTORY_END: how the service reads `history_end` (`npm run doctor` finds out).
+   * @default "exclusive" (in demo mode: the simulator's reading, SIMULATOR_HISTORY_END)
+   */
+  readonly historyEnd: HistoryEndReading;
 }
 
 /** The opt-in response cache; see docs/cache.md. */
@@ -67,8 +82,6 @@ export interface ResponseCacheSettings {
   readonly ttlMs: number;
   /** Redis shared by every gateway copy; null keeps the cache in this process's memory. @default null */
   readonly redisUrl: URL | null;
-  /** Secret for the credentials' HMAC fingerprint; required with redisUrl. @default null (random per process) */
-  readonly hmacKey: string | null;
   /**
    * How long past its TTL an answer may still be served, marked stale, when the service fails;
    * 0 turns stale-if-error off. See docs/stale-if-error.md. @default 0
@@ -130,6 +143,24 @@ export interface ShutdownSettings {
   readonly keepAliveTimeoutMs: number;
 }
 
+/**
+ * The gateway's one secret (GATEWAY_SECRET, formerly CACHE_HMAC_KEY): it signs `messages` cursors
+ * and resume tokens, names accounts (the keyed hash of sys_id in logs, metrics and fair shares)
+ * and keys the credential fingerprints of the response cache and live topics. See docs/deploy.md
+ * "The secret and its rotation".
+ */
+export interface SecretSettings {
+  /**
+   * The key new tokens are signed with; null: a random key of this process (cursors and resume
+   * tokens then end with it). In demo mode without GATEWAY_SECRET, DEMO_SECRET. @default null
+   */
+  readonly current: string | null;
+  /** GATEWAY_SECRET_PREVIOUS: cursors and resume tokens signed with it are still accepted. @default null */
+  readonly previous: string | null;
+  /** Where `current` came from: the environment, the demo secret, or this process alone. */
+  readonly source: 'configured' | 'demo' | 'process';
+}
+
 export interface Config {
   /**
    * This copy's name in every log line, span and metric (service.instance.id). @default
@@ -156,6 +187,8 @@ export interface Config {
   readonly simulatorLatencyMs: number;
   /** Demo mode: an inbound message arrives this often, for live updates to show; 0 never. @default 0 */
   readonly simulatorArrivalsMs: number;
+  /** Demo mode: how the built-in simulator reads `history_end`. @default "exclusive" */
+  readonly simulatorHistoryEnd: HistoryEndReading;
   /** Browser origins allowed by CORS; empty sends no CORS headers. @default [] */
   readonly corsOrigins: readonly string[];
   /** Allow-list of operations; null runs any operation (and accepts APQ). @default null */
@@ -164,12 +197,14 @@ export interface Config {
   readonly metrics: boolean;
   /**
    * Serve /metrics on this port of its own (same HOST) instead of the public one, so scrapes can
-   * be kept off the public network. null serves it beside /graphql. @default null
+   * be kept off the public network. null serves it beside /graphql. @default null; 9464 with
+   * NODE_ENV=production
    */
   readonly metricsPort: number | null;
   /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
   readonly tracingEndpoint: URL | null;
   readonly responseCache: ResponseCacheSettings;
+  readonly secret: SecretSettings;
   /** Redis for the cache, APQ and live updates (REDIS_URL and its topology); null: none. @default null */
   readonly redis: RedisSettings | null;
   readonly shutdown: ShutdownSettings;
@@ -207,11 +242,95 @@ export const DEFAULT_RETRY_AFTER_MS = 5_000;
 export const DEFAULT_CACHE_MAX_BYTES = 64 * MIB;
 export const DEFAULT_CACHE_MAX_ENTRY_BYTES = MIB;
 
-type Env = Readonly<Record<string, string | undefined>>;
+/**
+ * Every variable loadConfig reads, and only those: reading a name not listed here does not
+ * compile (KnownEnv), and test/config/config.test.ts checks that each one listed is read. Any
+ * other variable that looks meant for the gateway stops start-up (unknown-variables.ts).
+ */
+export const CONFIG_VARIABLES = [
+  'NODE_ENV',
+  'PORT',
+  'HOST',
+  'LOG_LEVEL',
+  'INSTANCE_ID',
+  'UPSTREAM_URL',
+  'UPSTREAM_TIMEOUT_MS',
+  'UPSTREAM_HISTORY_END',
+  'UPSTREAM_ATTEMPT_TIMEOUT_MS',
+  'UPSTREAM_CONNECTIONS',
+  'UPSTREAM_RETRY_AFTER_DEFAULT_MS',
+  'UPSTREAM_RETRIES',
+  'UPSTREAM_RETRY_BASE_MS',
+  'UPSTREAM_BREAKER_THRESHOLD',
+  'UPSTREAM_BREAKER_COOLDOWN_MS',
+  'UPSTREAM_ACCOUNT_SHARE_PERCENT',
+  'UPSTREAM_CONCURRENCY',
+  'CREDENTIALS_VERIFIED_TTL_MS',
+  'CREDENTIALS_REFUSED_TTL_MS',
+  'MAX_HISTORY_RANGE',
+  'MAX_UPSTREAM_CALLS',
+  'MAX_NODE_IDS',
+  'MAX_BODY_BYTES',
+  'MAX_TOKENS',
+  'MAX_ALIASES',
+  'MAX_DEPTH',
+  'MAX_DIRECTIVES',
+  'MAX_QUERY_COST',
+  'ADMISSION_BUSY_CONCURRENCY',
+  'ADMISSION_MAX_WAITING',
+  'ADMISSION_MAX_WAIT_MS',
+  'HEAP_GROWING_PERCENT',
+  'SIMULATOR_LATENCY_MS',
+  'SIMULATOR_HISTORY_END',
+  'SIMULATOR_ARRIVALS_MS',
+  'CORS_ORIGINS',
+  'PERSISTED_OPERATIONS',
+  'METRICS',
+  'METRICS_PORT',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'GATEWAY_SECRET',
+  'GATEWAY_SECRET_PREVIOUS',
+  'CACHE_HMAC_KEY',
+  'CACHE_TTL_MS',
+  'CACHE_STALE_IF_ERROR_MS',
+  'CACHE_MAX_BYTES',
+  'CACHE_MAX_ENTRY_BYTES',
+  'REDIS_URL',
+  'REDIS_SENTINELS',
+  'REDIS_SENTINEL_NAME',
+  'REDIS_CLUSTER_NODES',
+  'SHUTDOWN_READINESS_DELAY_MS',
+  'SHUTDOWN_TIMEOUT_MS',
+  'KEEP_ALIVE_TIMEOUT_MS',
+  'LIVE_POLL_MS',
+  'LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT',
+  'LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION',
+  'LIVE_MAX_SUBSCRIPTIONS',
+  'WS_MAX_CONNECTIONS',
+] as const;
+export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
 
-export function loadConfig(env: Env): Config {
-  const problems: string[] = [];
-  const int = (name: string, fallback: number, min: number, max: number): number => {
+type Env = Readonly<Record<string, string | undefined>>;
+/** The environment as loadConfig may read it: the listed names only. */
+type KnownEnv = { readonly [Name in ConfigVariable]?: string | undefined };
+
+/** What UPSTREAM_URL says to ask for the built-in simulator by name (required in production). */
+export const SIMULATOR_UPSTREAM = 'simulator';
+
+/**
+ * The secret of demo mode when GATEWAY_SECRET is not set: fixed, so a restarted demo keeps its
+ * cursors and resume tokens valid. It is public (derived from this text), so it is used only
+ * while the built-in simulator serves, never with UPSTREAM_URL naming a real service.
+ */
+export const DEMO_SECRET = createHash('sha256')
+  .update('sms-graphql-gateway demo mode: not a secret, never used with a real service')
+  .digest('hex');
+
+export function loadConfig(environment: Env): Config {
+  const env: KnownEnv = environment;
+  const problems: string[] = unknownVariables(environment, CONFIG_VARIABLES);
+  const production = env.NODE_ENV?.trim() === 'production';
+  const int = (name: ConfigVariable, fallback: number, min: number, max: number): number => {
     const raw = env[name]?.trim();
     if (raw === undefined || raw === '') return fallback;
     const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
@@ -227,8 +346,14 @@ export function loadConfig(env: Env): Config {
 
   // Read in this order so problems are listed in it; the attempt timeout defaults to the deadline.
   const port = int('PORT', 4000, 0, 65535);
-  const url = readUpstreamUrl(env.UPSTREAM_URL, problems);
+  const url = readUpstreamUrl(env.UPSTREAM_URL, production, problems);
   const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
+  const simulatorHistoryEnd =
+    readHistoryEnd('SIMULATOR_HISTORY_END', env.SIMULATOR_HISTORY_END, problems) ?? 'exclusive';
+  // Demo mode talks to the simulator: the gateway reads history_end as it does, unless told.
+  const historyEnd =
+    readHistoryEnd('UPSTREAM_HISTORY_END', env.UPSTREAM_HISTORY_END, problems) ??
+    (url === null ? simulatorHistoryEnd : 'exclusive');
   const livePollMs = readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems);
   const responseCache = readResponseCache(
     env,
@@ -264,6 +389,7 @@ export function loadConfig(env: Env): Config {
       accountSharePercent: int('UPSTREAM_ACCOUNT_SHARE_PERCENT', 50, 1, 100),
       verifiedTtlMs: int('CREDENTIALS_VERIFIED_TTL_MS', 300_000, 1_000, 86_400_000),
       refusedTtlMs: int('CREDENTIALS_REFUSED_TTL_MS', 60_000, 1_000, 86_400_000),
+      historyEnd,
     },
     limits: {
       maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
@@ -285,6 +411,7 @@ export function loadConfig(env: Env): Config {
     heapGrowingPercent: int('HEAP_GROWING_PERCENT', 50, 0, 400),
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
     simulatorArrivalsMs: int('SIMULATOR_ARRIVALS_MS', 0, 0, 3_600_000),
+    simulatorHistoryEnd,
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
     persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
     metrics: readSwitch('METRICS', env.METRICS, true, problems),
@@ -295,6 +422,7 @@ export function loadConfig(env: Env): Config {
       problems,
     ),
     responseCache,
+    secret: readSecret(env, url === null, production, problems),
     redis: readRedisTopology(env, responseCache.redisUrl, problems),
     shutdown: {
       readinessDelayMs: int('SHUTDOWN_READINESS_DELAY_MS', 5_000, 0, 600_000),
@@ -352,7 +480,11 @@ function readHostPorts(name: string, raw: string | undefined, problems: string[]
 }
 
 /** REDIS_URL plus, optionally, Sentinel or Cluster: never both. */
-function readRedisTopology(env: Env, url: URL | null, problems: string[]): RedisSettings | null {
+function readRedisTopology(
+  env: KnownEnv,
+  url: URL | null,
+  problems: string[],
+): RedisSettings | null {
   const sentinels = readHostPorts('REDIS_SENTINELS', env.REDIS_SENTINELS, problems);
   const clusterNodes = readHostPorts('REDIS_CLUSTER_NODES', env.REDIS_CLUSTER_NODES, problems);
   const sentinelName = env.REDIS_SENTINEL_NAME?.trim() || null;
@@ -381,9 +513,23 @@ function readRedisTopology(env: Env, url: URL | null, problems: string[]): Redis
 /** The limits an empty environment gives: what tests and embedders start from. */
 export const DEFAULT_LIMITS: GatewayLimits = loadConfig({}).limits;
 
-/** A port apart from PORT; 0 (any free port) is refused, as nobody could find it to scrape. */
-function readMetricsPort(env: Env, port: number, problems: string[]): number | null {
+/** METRICS_PORT when unset with NODE_ENV=production: the Prometheus exporters' usual port. */
+export const DEFAULT_PRODUCTION_METRICS_PORT = 9464;
+
+/**
+ * A port apart from PORT; 0 (any free port) is refused, as nobody could find it to scrape.
+ * Unset, none (/metrics beside GraphQL), except with NODE_ENV=production: 9464.
+ */
+function readMetricsPort(env: KnownEnv, port: number, problems: string[]): number | null {
   const raw = env.METRICS_PORT?.trim();
+  // In production, scrapes stay off the public port unless METRICS_PORT says otherwise.
+  if (!raw && env.NODE_ENV?.trim() === 'production') {
+    if (port !== DEFAULT_PRODUCTION_METRICS_PORT) return DEFAULT_PRODUCTION_METRICS_PORT;
+    problems.push(
+      `METRICS_PORT defaults to ${DEFAULT_PRODUCTION_METRICS_PORT} with NODE_ENV=production, which is PORT: set METRICS_PORT to another port`,
+    );
+    return null;
+  }
   if (!raw) return null;
   const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < 1 || value > 65535) {
@@ -395,6 +541,22 @@ function readMetricsPort(env: Env, port: number, problems: string[]): number | n
     return null;
   }
   return value;
+}
+
+/** `exclusive` or `inclusive` (any case); null when unset, so the caller picks the default. */
+function readHistoryEnd(
+  name: string,
+  raw: string | undefined,
+  problems: string[],
+): HistoryEndReading | null {
+  const text = raw?.trim().toLowerCase();
+  if (!text) return null;
+  const reading = HISTORY_END_READINGS.find((r) => r === text);
+  if (reading) return reading;
+  problems.push(
+    `${name} must be exclusive or inclusive (got "${raw}"); \`npm run doctor\` tells which the service uses`,
+  );
+  return null;
 }
 
 /** Polling faster than every 100 ms would be hammering the service, not watching it. */
@@ -412,7 +574,11 @@ function deepFreeze<T extends object>(value: T): T {
   return Object.freeze(value);
 }
 
-function readHttpUrl(name: string, raw: string | undefined, problems: string[]): URL | null {
+function readHttpUrl(
+  name: ConfigVariable,
+  raw: string | undefined,
+  problems: string[],
+): URL | null {
   const text = raw?.trim();
   if (!text) return null;
   try {
@@ -426,7 +592,7 @@ function readHttpUrl(name: string, raw: string | undefined, problems: string[]):
 }
 
 function readSwitch(
-  name: string,
+  name: ConfigVariable,
   raw: string | undefined,
   fallback: boolean,
   problems: string[],
@@ -464,9 +630,23 @@ function readCorsOrigins(raw: string | undefined, problems: string[]): string[] 
   return origins;
 }
 
-function readUpstreamUrl(raw: string | undefined, problems: string[]): URL | null {
+/** The service's URL, or null for the built-in simulator: by default, or by name in production. */
+function readUpstreamUrl(
+  raw: string | undefined,
+  production: boolean,
+  problems: string[],
+): URL | null {
   const text = raw?.trim();
-  if (!text) return null;
+  if (text === SIMULATOR_UPSTREAM) return null;
+  if (!text) {
+    // A missing (or misspelt) UPSTREAM_URL must not put a production copy on demo data.
+    if (production) {
+      problems.push(
+        `UPSTREAM_URL is required with NODE_ENV=production (UPSTREAM_URL=${SIMULATOR_UPSTREAM} runs the built-in simulator on purpose)`,
+      );
+    }
+    return null;
+  }
   let url: URL;
   try {
     url = new URL(text);
@@ -490,12 +670,63 @@ function readUpstreamUrl(raw: string | undefined, problems: string[]): URL | nul
   return url;
 }
 
-/** Shortest CACHE_HMAC_KEY accepted: 32 characters, e.g. `openssl rand -hex 32` gives 64. */
-const MIN_HMAC_KEY_LENGTH = 32;
+/** Shortest secret accepted: 32 characters, e.g. `openssl rand -hex 32` gives 64. */
+const MIN_SECRET_LENGTH = 32;
 
-// Messages here never echo REDIS_URL or CACHE_HMAC_KEY: the first may carry a password, the second is one.
+/** GATEWAY_SECRET, or CACHE_HMAC_KEY (its former name), as given; null when neither is. */
+function givenSecret(env: KnownEnv, problems: string[]): string | null {
+  const secret = env.GATEWAY_SECRET || null;
+  const alias = env.CACHE_HMAC_KEY || null;
+  if (secret !== null && alias !== null && secret !== alias) {
+    problems.push(
+      'GATEWAY_SECRET and CACHE_HMAC_KEY (its former name) are both set and differ: set GATEWAY_SECRET alone',
+    );
+  }
+  return secret ?? alias;
+}
+
+/**
+ * The one secret and the previous one (docs/deploy.md "The secret and its rotation"). Messages
+ * never echo a secret. Without one: the demo secret while the simulator serves; refused in
+ * production; otherwise a random key of this process (a warning at start says what that costs).
+ */
+function readSecret(
+  env: KnownEnv,
+  simulator: boolean,
+  production: boolean,
+  problems: string[],
+): SecretSettings {
+  const current = givenSecret(env, problems);
+  const previous = env.GATEWAY_SECRET_PREVIOUS || null;
+  const name = env.GATEWAY_SECRET ? 'GATEWAY_SECRET' : 'CACHE_HMAC_KEY';
+  if (current !== null && current.length < MIN_SECRET_LENGTH) {
+    problems.push(
+      `${name} must be at least ${MIN_SECRET_LENGTH} characters (got ${current.length})`,
+    );
+  }
+  if (previous !== null && previous.length < MIN_SECRET_LENGTH) {
+    problems.push(
+      `GATEWAY_SECRET_PREVIOUS must be at least ${MIN_SECRET_LENGTH} characters (got ${previous.length})`,
+    );
+  }
+  if (previous !== null && current === null) {
+    problems.push(
+      'GATEWAY_SECRET_PREVIOUS needs GATEWAY_SECRET: the key new tokens are signed with',
+    );
+  }
+  if (current !== null) return { current, previous, source: 'configured' };
+  if (simulator) return { current: DEMO_SECRET, previous: null, source: 'demo' };
+  if (production) {
+    problems.push(
+      `GATEWAY_SECRET is required with NODE_ENV=production: the same secret of at least ${MIN_SECRET_LENGTH} characters on every copy, so cursors and resume tokens survive restarts`,
+    );
+  }
+  return { current: null, previous: null, source: 'process' };
+}
+
+// Messages here never echo REDIS_URL or the secret: the first may carry a password.
 function readResponseCache(
-  env: Env,
+  env: KnownEnv,
   sizes: Pick<ResponseCacheSettings, 'ttlMs' | 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>,
   liveOn: boolean,
   problems: string[],
@@ -514,17 +745,11 @@ function readResponseCache(
       redisUrl = null;
     }
   }
-  const hmacKey = env.CACHE_HMAC_KEY || null;
-  if (hmacKey !== null && hmacKey.length < MIN_HMAC_KEY_LENGTH) {
-    problems.push(
-      `CACHE_HMAC_KEY must be at least ${MIN_HMAC_KEY_LENGTH} characters (got ${hmacKey.length})`,
-    );
-  }
   // Copies sharing one Redis must fingerprint credentials alike, or none would hit the others'
-  // cache entries or live topics.
-  if ((ttlMs > 0 || liveOn) && rawUrl && hmacKey === null) {
+  // cache entries or live topics; the demo secret, being public, does not count.
+  if ((ttlMs > 0 || liveOn) && rawUrl && !env.GATEWAY_SECRET && !env.CACHE_HMAC_KEY) {
     problems.push(
-      `CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least ${MIN_HMAC_KEY_LENGTH} characters on every gateway copy`,
+      `GATEWAY_SECRET is required with REDIS_URL: the same secret of at least ${MIN_SECRET_LENGTH} characters on every gateway copy`,
     );
   }
   // An entry the budget cannot hold would be stored only to evict everything else.
@@ -533,5 +758,42 @@ function readResponseCache(
       `CACHE_MAX_ENTRY_BYTES (${maxEntryBytes}) must not exceed CACHE_MAX_BYTES (${maxBytes})`,
     );
   }
-  return { ...sizes, redisUrl, hmacKey };
+  return { ...sizes, redisUrl };
+}
+
+/** What `npm run doctor` needs: the service and one account's credentials (docs/doctor.md). */
+export interface DoctorSettings {
+  readonly url: URL;
+  readonly sysId: string;
+  readonly authToken: string;
+  /** What a gateway with this environment assumes, so the doctor can say whether it holds. */
+  readonly historyEnd: HistoryEndReading;
+  readonly timeoutMs: number;
+}
+
+/**
+ * UPSTREAM_URL, SMS_SYS_ID and SMS_AUTH_TOKEN for the doctor, from the environment only. Problems
+ * name the variable, never its value: two of them are secrets.
+ */
+export function loadDoctorSettings(env: Env): DoctorSettings {
+  const problems: string[] = [];
+  // The gateway's own reading of this environment: what it would assume, every value checked.
+  let gateway: Config | null = null;
+  try {
+    gateway = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  const url = gateway?.upstream.url ?? null;
+  if (gateway !== null && url === null) {
+    problems.push('UPSTREAM_URL is not set: the doctor asks the real service, at its base URL');
+  }
+  const sysId = env.SMS_SYS_ID?.trim() ?? '';
+  const authToken = env.SMS_AUTH_TOKEN?.trim() ?? '';
+  if (!sysId) problems.push("SMS_SYS_ID is not set: one account's sys_id");
+  if (!authToken) problems.push("SMS_AUTH_TOKEN is not set: that account's auth_token");
+  if (problems.length > 0 || url === null || gateway === null) throw new ConfigError(problems);
+  const { historyEnd, timeoutMs } = gateway.upstream;
+  return { url, sysId, authToken, historyEnd, timeoutMs };
 }

@@ -108,14 +108,15 @@ export function credentialsHmac(
 }
 
 /**
- * One random key per process, used wherever no secret (CACHE_HMAC_KEY) is configured: every part
- * of this process (traffic, cache, live, logs) then names an account alike, and no two processes
- * do, which is all a process-local name needs.
+ * One random key per process, the only one: used wherever no secret is configured (GATEWAY_SECRET;
+ * loadConfig gives demo mode a fixed one). Every part of this process (traffic, cache, live,
+ * logs, cursors) then names an account and signs alike, and no two processes do, which is all a
+ * process-local name needs; cursors and resume tokens then end with the process.
  */
 const PROCESS_KEY = randomBytes(32);
 
 /** The configured secret, or this process's random key when none is set. */
-export function fingerprintKey(secret: string | null | undefined): Buffer | string {
+export function fingerprintKey(secret: string | Buffer | null | undefined): Buffer | string {
   return secret ?? PROCESS_KEY;
 }
 

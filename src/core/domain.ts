@@ -72,7 +72,10 @@ export interface History {
   readonly messages: readonly MessageRecord[];
 }
 
-/** A history page as the upstream addresses it. Bounds pass through to the service unchanged. */
+/**
+ * A history page: positions [start, end) of one number, like every Range. The client sends the
+ * service its own reading of the end (src/upstream/history-end.ts, UPSTREAM_HISTORY_END).
+ */
 export interface HistoryRequest {
   readonly tid: string;
   readonly number: string;

@@ -23,7 +23,10 @@ export const ErrorCode = {
   LiveUpdatesOff: 'LIVE_UPDATES_OFF',
   /** Too many live subscriptions for one account, or operations on one WebSocket. */
   SubscriptionLimit: 'SUBSCRIPTION_LIMIT',
-  /** A live stream's resume token is too old, or events were lost: refetch the list. */
+  /**
+   * A live stream's resume token is too old, or events were lost; or a cursor or resume token is
+   * well-formed but signed with a key this gateway no longer has: refetch, then subscribe afresh.
+   */
   ResyncRequired: 'RESYNC_REQUIRED',
   /** A live stream ended for falling behind; `extensions.resumeToken` resumes it. */
   SlowConsumer: 'SLOW_CONSUMER',
@@ -112,6 +115,11 @@ export function badUserInput(message: string, argumentName?: string): GraphQLErr
   return new GraphQLError(message, {
     extensions: { code: ErrorCode.BadUserInput, ...(argumentName ? { argumentName } : {}) },
   });
+}
+
+/** A cursor or resume token signed with a key this gateway no longer has (or never had). */
+export function resyncRequired(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCode.ResyncRequired } });
 }
 
 /**

@@ -66,26 +66,25 @@ builder.objectField(NumberRef, 'history', (t) =>
     nullable: true,
     extensions: UPSTREAM_CALL_COST,
     description:
-      "A range of this number's message history. `start` and `end` go to the service unchanged as " +
-      '`history_start` and `history_end`. Null (with an error at this path) when the service fails, ' +
-      'so other numbers in the same answer are unaffected.',
+      "A range of this number's message history, positions [start, end), 0 being the newest. " +
+      'Null (with an error at this path) when the service fails, so other numbers in the same ' +
+      'answer are unaffected.',
     args: {
       start: t.arg.int({
         required: true,
         description:
-          'Position of the first message to fetch (history_start), 0 or more; position 0 is the newest.',
+          'Position of the first message to fetch (history_start, inclusive), 0 or more; position 0 is the newest.',
       }),
       end: t.arg.int({
         required: true,
         description:
-          'Sent to the service unchanged as history_end. The gateway reads it as exclusive, the ' +
-          'position just past the last message: `end - start` is the count asked for (what ' +
-          '`requestedCount` reports for a sliced range and MAX_HISTORY_RANGE limits), `end` equal ' +
-          'to `start` asks for none, and when one request asks for several ranges of a number ' +
-          'the gateway fetches them in one call and slices [start, end) out of it. The built-in ' +
-          "simulator reads it the same way; the real service's reading is not documented: a " +
-          'range fetched by a call of its own returns what the service sent. Refused ' +
-          '(BAD_USER_INPUT) below `start` or more than MAX_HISTORY_RANGE after it.',
+          'Exclusive: the position just past the last message, so `end - start` is the count ' +
+          'asked for (what `requestedCount` reports for a sliced range and MAX_HISTORY_RANGE ' +
+          'limits) and `end` equal to `start` asks for none. The gateway sends the service its ' +
+          'own reading of history_end (UPSTREAM_HISTORY_END: `end` itself, or `end - 1` for a ' +
+          'service that reads it inclusively) and serves exactly [start, end); when one request ' +
+          'asks for several ranges of a number, it fetches them in one call and slices each out ' +
+          'of it. Refused (BAD_USER_INPUT) below `start` or more than MAX_HISTORY_RANGE after it.',
       }),
     },
     resolve: (number, { start, end }, context) => {

@@ -7,7 +7,7 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Message, OwnedNumber } from '../core/domain.js';
-import { badUserInput, ErrorCode } from '../core/errors.js';
+import { badUserInput, ErrorCode, resyncRequired } from '../core/errors.js';
 import type { Positions } from '../live/subscription.js';
 import type { Delivery } from '../live/subscription.js';
 import { builder } from './builder.js';
@@ -46,7 +46,8 @@ const SUBSCRIPTION_ARGS_DESCRIPTION = {
   resumeToken:
     'Resume after the event that carried this token (its `extensions.resumeToken`, or the SSE event id): ' +
     'what arrived since is delivered first, once, oldest first. SSE `Last-Event-ID` does the same and wins ' +
-    'over this argument. Too far behind: a RESYNC_REQUIRED error; refetch, then subscribe without a token.',
+    'over this argument. Too far behind, or signed with a key this gateway no longer has: a RESYNC_REQUIRED ' +
+    'error; refetch, then subscribe without a token.',
 };
 
 const DESCRIPTION_TAIL =
@@ -219,7 +220,13 @@ function resumePoint(
   const token = header !== null && header !== '' ? header : argument;
   if (token === null) return null;
   const positions = decodeResumeToken(context.cursors, token);
-  if (positions === null) {
+  if (positions === 'unknown-key') {
+    // Issued before a restart without GATEWAY_SECRET, or before a key rotation: not a client bug.
+    throw resyncRequired(
+      `${field}: \`resumeToken\` was signed with a key this gateway no longer has (a restart or a key rotation); refetch the list, then subscribe without a token`,
+    );
+  }
+  if (positions === 'malformed') {
     throw badUserInput(
       `${field}: \`resumeToken\` is not a token this gateway issued; pass back an event's resumeToken unchanged`,
       'resumeToken',

@@ -6,7 +6,7 @@
  * history loader, so they coalesce with the request's other ranges of the same number.
  */
 import type { History, MessageRecord } from '../core/domain.js';
-import { badUserInput } from '../core/errors.js';
+import { badUserInput, resyncRequired } from '../core/errors.js';
 import type { Range } from '../core/domain.js';
 import type { CursorCodec, MessageCursor } from './cursors.js';
 
@@ -43,7 +43,10 @@ export interface MessagePage {
 /** Reads one window of the number's history (positions [start, end), 0 = newest). */
 export type ReadWindow = (range: Range) => Promise<History>;
 
-/** Validates the arguments; throws BAD_USER_INPUT, never calling upstream. */
+/**
+ * Validates the arguments; throws BAD_USER_INPUT (RESYNC_REQUIRED for a cursor of a key gone),
+ * never calling upstream.
+ */
 export function planPage(
   args: PageArgs,
   tid: string,
@@ -83,8 +86,13 @@ export function planPage(
     return value;
   };
   const cursor = (name: 'after' | 'before', text: string): MessageCursor => {
-    const decoded = codec.decode(text);
-    if (!decoded) {
+    const { cursor: decoded, refusal } = codec.decode(text);
+    if (refusal === 'unknown-key') {
+      throw resyncRequired(
+        `messages: \`${name}\` is a cursor signed with a key this gateway no longer has (a restart or a key rotation); read the list again from the first page`,
+      );
+    }
+    if (decoded === null) {
       throw badUserInput(
         `messages: \`${name}\` is not a cursor this gateway issued; pass back an edge's cursor or pageInfo's startCursor/endCursor unchanged`,
         name,

@@ -3,13 +3,14 @@
  * as the message cursor (src/graph/cursors.ts) of the last message it delivered per number,
  * joined by "~". Signed by the cursor codec, so a token this gateway (or a copy sharing its key)
  * did not issue fails before any upstream call, and the part for a number is a cursor that
- * `Number.messages(after:/before:)` accepts.
+ * `Number.messages(after:/before:)` accepts. As with cursors, a token that is not one is
+ * `malformed`, and a well-formed one signed with a key this gateway no longer has is `unknown-key`.
  *
  * A message's place in its history never changes (the service adds at the head only): its
  * `seq` counted from the oldest is `total - 1 - offset` of any cursor naming it.
  */
 import type { Position, Positions } from '../live/subscription.js';
-import type { CursorCodec } from './cursors.js';
+import type { CursorCodec, CursorRefusal } from './cursors.js';
 
 const SEPARATOR = '~';
 /** A subscription watches at most the account's numbers; a token naming more is not ours. */
@@ -36,17 +37,25 @@ export function encodeResumeToken(codec: CursorCodec, positions: Positions): str
   return parts.join(SEPARATOR);
 }
 
-/** The positions a token names, or null when this gateway did not issue it. */
-export function decodeResumeToken(codec: CursorCodec, token: string): Positions | null {
+/**
+ * The positions a token names, or why it names none: `malformed` when any part is not a cursor
+ * of a position, else `unknown-key` when any part's signature is not this gateway's.
+ */
+export function decodeResumeToken(codec: CursorCodec, token: string): Positions | CursorRefusal {
   const parts = token.split(SEPARATOR);
-  if (token === '' || parts.length > MAX_PARTS) return null;
+  if (token === '' || parts.length > MAX_PARTS) return 'malformed';
   const positions = new Map<string, Position>();
+  let unknownKey = false;
   for (const part of parts) {
-    const cursor = codec.decode(part);
-    if (cursor === null || positions.has(cursor.tid)) return null;
+    const { cursor, refusal } = codec.decode(part);
+    if (refusal === 'unknown-key') {
+      unknownKey = true;
+      continue;
+    }
+    if (cursor === null || positions.has(cursor.tid)) return 'malformed';
     const seq = cursor.total - 1 - cursor.offset;
-    if (seq < -1) return null;
+    if (seq < -1) return 'malformed';
     positions.set(cursor.tid, { seq, id: cursor.id === NO_MESSAGE ? '' : cursor.id });
   }
-  return positions;
+  return unknownKey ? 'unknown-key' : positions;
 }

@@ -1,8 +1,8 @@
 /**
  * Puts Admission (fair-admission.ts) in front of the gateway's request listener: each request to the
  * GraphQL path is admitted, or waits its tenant's turn, before yoga reads a byte of its body. Its
- * place is freed when its response starts (an SSE stream's headers, not its end) or its client
- * goes away. A refused request still goes through yoga, marked, so that it is answered like any
+ * place is freed once its response is written (a stream's: once its headers are out) or its
+ * client goes away. A refused request still goes through yoga, marked, so that it is answered like any
  * other error: CORS headers, request id, log line and metrics included (plugins/admission-refusals.ts).
  */
 import type {
@@ -16,7 +16,7 @@ import { readCredentials, type Credentials } from '../core/credentials.js';
 import type { CredentialMemory } from '../upstream/verification.js';
 import {
   ANONYMOUS,
-  UNVERIFIED,
+  unverifiedPair,
   whenAdmitted,
   type Admission,
   type Refusal,
@@ -37,7 +37,8 @@ const MAX_KNOWN_HEADERS = 2_000;
 
 /**
  * The tenant of a request, from its credential headers and what this copy knows of them: their
- * account once the service has accepted them, a shared pool otherwise.
+ * account once the service has accepted them, the pair itself until then, the anonymous pool
+ * without (well-formed) credentials.
  */
 export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttpHeaders) => Tenant {
   const known = new LRUCache<string, Credentials | false>({ max: MAX_KNOWN_HEADERS });
@@ -56,7 +57,7 @@ export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttp
     if (credentials === false) return ANONYMOUS;
     return memory.verdict(credentials) === 'accepted'
       ? `account:${memory.account(credentials)}`
-      : UNVERIFIED;
+      : unverifiedPair(memory.fingerprint(credentials));
   };
 }
 
@@ -94,7 +95,7 @@ function onGraphQLPath(url: string | undefined): boolean {
   return next === '' || next === '?' || next === '/';
 }
 
-/** Runs the request, freeing its place when its response starts or its connection closes. */
+/** Runs the request, freeing its place once its response is written or its connection closes. */
 function run(
   listener: RequestListener,
   request: IncomingMessage,
@@ -102,14 +103,37 @@ function run(
   release: Release,
 ): void {
   response.once('close', release);
-  // Headers going out means the work that decides the answer is done; a stream (SSE, @defer)
-  // then holds no place for as long as it stays open. Node sends implicit headers through
-  // writeHead too, so this sees every response.
+  // An answer holds its place until it is written (a large one, the GraphiQL page among them,
+  // costs its writing too); a stream (SSE, @defer) holds none once its headers are out, for as
+  // long as it stays open. Node sends implicit headers through writeHead too, so this sees every
+  // response.
   const writeHead = response.writeHead;
   response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     response.writeHead = writeHead;
-    release();
-    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    const result = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+    if (isStream(contentTypeOf(response, args))) release();
+    return result;
   } as typeof response.writeHead;
   listener(request, response);
+}
+
+/** The content type set on the response or passed to writeHead (an object or a flat array). */
+function contentTypeOf(response: ServerResponse, args: unknown[]): unknown {
+  for (const arg of args) {
+    if (Array.isArray(arg)) {
+      for (let i = 0; i + 1 < arg.length; i += 2) {
+        if (String(arg[i]).toLowerCase() === 'content-type') return arg[i + 1];
+      }
+    } else if (arg && typeof arg === 'object') {
+      for (const [name, value] of Object.entries(arg)) {
+        if (name.toLowerCase() === 'content-type') return value;
+      }
+    }
+  }
+  return response.getHeader('content-type');
+}
+
+function isStream(contentType: unknown): boolean {
+  const type = String(contentType ?? '');
+  return type.startsWith('text/event-stream') || type.startsWith('multipart/');
 }

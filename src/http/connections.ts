@@ -1,37 +1,107 @@
 /**
- * The HTTP connections of the gateway's server, and how a copy lets go of them when it drains
- * (docs/deploy.md "Shutdown"):
+ * The gateway's HTTP server and its connections: the platform's own limits, set deliberately,
+ * and how a copy lets go of its connections when it drains (docs/deploy.md "Shutdown").
  *
- * - Idle keep-alive connections stay open KEEP_ALIVE_TIMEOUT_MS (65 s by default): longer than a
- *   load balancer keeps its own idle ones (ALB and nginx 60 s), so the balancer closes first and
- *   never sends a request on a connection the gateway is closing.
+ * The drain resets nothing a client wrote, with or without a balancer in front. A connection is
+ * closed only (a) right after a response that said `Connection: close`, or (b) once it has been
+ * idle for as long as the client was told it could stay (`Keep-Alive: timeout=`,
+ * KEEP_ALIVE_TIMEOUT_MS), or (c) at the shutdown deadline, if idle. Node's own `server.close()`
+ * is not used: it also closes every connection Node counts as idle, and a connection accepted a
+ * moment ago is "idle" until its request's headers are parsed, so a request already on the wire
+ * met a reset.
+ *
  * - Once draining starts (SIGTERM), every response carries `Connection: close`, those in flight
- *   included: each connection closes right after an answer, between requests, where closing
- *   races nothing. Clients and balancers open the next one elsewhere.
- * - Then stopAccepting() stops listening and closes what is left: connections that stayed idle
- *   through the whole readiness delay (the balancer has taken the copy out by then), and each
- *   other one as soon as its last response is sent.
+ *   included: each busy connection closes right after an answer, and clients and balancers open
+ *   the next one elsewhere.
+ * - stopAccepting() then closes the listening socket. The kernel resets the connections still
+ *   queued on it, requests already written on them included; clients pinned to this copy
+ *   (no balancer) reconnect after every answer, so that queue is never empty. So, for a moment,
+ *   new requests are held unanswered: a client waiting for its answer opens no connection, the
+ *   queue empties, the socket closes, and the held requests are answered, each with
+ *   `Connection: close`. A client's next connection is then refused, before it writes anything.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { readFileSync } from 'node:fs';
+import { Server as NetServer, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 
-export interface ServerConnections {
-  /** From now on every response, in flight or new, closes its connection once sent. */
-  closeAfterEachResponse(): void;
-  /** Stops accepting connections; resolves once every connection has closed. */
-  stopAccepting(): Promise<void>;
+export interface ConnectionLimits {
+  /** How long an idle keep-alive connection stays open; told to clients. */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections held at once; past it, a new one is answered 503 and closed (`null`: no cap). */
+  readonly maxConnections?: number | null;
+  /** @default HEADERS_TIMEOUT_MS */
+  readonly headersTimeoutMs?: number;
+  /** @default REQUEST_TIMEOUT_MS */
+  readonly requestTimeoutMs?: number;
 }
 
-/** How often connections are checked for idleness while the server closes. */
-const IDLE_SWEEP_MS = 50;
+export interface GatewayServer {
+  readonly server: Server;
+  /** From now on every response, in flight or new, closes its connection once sent. */
+  closeAfterEachResponse(): void;
+  /** Stops listening; resolves once every connection has ended by itself. */
+  stopAccepting(): Promise<void>;
+  /** The deadline's last resort: closes idle connections; returns the requests still running. */
+  closeRemaining(): number;
+}
 
-export function manageConnections(
-  server: Server,
-  options: { readonly keepAliveTimeoutMs: number },
-): ServerConnections {
-  server.keepAliveTimeout = options.keepAliveTimeoutMs;
-  // A request's headers may take as long as a connection may idle, plus a margin: Node closes a
-  // connection whose headers are late, and must not do so before the keep-alive timeout would.
-  server.headersTimeout = options.keepAliveTimeoutMs + 1_000;
+/** A request's headers arrive within this, or its connection is closed (slow-header floods). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A whole request, body included, arrives within this (slow-body floods); responses are not bound. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** How often Node checks connections against those two (its default, 30 s, would add to both). */
+const TIMEOUT_CHECK_MS = 1_000;
+/** Before the listening socket closes: no new connection for this long... */
+const QUIET_MS = 100;
+/** ...or this long at most, while new requests wait. */
+const HOLD_MAX_MS = 1_000;
+
+/** The HTTP server for `listener`, with the limits above and a drain that resets nothing. */
+export function createGatewayServer(
+  listener: RequestListener,
+  limits: ConnectionLimits,
+): GatewayServer {
+  let held: Array<() => void> | null = null;
+  const server = createServer((request, response) => {
+    if (held) held.push(() => listener(request, response));
+    else listener(request, response);
+  });
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // Node applies headersTimeout from the first byte of each request (an idle keep-alive
+  // connection is governed by keepAliveTimeout alone), so it can be seconds, not a minute.
+  const headersTimeoutMs = limits.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.headersTimeout = headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  // Read when listening starts.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+    TIMEOUT_CHECK_MS;
+  refuseOverCap(server, limits.maxConnections ?? null);
+
+  // Node's headersTimeout starts at a request's first byte: a connection that never sends one
+  // would stay open for ever. Its first request's headers must arrive within the same time.
+  const awaitingFirstRequest = new WeakMap<Socket, NodeJS.Timeout>();
+  let lastConnectionAt = 0;
+  server.on('connection', (socket: Socket) => {
+    lastConnectionAt = performance.now();
+    // A client that has sent a byte is Node's to time out (with a 408).
+    const silent = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy();
+    }, headersTimeoutMs);
+    silent.unref();
+    awaitingFirstRequest.set(socket, silent);
+    socket.once('close', () => clearTimeout(silent));
+  });
+  const firstRequestArrived = (request: IncomingMessage): void =>
+    clearTimeout(awaitingFirstRequest.get(request.socket));
+  // A WebSocket upgrade is a first request too.
+  server.prependListener('upgrade', firstRequestArrived);
 
   const inFlight = new Set<ServerResponse>();
   let draining = false;
@@ -39,31 +109,96 @@ export function manageConnections(
     if (!response.headersSent) response.setHeader('connection', 'close');
   };
   // Before the gateway's own listener, so the header is in place before it answers.
-  server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
+  server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    firstRequestArrived(request);
     if (draining) closeAfter(response);
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
   });
 
+  /**
+   * Resolves once no connection has arrived for QUIET_MS, or after HOLD_MAX_MS. Each check comes
+   * just after an event-loop poll (setImmediate), when Node has accepted whatever was queued: a
+   * busy loop cannot hide a connection waiting in the queue.
+   */
+  const quiet = async (): Promise<void> => {
+    const giveUpAt = performance.now() + HOLD_MAX_MS;
+    for (;;) {
+      await delay(QUIET_MS / 4);
+      await new Promise((resolve) => setImmediate(resolve));
+      const now = performance.now();
+      if (now - lastConnectionAt >= QUIET_MS || now >= giveUpAt) return;
+    }
+  };
+
   let stopped: Promise<void> | null = null;
   return {
+    server,
     closeAfterEachResponse() {
       draining = true;
       for (const response of inFlight) closeAfter(response);
     },
     stopAccepting() {
       draining = true;
-      stopped ??= new Promise<void>((resolve) => {
-        // A response whose headers left before draining (a stream) keeps its connection open
-        // after it ends: closed by the sweep as soon as it is idle.
-        const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-        server.close(() => {
-          clearInterval(sweep);
-          resolve();
+      stopped ??= (async () => {
+        held = [];
+        await quiet();
+        const closed = new Promise<void>((resolve) => {
+          // net.Server's close: stop listening, call back once the last connection has ended.
+          NetServer.prototype.close.call(server, () => resolve());
         });
-        server.closeIdleConnections();
-      });
+        const waiting = held;
+        held = null;
+        for (const answer of waiting) answer();
+        await closed;
+      })();
       return stopped;
     },
+    closeRemaining() {
+      server.closeIdleConnections();
+      return inFlight.size;
+    },
   };
+}
+
+/**
+ * Past `max` open connections a new one gets a plain 503 and is closed, instead of Node's
+ * maxConnections, which drops it without a word; the file descriptors left stay for the
+ * connections already served, the service's pool and Redis.
+ */
+function refuseOverCap(server: Server, max: number | null): void {
+  if (max === null) return;
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    open += 1;
+    socket.once('close', () => (open -= 1));
+    if (open <= max) return;
+    socket.write(OVER_CAP_RESPONSE, () => socket.destroy());
+  });
+}
+
+const OVER_CAP_BODY = 'This gateway copy holds all the connections it can take; try again.';
+const OVER_CAP_RESPONSE =
+  'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n' +
+  `Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(OVER_CAP_BODY)}\r\n\r\n` +
+  OVER_CAP_BODY;
+
+/** File descriptors kept back from the cap: the service's pool (128), Redis, logs, the runtime. */
+const RESERVED_DESCRIPTORS = 256;
+
+/**
+ * The default cap: what the process's open-file limit leaves after RESERVED_DESCRIPTORS (at
+ * least 64), read from /proc/self/limits on Linux; elsewhere no cap.
+ */
+export function defaultMaxConnections(limitsFile = '/proc/self/limits'): number | null {
+  try {
+    const line = readFileSync(limitsFile, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s{2,}/)[1]);
+    if (!Number.isFinite(soft)) return null;
+    return Math.max(64, soft - RESERVED_DESCRIPTORS);
+  } catch {
+    return null;
+  }
 }

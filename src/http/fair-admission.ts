@@ -1,8 +1,9 @@
 /**
  * Admission of GraphQL requests, per tenant, before any of their work starts (body, parse,
  * validation, execution). A tenant is an account whose credentials the service accepted lately,
- * or one of two shared pools: `unverified` (credentials this copy has not seen accepted: new,
- * refused or invented) and `anonymous` (none, or malformed ones).
+ * one credential pair this copy has not seen accepted (`unverified:<pair>`: new, refused or
+ * invented; never one line shared by every new user, so a real account's first request never
+ * waits behind a flood of invented ones), or the `anonymous` pool (no or malformed credentials).
  *
  * While the event loop has room, every request goes in at once and this costs a counter. Once the
  * loop is busy (src/observability/loop-utilization.ts) and more than one tenant has been active
@@ -15,15 +16,15 @@
  *   flood's throughput (the loop may idle while a quiet tenant pauses) for the others' latency;
  *   tenants asking alike never rest, and once the loop has been quiet for a second, turns end.
  * A tenant that was quiet therefore goes in at once, next to at most `busyConcurrency` requests of
- * each other tenant, however many a flooding tenant has sent; and a flood of invented credentials
- * is one tenant, whatever sys_ids it makes up. A line holds at most `maxWaiting` requests and a
+ * each other tenant, however many a flooding tenant has sent; a flood of invented credentials pays
+ * as many tenants as pairs it invents, each refused from memory after one call (traffic.ts). A line holds at most `maxWaiting` requests and a
  * request waits at most `maxWaitMs`: past either it is refused (429, Retry-After) rather than kept.
  *
  * Written by hand: which tenant a request belongs to (verified accounts, shared pools for the
  * rest) is ours, and the rest is a few counters and lines.
  */
 
-/** `account:<accountId>`, or one of the two pools. */
+/** `account:<accountId>`, `unverified:<pair fingerprint>`, or `anonymous`. */
 export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
@@ -66,7 +67,18 @@ export interface AdmissionOptions {
 export type TenantKind = 'account' | 'unverified' | 'anonymous';
 
 export const tenantKind = (tenant: Tenant): TenantKind =>
-  tenant === UNVERIFIED ? 'unverified' : tenant === ANONYMOUS ? 'anonymous' : 'account';
+  tenant.startsWith(UNVERIFIED)
+    ? 'unverified'
+    : tenant.startsWith(ANONYMOUS)
+      ? 'anonymous'
+      : 'account';
+
+/** WebSocket upgrades without credentials (every browser's): their own line, apart from HTTP's. */
+export const upgradeTenant = (tenant: Tenant): Tenant =>
+  tenant === ANONYMOUS ? `${ANONYMOUS}:upgrades` : tenant;
+
+/** The tenant of one credential pair the service has not accepted lately. */
+export const unverifiedPair = (fingerprint: string): Tenant => `${UNVERIFIED}:${fingerprint}`;
 
 /**
  * A tenant counts as active this long after its last request arrived: long enough to cover a

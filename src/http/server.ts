@@ -26,7 +26,8 @@ import { incrementalErrorMasking } from './plugins/incremental-errors.js';
 import { queryLimitPlugins } from './plugins/query-limits.js';
 import { apqPlugin, type APQStore } from './plugins/apq.js';
 import { GRAPHQL_PATH } from './paths.js';
-import { useRequestObserver } from './plugins/observe-requests.js';
+import { useRequestObserver, type Caller } from './plugins/observe-requests.js';
+import { warningRollup } from '../observability/warning-rollup.js';
 import type { Tracing } from '../observability/tracing.js';
 import { useJit } from './plugins/jit.js';
 import { useIncrementalFallback } from './plugins/incremental-fallback.js';
@@ -73,6 +74,11 @@ export interface GatewayOptions {
    * for a caller without credentials. @default any credentials count as accepted
    */
   readonly accepted?: (credentials: Credentials) => boolean;
+  /**
+   * The pseudonymous account id of credentials (CredentialMemory.account: a keyed hash of the
+   * sys_id), for request log lines. @default none logged
+   */
+  readonly accountOf?: (credentials: Credentials) => string;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
   /**
@@ -96,10 +102,12 @@ export interface GatewayOptions {
     readonly maxOperationsPerStream: number;
   };
   /**
-   * Secret that signs `messages` cursors (CACHE_HMAC_KEY): copies sharing it accept each other's
-   * cursors. None: a random key of this process, so its cursors die with it.
+   * Secret that signs `messages` cursors and resume tokens (GATEWAY_SECRET): copies sharing it
+   * accept each other's. None: this process's random key, so its cursors die with it.
    */
   readonly cursorKey?: string | null;
+  /** GATEWAY_SECRET_PREVIOUS: cursors and resume tokens it signed are still accepted. */
+  readonly previousCursorKey?: string | null;
 }
 
 /** What /readiness answers: `ready` decides 200 or 503; the rest is detail for people. */
@@ -156,8 +164,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     : isReady;
   const { logger } = options;
-  const yogaLog = logger ? yogaLogger(logger) : false;
-  const cursors = createCursorCodec(options.cursorKey ?? null);
+  // One rollup for the yoga logger (which hands it upstream failures) and the request observer
+  // (which releases each request's held ones when it ends).
+  const warnings = logger ? warningRollup(logger) : null;
+  const yogaLog = logger ? yogaLogger(logger, warnings ?? undefined) : false;
+  const cursors = createCursorCodec(options.cursorKey ?? null, options.previousCursorKey ?? null);
   return createYoga<Record<string, never>, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -221,6 +232,8 @@ export function createGateway(options: GatewayOptions): Gateway {
               logger,
               metrics: options.metrics ?? null,
               metricsEndpoint: options.metricsEndpoint ?? true,
+              callerOf: (request) => callerOf(request, options),
+              warnings,
             }),
           ]
         : []),
@@ -250,6 +263,19 @@ export function createGateway(options: GatewayOptions): Gateway {
       useLiveResume(options.live ?? null),
     ],
   });
+}
+
+const ANONYMOUS: Caller = { trusted: () => false };
+
+/** The request's account id and whether its credentials were accepted lately; never the secret. */
+function callerOf(request: Request, options: GatewayOptions): Caller {
+  const read = readCredentials(request.headers);
+  if (read.kind !== 'present') return ANONYMOUS;
+  const account = options.accountOf?.(read.credentials);
+  return {
+    ...(account !== undefined ? { account } : {}),
+    trusted: () => options.accepted?.(read.credentials) ?? true,
+  };
 }
 
 let graphiqlModule: Promise<typeof import('@graphql-yoga/render-graphiql')> | undefined;

@@ -22,7 +22,7 @@ import type { Duplex } from 'node:stream';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { readCredentials } from '../core/credentials.js';
+import { readCredentials, type Credentials } from '../core/credentials.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import { whenAdmitted, type Refusal, type Release, type Waiting } from './fair-admission.js';
@@ -33,6 +33,8 @@ export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
 
 /** WebSocket close reasons are limited to 123 bytes (RFC 6455 5.5). */
 const MAX_REASON_BYTES = 123;
+
+const REFUSED_CREDENTIALS = 'The SMS service refused the credentials';
 
 export const CLOSE_REASON_MISSING_CREDENTIALS =
   'Credentials required: connectionParams {"Authorization":"Basic base64(sys_id:auth_token)"}';
@@ -58,6 +60,12 @@ export interface WebSocketOptions {
    * @default every upgrade goes in at once
    */
   readonly admit?: (request: IncomingMessage) => Release | Waiting | Refusal;
+  /**
+   * Whether the service accepts a connection's credentials (memory first, else one shared call):
+   * a connection_init with refused credentials is closed (4403) instead of held open.
+   * @default every well-formed pair is kept
+   */
+  readonly verify?: (credentials: Credentials) => Promise<boolean>;
   /** Connection events, for the log (src/observability/connection-log.ts). */
   readonly onConnected?: (socket: WebSocket, accepted: boolean) => void;
   readonly onOperation?: (socket: WebSocket) => void;
@@ -147,7 +155,7 @@ export function attachWebSocket(
     {
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
-      onConnect: (ctx) => {
+      onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
         const bytes = firstMessageBytes.get(socket) ?? 0;
         if (bytes > maxInitBytes) {
@@ -156,8 +164,18 @@ export function attachWebSocket(
           return false;
         }
         const read = readCredentials(headersFromConnectionParams(ctx.connectionParams));
-        options.onConnected?.(socket, read.kind === 'present');
-        if (read.kind === 'present') return true;
+        if (read.kind === 'present') {
+          // Invented credentials hold nothing: 1,000 idle sockets of made-up pairs kept alive by
+          // pings refused real accounts' connections (1013). An outage is not a refusal: the
+          // subscription's own check then answers.
+          const verify = options.verify ?? (() => Promise.resolve(true));
+          const accepted = await verify(read.credentials).catch(() => true);
+          options.onConnected?.(socket, accepted);
+          if (accepted) return true;
+          socket.close(4403, REFUSED_CREDENTIALS);
+          return false;
+        }
+        options.onConnected?.(socket, false);
         socket.close(
           4403,
           closeReason(

@@ -1,8 +1,8 @@
 /**
  * Live subscriptions of this copy: one poll loop per topic (the same credentials and number),
  * however many subscribers share it; started by the first, stopped when the last one leaves.
- * A topic is an HMAC of sys_id, token and tid under the shared key (or a random one without
- * Redis), so subscribers share a loop only if their credentials are identical, and nothing in a
+ * A topic is an HMAC of sys_id, token and tid under the gateway's secret (or this process's key
+ * without one), so subscribers share a loop only if their credentials are identical, and nothing in a
  * key or channel can be turned back into credentials.
  *
  * Each subscriber is a LiveSubscription (subscription.ts): its own position per number and its
@@ -10,8 +10,7 @@
  *
  * Credentials are held by a running loop only, in memory, for as long as a subscriber needs them.
  */
-import { randomBytes } from 'node:crypto';
-import { credentialsHmac, type Credentials } from '../core/credentials.js';
+import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
@@ -32,7 +31,7 @@ export interface LiveHubOptions extends PollLoopOptions {
   readonly bus: LiveBus;
   /** Live subscriptions one account may hold on this copy. */
   readonly maxPerAccount: number;
-  /** Key of the topics' HMAC: the same on every copy sharing a Redis. @default random */
+  /** Key of the topics' HMAC (GATEWAY_SECRET): the same on every copy sharing a Redis. @default this process's key */
   readonly hmacKey?: string | null;
   /** @default DEFAULT_QUEUE_LIMIT */
   readonly queueLimit?: number;
@@ -61,7 +60,7 @@ export class LiveHub {
   private readonly admission: SubscriptionAdmission;
 
   constructor(private readonly options: LiveHubOptions) {
-    this.key = options.hmacKey ?? randomBytes(32);
+    this.key = fingerprintKey(options.hmacKey);
     this.admission = new SubscriptionAdmission({
       accountOf: (credentials) => this.fingerprint(credentials, ''),
       ...options.admission,

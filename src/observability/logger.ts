@@ -7,7 +7,8 @@ import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { GraphQLError } from 'graphql';
 import type { YogaLogger } from 'graphql-yoga';
 import { UpstreamError } from '../core/errors.js';
-import { currentRequestId } from './request-id.js';
+import { currentRequestId, currentWarnings } from './request-id.js';
+import { warningRollup, type Warning, type WarningRollup } from './warning-rollup.js';
 
 export type { Logger };
 
@@ -75,23 +76,28 @@ export function flushLogs(): void {
 
 /**
  * yoga's logger interface over pino. yoga logs each error it masks or converts: upstream
- * failures are expected operational events and become one warn line with their stable code,
- * the low-level cause (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...) and the field path; anything
- * else is logged as an error with its stack.
+ * failures are expected operational events and become warnings with their stable code, the
+ * low-level cause (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...) and the first field path, rolled up
+ * (src/observability/warning-rollup.ts): held until their request ends, then one line per code
+ * and account per window with a count. Anything else is logged as an error with its stack.
  */
-export function yogaLogger(logger: Logger): YogaLogger {
-  const refusals = refusalLog(logger);
+export function yogaLogger(
+  logger: Logger,
+  rollup: WarningRollup = warningRollup(logger),
+): YogaLogger {
   const adapt =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (...args: unknown[]): void => {
       const error = args.find((a): a is Error => a instanceof Error);
       const upstream = error instanceof GraphQLError ? error.originalError : error;
-      if (upstream instanceof UpstreamError && upstream.refusedFor !== undefined) {
-        refusals(upstream, upstream.refusedFor);
-      } else if (upstream instanceof UpstreamError) {
-        const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
-        const path = error instanceof GraphQLError ? error.path : undefined;
-        logger.warn({ code: upstream.code, cause, path }, upstream.message);
+      if (upstream instanceof UpstreamError) {
+        const warning = upstreamWarning(
+          upstream,
+          error instanceof GraphQLError ? error.path : undefined,
+        );
+        const held = currentWarnings();
+        if (held) held.hold(warning);
+        else rollup.warn(warning);
       } else if (error) {
         logger[level]({ err: error }, typeof args[0] === 'string' ? args[0] : error.message);
       } else {
@@ -101,39 +107,23 @@ export function yogaLogger(logger: Logger): YogaLogger {
   return { debug: adapt('debug'), info: adapt('info'), warn: adapt('warn'), error: adapt('error') };
 }
 
-/** Refusals of one account (or of the service) within this window make one line. */
-export const REFUSAL_LOG_WINDOW_MS = 10_000;
-/** Accounts whose refusal windows are remembered; the oldest are forgotten first. */
-const MAX_REFUSAL_WINDOWS = 10_000;
-
 /**
- * Calls refused inside the gateway (a 429 window, an open breaker) cost nothing and can come by
- * the thousand from one busy account: the first of each account's window is logged, with how
- * many of its kind the previous window held; the rest are only counted (and in metrics, as
- * sms_upstream_refused_total). Written here: pino has no sampling of its own.
+ * An upstream failure as a warning. A call refused inside the gateway (a 429 window, an open
+ * breaker: `refusedFor`) names the account it was refused for, or `service`; the others get
+ * their request's account when the request ends.
  */
-function refusalLog(logger: Logger): (error: UpstreamError, account: string) => void {
-  const windows = new Map<string, { startedAt: number; count: number }>();
-  return (error, account) => {
-    const key = `${error.code}\u0000${account}`;
-    const now = Date.now();
-    const open = windows.get(key);
-    if (open && now - open.startedAt < REFUSAL_LOG_WINDOW_MS) {
-      open.count += 1;
-      return;
-    }
-    const previous = open?.count ?? 0;
-    windows.delete(key);
-    windows.set(key, { startedAt: now, count: 1 });
-    if (windows.size > MAX_REFUSAL_WINDOWS) windows.delete(windows.keys().next().value as string);
-    logger.warn(
-      {
-        code: error.code,
-        account,
-        ...(previous > 1 ? { refusedInLastWindow: previous } : {}),
-        windowMs: REFUSAL_LOG_WINDOW_MS,
-      },
-      `${error.message} (further refusals like it are counted, logged once per ${REFUSAL_LOG_WINDOW_MS / 1000} s)`,
-    );
-  };
+function upstreamWarning(
+  error: UpstreamError,
+  path: readonly (string | number)[] | undefined,
+): Warning {
+  if (error.refusedFor !== undefined) {
+    return {
+      key: error.code,
+      account: error.refusedFor,
+      fields: { code: error.code },
+      message: error.message,
+    };
+  }
+  const cause = (error.cause as { code?: unknown } | undefined)?.code;
+  return { key: error.code, fields: { code: error.code, cause, path }, message: error.message };
 }

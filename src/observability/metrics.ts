@@ -6,14 +6,28 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BreakerState, ConcurrencySnapshot, UpstreamObserver } from '../core/signals.js';
+import type { Outcome } from './outcome.js';
 
-export interface OperationRecord {
+/** Whose operation names may become labels: see operationLabel below. */
+export interface NameSource {
+  readonly name: string | undefined;
+  /** The operation passed validation (it ran, or its answer came from the response cache). */
+  readonly validated: boolean;
+  /** The caller's credentials are ones the service accepted lately (asked only for a new name). */
+  readonly trusted: () => boolean;
+}
+
+export interface OperationRecord extends NameSource {
   /** query, mutation or subscription; "unknown" when it never got that far. */
   readonly type: string;
-  readonly name: string | undefined;
   readonly seconds: number;
   /** Set when the result carried errors: where they arose. */
   readonly errorPhase?: 'parse' | 'validate' | 'execute';
+}
+
+/** One GraphQL request over HTTP, whatever answered it (execution or the response cache). */
+export interface RequestRecord extends NameSource, Outcome {
+  readonly cached: boolean;
 }
 
 export interface GatewayMetrics {
@@ -51,6 +65,8 @@ export interface GatewayMetrics {
   };
   /** One GraphQL operation answered (src/http/plugins/observe-requests.ts). */
   operationDone(operation: OperationRecord): void;
+  /** One GraphQL request answered, cached or not, with its outcome: sms_graphql_requests_total. */
+  requestDone(request: RequestRecord): void;
   /** One HTTP request to the GraphQL endpoint answered. */
   httpDone(method: string, status: number, seconds: number): void;
   /** The text a scrape of /metrics gets. */
@@ -76,7 +92,13 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * "other", so a client cannot grow the metrics without bound. (Written here because the
  * prometheus plugin labels with whatever name a client sends.)
  */
-const MAX_OPERATION_NAMES = 200;
+export const MAX_OPERATION_NAMES = 200;
+/**
+ * Of those, at most this many may come from callers the service has not accepted (anonymous
+ * ones, wrong credentials): a stream of junk names from anyone leaves room for the names of the
+ * accounts' own operations.
+ */
+export const MAX_UNTRUSTED_OPERATION_NAMES = 100;
 
 export interface MetricsOptions {
   /** This copy's name, on every series as `instance_id` (src/app.ts gives INSTANCE_ID). @default none */
@@ -266,19 +288,36 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   });
   const refused = new Counter({
     name: 'sms_upstream_refused_total',
-    help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker).',
+    help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker, refused_credentials).',
     labelNames: ['reason'],
     registers: [registry],
   });
 
   const seenNames = new Set<string>();
-  const operationName = (name: string | undefined): string => {
+  let untrustedNames = 0;
+  /**
+   * The label for an operation's name: only names of operations that validated (a request
+   * refused at parsing or validation may name anything), and only within the budgets above.
+   */
+  const operationName = ({ name, validated, trusted }: NameSource): string => {
+    if (!validated) return 'unvalidated';
     if (!name) return 'anonymous';
     if (seenNames.has(name)) return name;
     if (seenNames.size >= MAX_OPERATION_NAMES) return 'other';
+    if (!trusted()) {
+      if (untrustedNames >= MAX_UNTRUSTED_OPERATION_NAMES) return 'other';
+      untrustedNames += 1;
+    }
     seenNames.add(name);
     return name;
   };
+  const requests = new Counter({
+    name: 'sms_graphql_requests_total',
+    help: 'GraphQL requests over HTTP, each counted once whether executed or answered from the response cache, by operation, outcome (ok, client_error, error), error code (none when ok) and cached (true, false).',
+    labelNames: ['operationName', 'outcome', 'code', 'cached'],
+    registers: [registry],
+  });
+  const requestChildren = new Map<string, ReturnType<typeof requests.labels>>();
   // The GraphQL request metrics the yoga/envelop Prometheus plugin used to record, under the same
   // names, recorded once per request by src/http/plugins/observe-requests.ts: that plugin's hooks
   // (several per request, each spreading and filtering label objects) cost more than the rest of
@@ -368,8 +407,9 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       takeover: () => liveTakeovers.inc(),
       dropped: (reason) => liveDropped.inc({ reason }),
     },
-    operationDone({ type, name, seconds, errorPhase }) {
-      const label = operationName(name);
+    operationDone(operation) {
+      const { type, seconds, errorPhase } = operation;
+      const label = operationName(operation);
       if (errorPhase) operationErrors.inc({ phase: errorPhase, operationName: label });
       // Refused before it ran (parse, validation): an error, not an operation executed.
       if (type === 'unknown') return;
@@ -382,6 +422,18 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       }
       children.count.inc();
       children.duration.observe(seconds);
+    },
+    requestDone(request) {
+      const { outcome, code, cached } = request;
+      const name = operationName(request);
+      const key = `${name}\u0000${outcome}\u0000${code}\u0000${cached}`;
+      let child = requestChildren.get(key);
+      if (!child) {
+        // Names are bounded above, outcomes and codes by ErrorCode: bounded without a cap.
+        child = requests.labels({ operationName: name, outcome, code, cached: String(cached) });
+        requestChildren.set(key, child);
+      }
+      child.inc();
     },
     httpDone(method, status, seconds) {
       const key = `${method} ${status}`;

@@ -4,8 +4,15 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { HeldWarnings } from './warning-rollup.js';
 
-export const requestIdStorage = new AsyncLocalStorage<string>();
+/** The request being served: its id, and the warnings held until it ends. */
+export interface RequestScope {
+  readonly id: string;
+  readonly warnings?: HeldWarnings;
+}
+
+export const requestScope = new AsyncLocalStorage<RequestScope>();
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -18,5 +25,10 @@ export function requestIdFor(headers: Headers): string {
 }
 
 export function currentRequestId(): string | undefined {
-  return requestIdStorage.getStore();
+  return requestScope.getStore()?.id;
+}
+
+/** The warnings of the request being served, held until it ends; none outside a request. */
+export function currentWarnings(): HeldWarnings | undefined {
+  return requestScope.getStore()?.warnings;
 }

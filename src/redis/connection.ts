@@ -79,7 +79,9 @@ export function connectRedis(
   const { logger } = options;
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const client = createClient(target, {
-    // While disconnected, commands fail at once instead of queueing behind the reconnect.
+    // While disconnected, commands fail at once instead of queueing behind the reconnect: after
+    // a failover, nothing made meanwhile is replayed later. (ioredis' auto-pipelining stays
+    // off, as by default: each command is written when it is made.)
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout,
@@ -213,9 +215,21 @@ function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
       db,
       enableOfflineQueue: common.enableOfflineQueue,
       retryStrategy,
+      reconnectOnError: reconnectOnReadOnly,
       sentinels: target.sentinels.map((node) => ({ host: node.host, port: node.port })),
       name: target.sentinelName ?? 'mymaster',
+      // Only a node that says it is the primary (ready check's INFO) is used; a replica handed
+      // out by a sentinel that has not heard of the failover yet is left for the next sentinel.
+      role: 'master',
       sentinelRetryStrategy: retryStrategy,
+      // Subscribes to +switch-master on the sentinels and reconnects (asking them for the new
+      // primary) the moment one announces a failover. Without it the connection stays on the
+      // demoted primary until the sentinels turn it into a replica and cut its clients, about
+      // ten seconds during which every write is lost to its resync.
+      // Those subscriptions are to every sentinel (up to 10), so one sentinel down leaves the
+      // others listening; a lost one is retried every minute (ioredis' default), since each
+      // failed attempt prints a line on stderr.
+      failoverDetector: true,
       // Sentinels are asked without a password unless they share the primary's.
       ...(auth.password ? { sentinelPassword: auth.password } : {}),
       ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
@@ -229,6 +243,16 @@ function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
     enableOfflineQueue: common.enableOfflineQueue,
     retryStrategy,
   });
+}
+
+/**
+ * A write refused with READONLY means this connection talks to a replica: the node it knew was
+ * demoted. Reconnect, which asks the sentinels for the primary again. `2` also
+ * resends the command, but with the offline queue off that fails at once, as every command does
+ * while reconnecting: the caller goes on without Redis, never waits.
+ */
+export function reconnectOnReadOnly(error: Error): 2 | false {
+  return error.message.startsWith('READONLY') ? 2 : false;
 }
 
 function authOf(url: URL): Pick<RedisOptions, 'username' | 'password' | 'tls'> {

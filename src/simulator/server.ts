@@ -9,10 +9,12 @@
  *   URL query string; the body wins on conflict. Within one source, the first occurrence
  *   of a repeated parameter is used. A non-empty body with another content type is 415.
  * - History range: positions are 0-based over the number's messages ordered newest first
- *   (position 0 = newest). `history_start` is inclusive, `history_end` is exclusive, so
- *   the response holds positions [history_start, history_end). A range reaching past the
- *   end returns whatever exists (possibly an empty `messages`). `message_count_requested `
- *   is `history_end - history_start`; `history_end < history_start` is a 400.
+ *   (position 0 = newest). `history_start` is inclusive; `history_end` is exclusive by
+ *   default, so the response holds positions [history_start, history_end), or inclusive
+ *   with `historyEnd: 'inclusive'` (positions [history_start, history_end], as a real
+ *   service might: `npm run doctor` tells them apart). A range reaching past the end
+ *   returns whatever exists (possibly an empty `messages`). `message_count_requested ` is
+ *   the number of positions the range names; `history_end < history_start` is a 400.
  * - For a number without messages, `most_recent_msg_id` is 0 and `most_recent_date`
  *   equals `created_date`.
  * - Status codes: unknown path 404, known path with a method other than POST 405,
@@ -74,6 +76,11 @@ export interface SimulatorOptions {
    * account's first number, so live updates have something to show in demo mode.
    */
   arrivalsEveryMs?: number;
+  /**
+   * How `history_end` is read: `exclusive` (the default; positions [start, end)) or
+   * `inclusive` (positions [start, end]), so both kinds of service can be tested.
+   */
+  historyEnd?: 'exclusive' | 'inclusive';
 }
 
 export interface BenchAccountsOptions {
@@ -240,7 +247,8 @@ const HISTORY_TAIL = Buffer.from(']}');
 
 /**
  * History response as chunks: a small per-request head, a zero-copy view of the
- * precomputed message JSON for positions [start, end), and the closing ']}'.
+ * precomputed message JSON for positions [start, end), and the closing ']}'. `end` is
+ * exclusive here; the caller turns an inclusive `history_end` into it.
  */
 function historyBody(prepared: PreparedNumber, start: number, end: number): Buffer[] {
   const loose = prepared.demo.looselyTyped;
@@ -313,7 +321,11 @@ function badRequest(message: string): Outcome {
   return { status: 400, body: errorBody(message) };
 }
 
-function handleHistory(account: PreparedAccount, params: Map<string, string>): Outcome {
+function handleHistory(
+  account: PreparedAccount,
+  params: Map<string, string>,
+  inclusiveEnd: boolean,
+): Outcome {
   const number = params.get('number');
   const tid = params.get('tid');
   const rawStart = params.get('history_start');
@@ -333,7 +345,7 @@ function handleHistory(account: PreparedAccount, params: Map<string, string>): O
   if (prepared === undefined || prepared.demo.number !== number) {
     return { status: 200, body: NUMBER_NOT_FOUND_BODY };
   }
-  return { status: 200, body: historyBody(prepared, start, end) };
+  return { status: 200, body: historyBody(prepared, start, inclusiveEnd ? end + 1 : end) };
 }
 
 function handleOwnedNumbers(account: PreparedAccount, params: Map<string, string>): Outcome {
@@ -365,6 +377,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   const port = options.port ?? 0;
   const latencyMs = options.latencyMs ?? 0;
   const latencyPerInFlightMs = options.latencyPerInFlightMs ?? 0;
+  const inclusiveEnd = options.historyEnd === 'inclusive';
   if (
     !Number.isFinite(latencyMs) ||
     latencyMs < 0 ||
@@ -447,7 +460,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     const accountSysId = account.account.credentials.sysId;
     switch (operation) {
       case 'smshistory':
-        return { outcome: handleHistory(account, params), accountSysId };
+        return { outcome: handleHistory(account, params, inclusiveEnd), accountSysId };
       case 'ownednumbers':
         return { outcome: handleOwnedNumbers(account, params), accountSysId };
       case 'allownednumbers':

@@ -10,6 +10,7 @@ import type { Credentials } from '../core/credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamObserver, UpstreamOperation } from '../core/signals.js';
+import { fitToRange, wireBounds, type HistoryEndReading } from './history-end.js';
 import { parseHistory, parseOwnedNumbers } from './wire.js';
 
 export interface CallOptions {
@@ -40,6 +41,8 @@ export interface UpstreamClientOptions {
   readonly timeoutMs: number;
   /** Told of every attempt, for metrics. */
   readonly observer?: UpstreamObserver;
+  /** How the service reads `history_end` (UPSTREAM_HISTORY_END). @default "exclusive" */
+  readonly historyEnd?: HistoryEndReading;
 }
 
 export type { UpstreamObserver };
@@ -167,17 +170,19 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   return {
     history(credentials, request, callOptions) {
+      // The request's range is half-open; the service is sent its own reading of the end.
+      const bounds = wireBounds(request, options.historyEnd ?? 'exclusive');
       const params = {
         number: request.number,
         tid: request.tid,
-        history_start: String(request.start),
-        history_end: String(request.end),
+        history_start: String(bounds.historyStart),
+        history_end: String(bounds.historyEnd),
       };
       return attempt(
         'smshistory',
         credentials,
         params,
-        (json) => parseHistory(json, request),
+        (json) => fitToRange(parseHistory(json, request), request),
         callOptions?.signal,
       );
     },

@@ -2,9 +2,13 @@
  * Admission of calls to the service, shared by every request of this copy: at most the adaptive
  * limit in flight, and when calls have to wait, the free slots go round-robin between accounts,
  * one call each in turn. One account's 200-number fan-out therefore holds a place in line next to
- * another account's single call instead of in front of it. Each account may also hold at most
- * `share` of the limit in flight (at least one call), so one account's hung or slow calls can
- * never take every slot: the rest stay free for the others. Written by hand: it is a few lines of
+ * another account's single call instead of in front of it.
+ *
+ * Work-conserving, as a partitioned limiter that lets a partition borrow what others leave
+ * unused (Netflix concurrency-limits): an account alone may use every slot but a small reserve
+ * (RESERVE_FRACTION of the limit), so a newcomer's first call never waits behind another
+ * account's hung ones; once other accounts have calls waiting, each account holds at most `share`
+ * of the limit, and the slots it frees go to them. Written by hand: it is a few lines of
  * bookkeeping, and what the queues are keyed by (the account, a keyed hash of the sys_id) is ours.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
@@ -12,8 +16,13 @@ import type { AdaptiveLimit } from './adaptive-limit.js';
 /** Hands the slot back; `rttMs` feeds the adaptive limit when the service answered. */
 export type Release = (feedback?: {
   readonly rttMs?: number;
+  /** The operation answered (its latency is judged against its own baseline). */
+  readonly operation?: string;
   readonly overloaded?: boolean;
 }) => void;
+
+/** Of the limit, what one account alone leaves free for an account that comes next. */
+const RESERVE_FRACTION = 1 / 16;
 
 interface Waiter {
   readonly grant: (release: Release) => void;
@@ -32,9 +41,17 @@ export class FairScheduler {
     private readonly share = 1,
   ) {}
 
-  /** The most calls one account may have in flight now. */
+  /** The most calls one account may have in flight while others wait. */
   get accountCap(): number {
     return Math.max(1, Math.floor(this.limit.current * this.share));
+  }
+
+  /** The most calls `account` may have in flight now: nearly all of them when no one else waits. */
+  private capOf(account: string): number {
+    const othersWaiting = this.queues.size > (this.queues.has(account) ? 1 : 0);
+    if (othersWaiting) return this.accountCap;
+    const limit = this.limit.current;
+    return Math.max(1, limit - Math.ceil(limit * RESERVE_FRACTION));
   }
 
   get inFlight(): number {
@@ -56,7 +73,7 @@ export class FairScheduler {
     if (
       this.queues.size === 0 &&
       this.inFlightCount < this.limit.current &&
-      (this.perAccount.get(account) ?? 0) < this.accountCap
+      (this.perAccount.get(account) ?? 0) < this.capOf(account)
     ) {
       return Promise.resolve(this.take(account));
     }
@@ -89,7 +106,12 @@ export class FairScheduler {
       released = true;
       if (feedback?.overloaded) this.limit.overloaded();
       else if (feedback?.rttMs !== undefined) {
-        this.limit.sample(feedback.rttMs, this.inFlightCount, this.queues.size > 0);
+        this.limit.sample(
+          feedback.rttMs,
+          this.inFlightCount,
+          this.queues.size > 0,
+          feedback.operation,
+        );
       }
       this.inFlightCount -= 1;
       const left = (this.perAccount.get(account) ?? 1) - 1;
@@ -104,14 +126,13 @@ export class FairScheduler {
    * share (they keep their place until one of their calls ends).
    */
   private dispatch(): void {
-    const cap = this.accountCap;
     let skipped = 0;
     while (this.inFlightCount < this.limit.current && skipped < this.queues.size) {
       const next = this.queues.entries().next();
       if (next.done) return;
       const [account, queue] = next.value;
       this.queues.delete(account);
-      if ((this.perAccount.get(account) ?? 0) >= cap) {
+      if ((this.perAccount.get(account) ?? 0) >= this.capOf(account)) {
         this.queues.set(account, queue);
         skipped += 1;
         continue;

@@ -18,7 +18,7 @@ export interface UpstreamExtras {
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
   /** Verdicts on credentials, shared with the response cache. @default a new one (see settings) */
   readonly credentials?: CredentialMemory;
-  /** The secret naming accounts (CACHE_HMAC_KEY) when no memory is given. @default random */
+  /** The secret naming accounts (GATEWAY_SECRET) when no memory is given. @default this process's key */
   readonly secret?: string | null;
 }
 
@@ -34,6 +34,7 @@ export function createUpstream(
       dispatcher: pool,
       baseUrl,
       timeoutMs,
+      historyEnd: settings.historyEnd,
       ...(extras.observer ? { observer: extras.observer } : {}),
     }),
     {

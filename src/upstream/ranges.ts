@@ -1,8 +1,9 @@
 /**
  * Range coalescing for history calls: the ranges of one number that one request asks for are
  * served by the fewest upstream calls that cover them, and each asker gets exactly its slice.
- * Ranges are half-open, [start, end), position 0 being the newest message (the built-in
- * simulator's reading of history_start / history_end, which slicing a wider answer relies on).
+ * Ranges are half-open, [start, end), position 0 being the newest message, whatever the service's
+ * reading of history_end: the client translates each call's range to it and serves exactly
+ * [start, end) back (history-end.ts), which slicing a wider answer relies on.
  */
 import type { Range } from '../core/domain.js';
 

@@ -5,7 +5,8 @@
  * 0. The account is the sys_id (its keyed hash, CredentialMemory.account): every token of one
  *    sys_id shares its 429 window, breaker and fair share. Every answer also tells the memory
  *    whether the service accepted the credentials (verification.ts).
- * 1. Gates, before anything is sent: the account's 429 window (RATE_LIMITED), the account's own
+ * 1. Gates, before anything is sent: credentials the service refused lately (UNAUTHENTICATED,
+ *    remembered refusedTtlMs), the account's 429 window (RATE_LIMITED), the account's own
  *    breaker and the whole-service breaker (UPSTREAM_UNAVAILABLE). A refused call costs nothing.
  * 2. A deadline: `timeoutMs` bounds the whole wait for the answer (waiting for a slot, every
  *    attempt and every backoff). A retry starts only if the time left can hold its backoff plus
@@ -53,7 +54,7 @@ export interface TrafficOptions {
   readonly breakerCooldownMs: number;
   /** Hard cap of calls in flight from this copy (the pool's connections). */
   readonly maxInFlight: number;
-  /** Where the adaptive limit starts. @default min(32, maxInFlight) */
+  /** Where the adaptive limit starts. @default maxInFlight (open until the service slows) */
   readonly initialConcurrency?: number;
   /** The adaptive limit's floor. @default min(4, maxInFlight) */
   readonly minConcurrency?: number;
@@ -100,7 +101,7 @@ export function withTrafficControl(
   );
   const defaultRetryAfterMs = options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
   const limit = new AdaptiveLimit({
-    initial: options.initialConcurrency ?? Math.min(32, options.maxInFlight),
+    initial: options.initialConcurrency ?? options.maxInFlight,
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
     max: options.maxInFlight,
     ownDelayMs: (since) => processEventLoopLag().latestSince(since),
@@ -137,7 +138,13 @@ export function withTrafficControl(
   });
 
   /** Throws when the call may not go now; admits a breaker's half-open probe. */
-  function gate(account: string, now: number): void {
+  function gate(credentials: Credentials, account: string, now: number): void {
+    // Refused lately: the same answer again, without asking (queries and subscriptions alike),
+    // so an invented pair costs the service one call per refusedTtlMs at most.
+    if (memory.verdict(credentials) === 'refused') {
+      options.onRefused?.('refused_credentials');
+      throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
+    }
     const refusal = accounts.refusal(account, now);
     if (refusal) {
       options.onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
@@ -160,6 +167,7 @@ export function withTrafficControl(
     account: string,
     release: Release,
     rttMs: number,
+    operation: string,
   ): unknown {
     const abandon = (): void => {
       release();
@@ -194,7 +202,7 @@ export function withTrafficControl(
     }
     // Refused credentials, success other than "1", unreadable bodies: the service did answer.
     if (error.code === ErrorCode.Unauthenticated) memory.refused(credentials);
-    release({ rttMs });
+    release({ rttMs, operation });
     accounts.answered(account);
     service.answered();
     return error;
@@ -207,7 +215,7 @@ export function withTrafficControl(
   ): Promise<T> {
     const account = memory.account(credentials);
     const startedAt = Date.now();
-    gate(account, startedAt);
+    gate(credentials, account, startedAt);
     const deadlineAt = startedAt + options.timeoutMs;
     const deadline = abortAfter(options.timeoutMs, () =>
       timeoutError(operation, options.timeoutMs),
@@ -236,13 +244,20 @@ export function withTrafficControl(
         const sent = performance.now();
         try {
           const result = await call({ signal: (attemptLimit ?? deadline).signal });
-          release({ rttMs: performance.now() - sent });
+          release({ rttMs: performance.now() - sent, operation });
           memory.accepted(credentials);
           accounts.answered(account);
           service.answered();
           return result;
         } catch (error) {
-          const failure = settle(error, credentials, account, release, performance.now() - sent);
+          const failure = settle(
+            error,
+            credentials,
+            account,
+            release,
+            performance.now() - sent,
+            operation,
+          );
           if (
             !(failure instanceof UpstreamError) ||
             !failure.retryable ||
@@ -254,14 +269,14 @@ export function withTrafficControl(
           const delayMs = backoff.duration;
           // A retry must fit: its backoff plus a typical answer, within what is left of the deadline.
           // Typical: the service's lightly loaded latency, or before any answer, this attempt's.
-          const typicalMs = limit.baseline ?? performance.now() - sent;
+          const typicalMs = limit.baseline(operation) ?? performance.now() - sent;
           if (deadlineAt - Date.now() < delayMs + typicalMs) throw failure;
           log?.warn(
             { attempt, delayMs: Math.round(delayMs), code: failure.code },
             `retrying: ${failure.message}`,
           );
           await sleep(delayMs, deadline.signal);
-          gate(account, Date.now());
+          gate(credentials, account, Date.now());
         } finally {
           attemptLimit?.clear();
         }

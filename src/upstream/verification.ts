@@ -23,7 +23,7 @@ import {
 export type Verdict = 'accepted' | 'refused' | 'unknown';
 
 export interface CredentialMemoryOptions {
-  /** The secret (CACHE_HMAC_KEY); a random per-process key when null. */
+  /** The secret (GATEWAY_SECRET); this process's random key when null. */
   readonly secret?: string | null;
   /** How long an acceptance is trusted. @default 300000 (5 min) */
   readonly acceptedTtlMs?: number;

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import {
+  CONFIG_VARIABLES,
+  ConfigError,
+  DEMO_SECRET,
+  loadConfig,
+  loadDoctorSettings,
+} from '../../src/config/config.js';
 
 const HMAC_KEY = 'k'.repeat(32);
+const PREVIOUS_KEY = 'p'.repeat(32);
 
 function problemsOf(env: Record<string, string>): readonly string[] {
   try {
@@ -39,11 +46,11 @@ describe('loadConfig', () => {
       responseCache: {
         ttlMs: 0,
         redisUrl: null,
-        hmacKey: null,
         staleIfErrorMs: 0,
         maxBytes: 64 * 1024 * 1024,
         maxEntryBytes: 1024 * 1024,
       },
+      secret: { current: DEMO_SECRET, previous: null, source: 'demo' },
       metrics: true,
       metricsPort: null,
     });
@@ -51,6 +58,7 @@ describe('loadConfig', () => {
 
   it('reads every variable', () => {
     const config = loadConfig({
+      NODE_ENV: 'production',
       PORT: '8080',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -90,7 +98,8 @@ describe('loadConfig', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
       CACHE_TTL_MS: '30000',
       REDIS_URL: 'redis://redis.internal:6380/2',
-      CACHE_HMAC_KEY: HMAC_KEY,
+      GATEWAY_SECRET: HMAC_KEY,
+      GATEWAY_SECRET_PREVIOUS: PREVIOUS_KEY,
       LIVE_POLL_MS: '1500',
       LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '7',
       LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: '3',
@@ -112,6 +121,7 @@ describe('loadConfig', () => {
       upstream: {
         url: new URL('https://sms.example.com/v2/'),
         timeoutMs: 2500,
+        historyEnd: 'exclusive',
         attemptTimeoutMs: 800,
         connections: 10,
         defaultRetryAfterMs: 2000,
@@ -138,6 +148,7 @@ describe('loadConfig', () => {
         maxCost: 9,
       },
       simulatorLatencyMs: 20,
+      simulatorHistoryEnd: 'exclusive',
       simulatorArrivalsMs: 0,
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       persistedOperationsPath: 'ops.json',
@@ -147,11 +158,11 @@ describe('loadConfig', () => {
       responseCache: {
         ttlMs: 30_000,
         redisUrl: new URL('redis://redis.internal:6380/2'),
-        hmacKey: HMAC_KEY,
         staleIfErrorMs: 300_000,
         maxBytes: 8_000_000,
         maxEntryBytes: 200_000,
       },
+      secret: { current: HMAC_KEY, previous: PREVIOUS_KEY, source: 'configured' },
       redis: {
         url: new URL('redis://redis.internal:6380/2'),
         sentinels: [
@@ -269,6 +280,20 @@ describe('loadConfig', () => {
     expect(problems({ KEEP_ALIVE_TIMEOUT_MS: '10' })).toMatch(/KEEP_ALIVE_TIMEOUT_MS/);
   });
 
+  it('moves /metrics to port 9464 by default in production, unless METRICS_PORT says otherwise', () => {
+    const production = {
+      NODE_ENV: 'production',
+      UPSTREAM_URL: 'https://sms.example.com',
+      GATEWAY_SECRET: HMAC_KEY,
+    };
+    expect(loadConfig(production).metricsPort).toBe(9464);
+    expect(loadConfig({ ...production, METRICS_PORT: '9100' }).metricsPort).toBe(9100);
+    expect(loadConfig({ UPSTREAM_URL: 'https://sms.example.com' }).metricsPort).toBeNull();
+    expect(() => loadConfig({ ...production, PORT: '9464' })).toThrow(
+      /METRICS_PORT defaults to 9464 with NODE_ENV=production, which is PORT/,
+    );
+  });
+
   it('refuses a METRICS_PORT equal to PORT', () => {
     expect(() => loadConfig({ PORT: '4000', METRICS_PORT: '4000' })).toThrow(
       /METRICS_PORT must differ from PORT/,
@@ -304,9 +329,9 @@ describe('loadConfig', () => {
       expect(problemsOf({ LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '0' })).toHaveLength(1);
     });
 
-    it('needs CACHE_HMAC_KEY with REDIS_URL, since copies share live topics there', () => {
+    it('needs GATEWAY_SECRET with REDIS_URL, since copies share live topics there', () => {
       expect(problemsOf({ REDIS_URL: 'redis://redis:6379' })).toEqual([
-        'CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+        'GATEWAY_SECRET is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
       ]);
       expect(problemsOf({ REDIS_URL: 'redis://redis:6379', LIVE_POLL_MS: '0' })).toEqual([]);
     });
@@ -321,7 +346,6 @@ describe('loadConfig', () => {
       expect(loadConfig({ CACHE_TTL_MS: '5000' }).responseCache).toEqual({
         ttlMs: 5000,
         redisUrl: null,
-        hmacKey: null,
         staleIfErrorMs: 0,
         maxBytes: 67_108_864,
         maxEntryBytes: 1_048_576,
@@ -332,10 +356,18 @@ describe('loadConfig', () => {
       ).toBe('rediss://r:6380');
     });
 
-    it('requires CACHE_HMAC_KEY with REDIS_URL, so copies sharing Redis fingerprint alike', () => {
+    it('requires GATEWAY_SECRET with REDIS_URL, so copies sharing Redis fingerprint alike', () => {
       expect(problemsOf({ CACHE_TTL_MS: '5000', REDIS_URL: 'redis://redis:6379' })).toEqual([
-        'CACHE_HMAC_KEY is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+        'GATEWAY_SECRET is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
       ]);
+      // The former name still counts: it is an alias.
+      expect(
+        problemsOf({
+          CACHE_TTL_MS: '5000',
+          REDIS_URL: 'redis://redis:6379',
+          CACHE_HMAC_KEY: HMAC_KEY,
+        }),
+      ).toEqual([]);
     });
 
     it('reports every bad cache value at once, without echoing the key or the URL', () => {
@@ -388,6 +420,207 @@ describe('loadConfig', () => {
       // One answer larger than the whole budget could only be stored by evicting everything.
       expect(problemsOf({ CACHE_MAX_BYTES: '100000', CACHE_MAX_ENTRY_BYTES: '200000' })).toEqual([
         'CACHE_MAX_ENTRY_BYTES (200000) must not exceed CACHE_MAX_BYTES (100000)',
+      ]);
+    });
+  });
+
+  describe('the reading of history_end', () => {
+    it('is exclusive by default; in demo mode it follows the simulator unless told', () => {
+      expect(loadConfig({ UPSTREAM_URL: 'https://sms.example.com' }).upstream.historyEnd).toBe(
+        'exclusive',
+      );
+      expect(loadConfig({}).upstream.historyEnd).toBe('exclusive');
+      expect(loadConfig({}).simulatorHistoryEnd).toBe('exclusive');
+      expect(loadConfig({ SIMULATOR_HISTORY_END: 'inclusive' }).upstream.historyEnd).toBe(
+        'inclusive',
+      );
+      expect(
+        loadConfig({ SIMULATOR_HISTORY_END: 'inclusive', UPSTREAM_HISTORY_END: 'exclusive' })
+          .upstream.historyEnd,
+      ).toBe('exclusive');
+      // A real service is never assumed to read it as the simulator does.
+      expect(
+        loadConfig({ UPSTREAM_URL: 'https://sms.example.com', SIMULATOR_HISTORY_END: 'inclusive' })
+          .upstream.historyEnd,
+      ).toBe('exclusive');
+    });
+
+    it('refuses anything but exclusive or inclusive, naming the variable and the doctor', () => {
+      expect(problemsOf({ UPSTREAM_HISTORY_END: 'closed', SIMULATOR_HISTORY_END: '1' })).toEqual([
+        'SIMULATOR_HISTORY_END must be exclusive or inclusive (got "1"); `npm run doctor` tells which the service uses',
+        'UPSTREAM_HISTORY_END must be exclusive or inclusive (got "closed"); `npm run doctor` tells which the service uses',
+      ]);
+    });
+  });
+
+  describe('the doctor (loadDoctorSettings)', () => {
+    it('reads UPSTREAM_URL, SMS_SYS_ID and SMS_AUTH_TOKEN', () => {
+      expect(
+        loadDoctorSettings({
+          UPSTREAM_URL: 'https://sms.example.com/v2',
+          SMS_SYS_ID: 'AC-1',
+          SMS_AUTH_TOKEN: 'secret-token-1',
+        }),
+      ).toEqual({
+        url: new URL('https://sms.example.com/v2'),
+        sysId: 'AC-1',
+        authToken: 'secret-token-1',
+        historyEnd: 'exclusive',
+        timeoutMs: 10_000,
+      });
+    });
+
+    it('says what is missing, without echoing a value', () => {
+      let problems: readonly string[] = [];
+      try {
+        loadDoctorSettings({ SMS_AUTH_TOKEN: 'secret-token-2' });
+      } catch (error) {
+        if (error instanceof ConfigError) problems = error.problems;
+      }
+      expect(problems).toEqual([
+        'UPSTREAM_URL is not set: the doctor asks the real service, at its base URL',
+        "SMS_SYS_ID is not set: one account's sys_id",
+      ]);
+      expect(() =>
+        loadDoctorSettings({ UPSTREAM_URL: 'ftp://x', SMS_SYS_ID: 'a', SMS_AUTH_TOKEN: 'b' }),
+      ).toThrow(/UPSTREAM_URL must use http or https/);
+    });
+  });
+
+  describe('variables it does not know', () => {
+    it.each([
+      ['UPSTREM_URL', 'UPSTREAM_URL'],
+      ['REDIS_ULR', 'REDIS_URL'],
+      ['LIVE_POL_MS', 'LIVE_POLL_MS'],
+      ['MAX_QUERY_COSTS', 'MAX_QUERY_COST'],
+      ['GATEWAY_SECRET_PREVIUOS', 'GATEWAY_SECRET_PREVIOUS'],
+    ])('refuses %s: did you mean %s?', (typo, meant) => {
+      expect(problemsOf({ [typo]: '1' })).toEqual([
+        `${typo} is not a setting of the gateway: did you mean ${meant}?`,
+      ]);
+    });
+
+    it('refuses any other name with a gateway prefix, listing the known ones', () => {
+      const [problem, ...rest] = problemsOf({ SHUTDOWN_GRACE: '5' });
+      expect(rest).toEqual([]);
+      expect(problem).toBe(
+        'SHUTDOWN_GRACE is not a setting of the gateway (it starts with SHUTDOWN_): known SHUTDOWN_ settings: SHUTDOWN_READINESS_DELAY_MS, SHUTDOWN_TIMEOUT_MS',
+      );
+    });
+
+    it('names a miscased variable, and reports typos beside bad values, never their values', () => {
+      expect(problemsOf({ upstream_url: 'https://x.example' })).toEqual([
+        'upstream_url is not read (names are upper case): did you mean UPSTREAM_URL?',
+      ]);
+      // A port of ours misspelt is not mistaken for a Kubernetes service link (REDIS_PORT=tcp://…).
+      expect(problemsOf({ METRIC_PORT: '9464' })).toEqual([
+        'METRIC_PORT is not a setting of the gateway: did you mean METRICS_PORT?',
+      ]);
+      const problems = problemsOf({ PORT: 'x', CACHE_HMAC_KY: 'S3CRET-value' });
+      expect(problems).toHaveLength(2);
+      expect(problems[0]).toBe(
+        'CACHE_HMAC_KY is not a setting of the gateway: did you mean CACHE_HMAC_KEY?',
+      );
+      expect(problems.join('\n')).not.toContain('S3CRET');
+    });
+
+    it('leaves alone what the system, Node, OpenTelemetry, npm and Kubernetes service links set', () => {
+      const others = {
+        HOME: '/root',
+        HOSTNAME: 'pod-7',
+        PATH: '/bin',
+        PWD: '/app',
+        TERM: 'xterm',
+        NODE_OPTIONS: '--enable-source-maps',
+        NODE_EXTRA_CA_CERTS: '/ca.pem',
+        OTEL_SERVICE_NAME: 'gateway',
+        npm_config_cache: '/tmp/npm',
+        REDIS_PORT: 'tcp://10.0.0.9:6379',
+        REDIS_PORT_6379_TCP_ADDR: '10.0.0.9',
+        REDIS_SERVICE_HOST: '10.0.0.9',
+        GATEWAY_SERVICE_PORT_HTTP: '4000',
+        GATEWAY_PORT_4000_TCP: 'tcp://10.0.0.8:4000',
+      };
+      expect(problemsOf(others)).toEqual([]);
+    });
+
+    it('knows exactly the variables it reads (the list cannot drift from the code)', () => {
+      const read = new Set<string>();
+      const recording = new Proxy<Record<string, string | undefined>>(
+        {},
+        {
+          get: (_target, name) => {
+            if (typeof name === 'string') read.add(name);
+            return undefined;
+          },
+        },
+      );
+      loadConfig(recording);
+      expect([...read].sort()).toEqual([...CONFIG_VARIABLES].sort());
+    });
+  });
+
+  describe('demo mode and production', () => {
+    const REAL = 'https://sms.example.com';
+
+    it('runs the simulator with a fixed demo secret when UPSTREAM_URL is unset (npm start)', () => {
+      const config = loadConfig({});
+      expect(config.upstream.url).toBeNull();
+      expect(config.secret).toEqual({ current: DEMO_SECRET, previous: null, source: 'demo' });
+      expect(loadConfig({ NODE_ENV: 'development' }).secret.current).toBe(DEMO_SECRET);
+    });
+
+    it('refuses production without UPSTREAM_URL, unless the simulator is asked for by name', () => {
+      expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
+        'UPSTREAM_URL is required with NODE_ENV=production (UPSTREAM_URL=simulator runs the built-in simulator on purpose)',
+      ]);
+      const asked = loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: 'simulator' });
+      expect(asked.upstream.url).toBeNull();
+      expect(asked.secret.source).toBe('demo');
+      expect(loadConfig({ UPSTREAM_URL: 'simulator' }).upstream.url).toBeNull();
+    });
+
+    it('never uses the demo secret with a real service: per process, or required in production', () => {
+      expect(loadConfig({ UPSTREAM_URL: REAL }).secret).toEqual({
+        current: null,
+        previous: null,
+        source: 'process',
+      });
+      expect(problemsOf({ NODE_ENV: 'production', UPSTREAM_URL: REAL })).toEqual([
+        'GATEWAY_SECRET is required with NODE_ENV=production: the same secret of at least 32 characters on every copy, so cursors and resume tokens survive restarts',
+      ]);
+      expect(
+        loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: REAL, GATEWAY_SECRET: HMAC_KEY }).secret
+          .current,
+      ).toBe(HMAC_KEY);
+    });
+  });
+
+  describe('the secret', () => {
+    it('reads CACHE_HMAC_KEY as an alias of GATEWAY_SECRET, and refuses the two differing', () => {
+      expect(loadConfig({ CACHE_HMAC_KEY: HMAC_KEY }).secret).toEqual({
+        current: HMAC_KEY,
+        previous: null,
+        source: 'configured',
+      });
+      expect(
+        loadConfig({ CACHE_HMAC_KEY: HMAC_KEY, GATEWAY_SECRET: HMAC_KEY }).secret.current,
+      ).toBe(HMAC_KEY);
+      const problems = problemsOf({ CACHE_HMAC_KEY: HMAC_KEY, GATEWAY_SECRET: PREVIOUS_KEY });
+      expect(problems).toEqual([
+        'GATEWAY_SECRET and CACHE_HMAC_KEY (its former name) are both set and differ: set GATEWAY_SECRET alone',
+      ]);
+    });
+
+    it('refuses short secrets and a previous one without a current one, echoing neither', () => {
+      expect(
+        problemsOf({ GATEWAY_SECRET: 'short-S3CRET', GATEWAY_SECRET_PREVIOUS: 'old-S3CRET' }),
+      ).toEqual([
+        'GATEWAY_SECRET must be at least 32 characters (got 12)',
+        'GATEWAY_SECRET_PREVIOUS must be at least 32 characters (got 10)',
+      ]);
+      expect(problemsOf({ GATEWAY_SECRET_PREVIOUS: PREVIOUS_KEY })).toEqual([
+        'GATEWAY_SECRET_PREVIOUS needs GATEWAY_SECRET: the key new tokens are signed with',
       ]);
     });
   });

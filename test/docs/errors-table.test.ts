@@ -3,7 +3,7 @@
  * (src/core/errors.ts) has a row and every row is a code; each row's two HTTP statuses are
  * measured here by making the gateway produce that code, once with
  * `Accept: application/json` and once with `Accept: application/graphql-response+json`; the codes
- * only a live stream carries (RESYNC_REQUIRED, SLOW_CONSUMER) are produced in a real SSE stream;
+ * a live stream carries (RESYNC_REQUIRED, SLOW_CONSUMER) are produced in a real SSE stream too;
  * every `extensions` field measured is named in its row; every `argumentName` the page lists is
  * measured and every one measured is listed; and no file of `src/` writes a code as a string
  * literal instead of naming it in `ErrorCode`.
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, ErrorCode } from '../../src/core/errors.js';
+import { createCursorCodec } from '../../src/graph/cursors.js';
 import { allowListPlugin, readPersistedOperations } from '../../src/http/plugins/allow-list.js';
 import {
   DEMO_CREDENTIALS,
@@ -152,6 +153,14 @@ const LIMITED: Partial<TestGatewayOptions['limits']> = {
 };
 const limited = () => ({ limits: LIMITED });
 
+/** A well-formed cursor (and so resume token) signed with a key no test gateway has. */
+const FOREIGN_CURSOR = createCursorCodec('another-gateway-key-'.repeat(2)).encode({
+  tid: 'TN-L-0001',
+  id: 'm-1',
+  offset: 0,
+  total: 1,
+});
+
 /** One or more ways to produce each code; a code only a live stream carries is in STREAMS. */
 const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
   UNAUTHENTICATED: { 'no credentials': { request: query('{ ownedNumbers { tid } }', {}) } },
@@ -258,7 +267,19 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
       request: query('subscription { messageAdded { id } }'),
     },
   },
-  RESYNC_REQUIRED: 'stream',
+  RESYNC_REQUIRED: {
+    'cursor of an unknown key': {
+      request: query(
+        `{ number(tid: "TN-L-0001") { messages(first: 2, after: "${FOREIGN_CURSOR}") { totalCount } } }`,
+      ),
+    },
+    'resume token of an unknown key': {
+      gateway: () => ({ live: { pollMs: 60_000 } }),
+      request: query(
+        `subscription { messageAdded(tids: ["TN-L-0001"], resumeToken: "${FOREIGN_CURSOR}") { id } }`,
+      ),
+    },
+  },
   SLOW_CONSUMER: 'stream',
   PERSISTED_QUERY_REQUIRED: {
     'allow-list, query text': {
@@ -466,7 +487,7 @@ function expectRowExtensions(
 }
 
 describe.each(Object.entries(SCENARIOS))('%s', (code, scenarios) => {
-  if (scenarios === 'stream') {
+  if (code in STREAMS) {
     it('ends a live SSE stream (HTTP 200) as its last event, which its row says', async () => {
       const row = table.get(code);
       expect(row?.status[JSON_ACCEPT]).toMatch(/stream/);
@@ -474,10 +495,10 @@ describe.each(Object.entries(SCENARIOS))('%s', (code, scenarios) => {
       const measured = await STREAMS[code as StreamCode]();
       expect(measured.status).toBe(200);
       expect(measured.codes).toEqual([code]);
-      expectRowExtensions(code, [measured], 'stream', true);
+      expectRowExtensions(code, [measured], 'stream', scenarios === 'stream');
     });
-    return;
   }
+  if (scenarios === 'stream') return;
   it.each(ACCEPTS)('answers with the statuses its row gives, with Accept: %s', async (accept) => {
     const row = table.get(code);
     const statuses = new Set<number>();

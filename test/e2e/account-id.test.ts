@@ -1,7 +1,7 @@
 /**
- * One account, one pseudonymous id across the fleet: copies sharing CACHE_HMAC_KEY log the same
+ * One account, one pseudonymous id across the fleet: copies sharing GATEWAY_SECRET log the same
  * account id for the same sys_id, and so does a copy started again; without the key each
- * process has its own. Real processes (dist/main.js) over one scripted service that answers 429
+ * process has its own. CACHE_HMAC_KEY, its former name, names accounts alike. Real processes (dist/main.js) over one scripted service that answers 429
  * for the account, so each copy logs a refusal line naming it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,16 +54,16 @@ async function accountIdLoggedBy(env: Record<string, string>): Promise<string> {
 }
 
 describe('the account id in logs', () => {
-  it('is the same on every copy sharing CACHE_HMAC_KEY and after a restart; per process without it', async () => {
-    const first = await accountIdLoggedBy({ CACHE_HMAC_KEY: KEY });
+  it('is the same on every copy sharing GATEWAY_SECRET (or its alias) and after a restart; per process without it', async () => {
+    const first = await accountIdLoggedBy({ GATEWAY_SECRET: KEY });
     const second = await accountIdLoggedBy({ CACHE_HMAC_KEY: KEY });
-    const restarted = await accountIdLoggedBy({ CACHE_HMAC_KEY: KEY });
+    const restarted = await accountIdLoggedBy({ GATEWAY_SECRET: KEY });
     expect(first).toMatch(/^[\w-]{22}$/);
     expect(second).toBe(first);
     expect(restarted).toBe(first);
     expect(first).not.toContain('AC-fleet');
 
-    const otherKey = await accountIdLoggedBy({ CACHE_HMAC_KEY: `${KEY}-other` });
+    const otherKey = await accountIdLoggedBy({ GATEWAY_SECRET: `${KEY}-other` });
     const noKeyOne = await accountIdLoggedBy({});
     const noKeyTwo = await accountIdLoggedBy({});
     expect(otherKey).not.toBe(first);

@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe('npm start with the response cache', () => {
-  it('refuses REDIS_URL without CACHE_HMAC_KEY, saying why and without echoing the URL', async () => {
+  it('refuses REDIS_URL without GATEWAY_SECRET, saying why and without echoing the URL', async () => {
     const child = spawnGateway({
       env: {
         UPSTREAM_URL: '',
@@ -40,7 +40,7 @@ describe('npm start with the response cache', () => {
     child.stdout?.resume();
     const [code] = (await once(child, 'exit')) as [number];
     expect(code).toBe(1);
-    expect(stderr).toContain('CACHE_HMAC_KEY is required with REDIS_URL');
+    expect(stderr).toContain('GATEWAY_SECRET is required with REDIS_URL');
     expect(stderr).not.toContain('pw-S3CRET');
   });
 

@@ -16,9 +16,14 @@ import { spawnGateway } from '../../support/gateway-process.js';
 
 const SYS_ID = 'AC-sysid-Q7RX2';
 const TOKEN = 'tok-S3CR3T-9f8e7d';
+// The gateway's own secrets (GATEWAY_SECRET and the previous one of a rotation) must not leak either.
+const GATEWAY_SECRET = 'gw-S3CR3T-current-0123456789abcdef';
+const GATEWAY_SECRET_PREVIOUS = 'gw-S3CR3T-previous-0123456789abcdef';
 const secrets = [
   SYS_ID,
   TOKEN,
+  GATEWAY_SECRET,
+  GATEWAY_SECRET_PREVIOUS,
   Buffer.from(`${SYS_ID}:${TOKEN}`).toString('base64'),
   Buffer.from(TOKEN).toString('base64'),
   encodeURIComponent(TOKEN),
@@ -58,6 +63,8 @@ beforeAll(async () => {
       UPSTREAM_BREAKER_THRESHOLD: '1000',
       UPSTREAM_BREAKER_COOLDOWN_MS: '100',
       LOG_LEVEL: 'debug',
+      GATEWAY_SECRET,
+      GATEWAY_SECRET_PREVIOUS,
     },
   });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -1,13 +1,18 @@
 /**
  * `npm start` as a newcomer runs it: the compiled entry point (dist/main.js) in a child process, the printed curl
- * line executed as printed, GraphiQL, health and readiness, clean shutdown, bad configuration.
+ * line executed as printed, GraphiQL, health and readiness, clean shutdown, bad configuration
+ * (typos refused with the name meant, production without UPSTREAM_URL), demo mode named in the
+ * log and on /readiness, and a demo's cursor and resume token still valid after a restart.
  */
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Gateway } from '../../src/http/server.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { DIST_MAIN, ROOT } from '../../support/dist.js';
+import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
+import { subscribeSse } from '../fixtures/sse.js';
 
 const run = promisify(execFile);
 
@@ -95,10 +100,12 @@ describe('npm start with the built-in simulator', () => {
     expect(html).toContain(basic);
   });
 
-  it('answers /health and /readiness', async () => {
+  it('answers /health and /readiness, which says the simulator serves', async () => {
     const base = endpoint.replace(/\/graphql$/, '');
     expect((await fetch(`${base}/health`)).status).toBe(200);
-    expect((await fetch(`${base}/readiness`)).status).toBe(200);
+    const readiness = await fetch(`${base}/readiness`);
+    expect(readiness.status).toBe(200);
+    expect(await readiness.json()).toMatchObject({ ready: true, upstream: 'simulator' });
   });
 
   it('shuts down cleanly on SIGTERM', async () => {
@@ -113,6 +120,15 @@ describe('npm start with the built-in simulator', () => {
     expect(messages).toContain('listening');
     expect(messages).toContain('request');
     expect(stdout).not.toContain('curl');
+  });
+
+  it('says in the JSON log that the simulator serves, with the demo secret', () => {
+    const listening = stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'listening');
+    expect(listening).toMatchObject({ upstream: 'simulator', secretSource: 'demo' });
   });
 });
 
@@ -144,5 +160,111 @@ describe('bad configuration', () => {
     expect(stderr).toMatch(
       /Invalid configuration:[\s\S]*PORT must be a whole number[\s\S]*UPSTREAM_URL must use http or https/,
     );
+  });
+
+  /** Runs dist/main.js with `env` to its exit: the exit code and what it printed on stderr. */
+  async function refused(
+    env: Record<string, string>,
+  ): Promise<{ code: number | null; stderr: string }> {
+    const child = startMain(env);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, stderr };
+  }
+
+  it('refuses misspelt variables, each with the name meant, and starts nothing', async () => {
+    const { code, stderr } = await refused({
+      UPSTREM_URL: 'https://sms.example.com',
+      REDIS_ULR: 'redis://redis:6379',
+      LIVE_POL_MS: '1000',
+      MAX_QUERY_COSTS: '80',
+    });
+    expect(code).not.toBe(0);
+    expect(stderr).toContain(
+      'UPSTREM_URL is not a setting of the gateway: did you mean UPSTREAM_URL?',
+    );
+    expect(stderr).toContain('REDIS_ULR is not a setting of the gateway: did you mean REDIS_URL?');
+    expect(stderr).toContain(
+      'LIVE_POL_MS is not a setting of the gateway: did you mean LIVE_POLL_MS?',
+    );
+    expect(stderr).toContain(
+      'MAX_QUERY_COSTS is not a setting of the gateway: did you mean MAX_QUERY_COST?',
+    );
+    expect(stderr).not.toMatch(/listening|curl/);
+  });
+
+  it('refuses NODE_ENV=production without UPSTREAM_URL: demo data is never served by accident', async () => {
+    const { code, stderr } = await refused({ NODE_ENV: 'production' });
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('UPSTREAM_URL is required with NODE_ENV=production');
+  });
+});
+
+describe('demo mode asked for by name in production', () => {
+  it('serves the simulator and says so on /readiness', async () => {
+    const copy = await startGatewayProcess({ NODE_ENV: 'production', UPSTREAM_URL: 'simulator' });
+    try {
+      const readiness = await fetch(`${copy.url}/readiness`);
+      expect(await readiness.json()).toMatchObject({ ready: true, upstream: 'simulator' });
+    } finally {
+      await copy.close();
+    }
+  });
+});
+
+describe('a restarted demo', () => {
+  const AUTH = {
+    authorization: `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`,
+  };
+  const TID = DEMO_ACCOUNT.numbers[0]!.tid;
+
+  async function post(copy: GatewayProcess, query: string, variables: Record<string, unknown>) {
+    const response = await fetch(copy.endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...AUTH },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await response.json()) as {
+      data?: { number: { messages: { pageInfo: { endCursor: string }; edges: unknown[] } | null } };
+      errors?: { extensions?: { code?: string } }[];
+    };
+  }
+  const PAGE = `query($tid: ID!, $after: String) {
+    number(tid: $tid) { messages(first: 2, after: $after) { pageInfo { endCursor } edges { cursor } } }
+  }`;
+
+  it('keeps its cursors and resume tokens valid (no GATEWAY_SECRET: the fixed demo secret)', async () => {
+    // The head message's cursor is also a resume token for its number (src/graph/resume-tokens.ts),
+    // and unlike a token naming a message that arrived, it names one the restarted simulator has.
+    const first = await startGatewayProcess({ LIVE_POLL_MS: '0' });
+    const head = await post(first, PAGE, { tid: TID });
+    await first.close();
+    const token = (head.data?.number.messages?.edges[0] as { cursor: string } | undefined)?.cursor;
+    expect(token).toEqual(expect.any(String));
+
+    const second = await startGatewayProcess({ LIVE_POLL_MS: '100', SIMULATOR_ARRIVALS_MS: '200' });
+    try {
+      const next = await post(second, PAGE, { tid: TID, after: token });
+      expect(next.errors).toBeUndefined();
+      expect(next.data?.number.messages?.edges).toHaveLength(2);
+
+      const overHttp = { fetch: (_url: string, init: RequestInit) => fetch(second.endpoint, init) };
+      const stream = await subscribeSse(
+        overHttp as unknown as Gateway,
+        'subscription($tids: [ID!], $t: String) { messageAdded(tids: $tids, resumeToken: $t) { id } }',
+        AUTH,
+        { tids: [TID], t: token },
+      );
+      try {
+        await stream.waitFor(1, 10_000);
+        expect(stream.events[0]?.errors).toBeUndefined();
+        expect(stream.events[0]?.data?.messageAdded).toEqual({ id: expect.any(String) });
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await second.close();
+    }
   });
 });

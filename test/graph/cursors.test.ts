@@ -1,36 +1,64 @@
-/** Message cursors (src/graph/cursors.ts): round trip, tamper safety, per-key validity. */
+/**
+ * Message cursors (src/graph/cursors.ts): round trip, tamper safety, per-key validity, the
+ * previous key of a rotation, and malformed text told apart from a cursor of an unknown key.
+ */
 import { describe, expect, it } from 'vitest';
 import { createCursorCodec } from '../../src/graph/cursors.js';
 
 const cursor = { tid: 'TN-1', id: 'a'.repeat(32), offset: 7, total: 40 };
 const KEY = 'k'.repeat(32);
+const OLD_KEY = 'o'.repeat(32);
+const MALFORMED = { cursor: null, refusal: 'malformed' };
+const UNKNOWN_KEY = { cursor: null, refusal: 'unknown-key' };
 
 describe('message cursors', () => {
   it('round-trips and is opaque', () => {
     const codec = createCursorCodec(KEY);
     const text = codec.encode(cursor);
-    expect(codec.decode(text)).toEqual(cursor);
+    expect(codec.decode(text)).toEqual({ cursor });
     expect(text).not.toContain(cursor.id);
     expect(text).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
   });
 
-  it('refuses cursors that were edited, invented or signed with another key', () => {
+  it('calls text that is not a cursor malformed', () => {
+    const codec = createCursorCodec(KEY);
+    const text = codec.encode(cursor);
+    const [body, mac] = text.split('.') as [string, string];
+    expect(codec.decode(`${body}.${mac.slice(1)}`)).toEqual(MALFORMED);
+    expect(codec.decode(Buffer.from('7').toString('base64'))).toEqual(MALFORMED);
+    expect(codec.decode('')).toEqual(MALFORMED);
+    expect(codec.decode(`${text}.x`)).toEqual(MALFORMED);
+    const notAPosition = Buffer.from('m1\nTN-1\na\n-1\n3').toString('base64url');
+    expect(codec.decode(`${notAPosition}.${mac}`)).toEqual(MALFORMED);
+    expect(codec.decode('x'.repeat(2000))).toEqual(MALFORMED);
+  });
+
+  it('calls a well-formed cursor that no key of its signed (another key, or edited) unknown-key', () => {
     const codec = createCursorCodec(KEY);
     const text = codec.encode(cursor);
     const [body, mac] = text.split('.') as [string, string];
     const edited = Buffer.from(
       Buffer.from(body, 'base64url').toString().replace('\n7\n', '\n8\n'),
     ).toString('base64url');
-    expect(codec.decode(`${edited}.${mac}`)).toBeNull();
-    expect(codec.decode(`${body}.${mac.slice(1)}`)).toBeNull();
-    expect(codec.decode(Buffer.from('7').toString('base64'))).toBeNull();
-    expect(codec.decode('')).toBeNull();
-    expect(codec.decode(`${text}.x`)).toBeNull();
-    expect(createCursorCodec('o'.repeat(32)).decode(text)).toBeNull();
-    expect(createCursorCodec(null).decode(text)).toBeNull();
+    expect(codec.decode(`${edited}.${mac}`)).toEqual(UNKNOWN_KEY);
+    expect(createCursorCodec(OLD_KEY).decode(text)).toEqual(UNKNOWN_KEY);
+    expect(createCursorCodec(null).decode(text)).toEqual(UNKNOWN_KEY);
   });
 
   it('is accepted by another codec with the same key (another gateway copy)', () => {
-    expect(createCursorCodec(KEY).decode(createCursorCodec(KEY).encode(cursor))).toEqual(cursor);
+    expect(createCursorCodec(KEY).decode(createCursorCodec(KEY).encode(cursor))).toEqual({
+      cursor,
+    });
+  });
+
+  it('accepts cursors of the previous key during a rotation, and signs new ones with the current', () => {
+    const before = createCursorCodec(OLD_KEY).encode(cursor);
+    const rotated = createCursorCodec(KEY, OLD_KEY);
+    expect(rotated.decode(before)).toEqual({ cursor });
+    const after = rotated.encode(cursor);
+    expect(after).not.toBe(before);
+    // The current key alone (the rotation finished) accepts the new cursor, not the old one.
+    expect(createCursorCodec(KEY).decode(after)).toEqual({ cursor });
+    expect(createCursorCodec(KEY).decode(before)).toEqual(UNKNOWN_KEY);
   });
 });

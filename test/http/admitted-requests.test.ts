@@ -1,12 +1,15 @@
 /**
  * Admission in front of the real HTTP server, with the loop held "busy" by a stand-in load: one
- * account's requests take turns with another's, credentials the copy has not seen accepted share
- * one pool, and a refusal is a 429 that a browser can read.
+ * account's requests take turns with another's, each credential pair the copy has not seen
+ * accepted is its own tenant, and a refusal is a 429 that a browser can read.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LoopLoad } from '../../src/http/fair-admission.js';
+import { admitRequests } from '../../src/http/admitted-requests.js';
+import type { Admission, LoopLoad } from '../../src/http/fair-admission.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
@@ -180,19 +183,76 @@ describe('admission over HTTP while the copy is busy', () => {
     }
   });
 
-  it('puts credentials it has not seen accepted in one pool, whatever sys_id they name', async () => {
-    await post(basicAuth(SECOND_DEMO_CREDENTIALS));
-    const invented = [1, 2, 3].map((n) =>
-      post(basicAuth({ sysId: `AC-made-up-${n}`, authToken: `token-${n}` })),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    // One runs; two wait in the pool's one line, though they are three different sys_ids.
-    expect(await metric('sms_admission_waiting')).toContain('sms_admission_waiting 2');
-    const answers = await Promise.all(invented);
-    expect(answers.map((a) => a.body.errors?.[0]?.extensions?.code)).toEqual([
+  it('gives each credential pair it has not seen accepted its own line, never one shared pool', async () => {
+    // One invented pair floods while an account is active (so tenants take turns): one of its
+    // requests runs, two wait in its line.
+    const flooding = basicAuth({ sysId: 'AC-made-up-0', authToken: 'token-0' });
+    const active = post(basicAuth(SECOND_DEMO_CREDENTIALS));
+    const flood = [post(flooding), post(flooding), post(flooding)];
+    const deadline = Date.now() + 5_000;
+    while (!(await metric('sms_admission_waiting')).includes('sms_admission_waiting 2')) {
+      if (Date.now() > deadline) throw new Error('the flood never waited in its line');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // A pair never seen before (a new user, or a real account after a restart) does not wait
+    // behind that line: it goes in at once, one service round trip.
+    const started = performance.now();
+    const newcomer = await post(basicAuth({ sysId: 'AC-made-up-1', authToken: 'token-1' }));
+    const answers = await Promise.all(flood);
+    await active;
+    // In a shared line it would have waited for the flood's running call first: two round trips.
+    expect(newcomer.at - started).toBeLessThan(LATENCY_MS * 2);
+    expect([...answers, newcomer].map((a) => a.body.errors?.[0]?.extensions?.code)).toEqual([
+      'UNAUTHENTICATED',
       'UNAUTHENTICATED',
       'UNAUTHENTICATED',
       'UNAUTHENTICATED',
     ]);
+  });
+});
+
+describe('how long a request holds its place', () => {
+  /** A server whose one request writes its head, then its body 100 ms later; logs the release. */
+  async function holding(contentType: string) {
+    const events: string[] = [];
+    const admission = {
+      admit: () => () => events.push('released'),
+    } as unknown as Admission;
+    const server = createServer(
+      admitRequests(
+        (_request, response) => {
+          response.writeHead(200, { 'content-type': contentType });
+          response.write('first part');
+          events.push('head written');
+          setTimeout(() => {
+            events.push('body written');
+            response.end();
+          }, 100);
+        },
+        admission,
+        () => 'anonymous',
+      ),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await request(`http://127.0.0.1:${port}/graphql`);
+      await response.body.text();
+      return events;
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('holds it until an answer is written, so a large one (the GraphiQL page) pays for its writing', async () => {
+    const events = await holding('text/html');
+    expect(events.indexOf('released')).toBeGreaterThan(events.indexOf('body written'));
+  });
+
+  it('frees it once the head of a stream is out (SSE, @defer): an open stream holds none', async () => {
+    for (const type of ['text/event-stream', 'multipart/mixed; boundary="-"']) {
+      const events = await holding(type);
+      expect(events.indexOf('released')).toBeLessThan(events.indexOf('body written'));
+    }
   });
 });

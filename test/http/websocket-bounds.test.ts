@@ -14,7 +14,11 @@ import {
   type AttachedWebSocket,
 } from '../../src/http/websocket.js';
 import { GRAPHQL_PATH } from '../../src/http/server.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import {
+  DEMO_CREDENTIALS,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/simulator/index.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
 
 const MAX_PAYLOAD = 100_000;
@@ -34,6 +38,7 @@ beforeAll(async () => {
     maxPerConnection: 20,
     maxConnections: MAX_CONNECTIONS,
     maxPayloadBytes: MAX_PAYLOAD,
+    verify: (credentials) => test.client.verify(credentials),
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}${GRAPHQL_PATH}`;
@@ -110,6 +115,26 @@ describe('WebSocket bounds', () => {
       reason:
         'Malformed credentials in connectionParams: X-Sys-Id and X-Auth-Token must be sent together',
     });
+  });
+
+  it('closes 4403 a connection_init whose credentials the service refuses; keeps an accepted one', async () => {
+    const invented = {
+      Authorization: `Basic ${Buffer.from('AC-made-up:nope').toString('base64')}`,
+    };
+    expect(await initWith(invented)).toEqual({
+      code: 4403,
+      reason: 'The SMS service refused the credentials',
+    });
+    const socket = await open();
+    const acked = new Promise<string>((resolve) =>
+      socket.once('message', (data: Buffer) => resolve(String(data))),
+    );
+    const demo = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
+    expect(JSON.parse(await acked)).toEqual({ type: 'connection_ack' });
+    const end = closed(socket);
+    socket.close();
+    await end;
   });
 
   it(`keeps at most ${MAX_CONNECTIONS} connections open; the next is closed 1013 (try again later)`, async () => {

@@ -116,6 +116,60 @@ describe('resumable delivery', () => {
   });
 });
 
+describe('resume tokens across keys: a restart without the secret, a rotation', () => {
+  const KEY_A = 'resume-key-a-'.repeat(3);
+  const KEY_B = 'resume-key-b-'.repeat(3);
+  const keyed = (cursorKey: string, previousCursorKey?: string) => ({
+    cursorKey,
+    ...(previousCursorKey ? { previousCursorKey } : {}),
+    live: { pollMs: POLL_MS },
+  });
+
+  /** A stack under KEY_A whose subscriber saw one message, then left: its token, and one missed. */
+  async function tokenUnderA() {
+    const s = await stacks.start({ 'AC-1': ['T-A'] }, keyed(KEY_A));
+    const first = await open(s, ADDED);
+    await settled();
+    s.upstream.add('T-A', 1);
+    await first.waitFor(1);
+    first.close();
+    const missed = s.upstream.add('T-A', 1);
+    return { s, token: first.ids[0]!, missed };
+  }
+
+  it('a token signed with a key this gateway does not have is RESYNC_REQUIRED, argument or Last-Event-ID, before any history read', async () => {
+    const { s, token } = await tokenUnderA();
+    const other = stacks.gatewayOver(s.upstream, keyed(KEY_B));
+    const before = s.upstream.callsOf('smshistory');
+    const byArgument = await open(other, ADDED, { t: token });
+    const byHeader = await open(other, ADDED, {}, { 'last-event-id': token });
+    await byArgument.waitFor(1);
+    await byHeader.waitFor(1);
+    for (const stream of [byArgument, byHeader]) {
+      expect(stream.events).toHaveLength(1);
+      expect(stream.events[0]?.errors?.[0]?.extensions).toEqual({ code: 'RESYNC_REQUIRED' });
+      expect(stream.events[0]?.errors?.[0]?.message).toMatch(/subscribe without a token/);
+    }
+    expect(s.upstream.callsOf('smshistory')).toBe(before);
+  });
+
+  it('a gateway with secret B and previous A resumes a token signed with A, and signs anew with B', async () => {
+    const { s, token, missed } = await tokenUnderA();
+    const rotated = stacks.gatewayOver(s.upstream, keyed(KEY_B, KEY_A));
+    const resumed = await open(rotated, ADDED, { t: token });
+    await resumed.waitFor(1);
+    expect(idsOf(resumed)).toEqual(missed);
+    // Its new token is B's: a copy with B alone (the rotation over) accepts it.
+    const newToken = resumed.ids[0]!;
+    resumed.close();
+    const after = stacks.gatewayOver(s.upstream, keyed(KEY_B));
+    const later = s.upstream.add('T-A', 1);
+    const again = await open(after, ADDED, { t: newToken });
+    await again.waitFor(1);
+    expect(idsOf(again)).toEqual(later);
+  });
+});
+
 describe('slow readers', () => {
   it('a stuck reader is ended with SLOW_CONSUMER and its token; the healthy one gets every message once', async () => {
     const s = await stack({ queueLimit: 5 });

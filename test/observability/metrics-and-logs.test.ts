@@ -69,12 +69,14 @@ describe('metrics', () => {
       authorization: 'Basic bad',
     });
     const text = await scrape();
+    // Refused before they validated: whatever name they carry is not a label.
     expect(text).toMatch(
-      /graphql_envelop_error_result\{phase="parse",operationName="anonymous"\} 1/,
+      /graphql_envelop_error_result\{phase="parse",operationName="unvalidated"\} 1/,
     );
     expect(text).toMatch(
-      /graphql_envelop_error_result\{phase="validate",operationName="Unknown"\} 1/,
+      /graphql_envelop_error_result\{phase="validate",operationName="unvalidated"\} 1/,
     );
+    expect(text).not.toMatch(/operationName="Unknown"/);
     expect(text).toMatch(
       /graphql_envelop_error_result\{phase="execute",operationName="Refused"\} 1/,
     );

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { connectRedis } from '../../src/redis/connection.js';
+import { Redis } from 'ioredis';
+import { connectRedis, reconnectOnReadOnly } from '../../src/redis/connection.js';
 import { freePort, startRedis, type RunningRedis } from '../fixtures/redis.js';
 import { until } from '../../support/wait.js';
 
@@ -55,6 +56,16 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+describe('reconnectOnReadOnly', () => {
+  it('reconnects (and fails the command at once) when a write meets a replica, and only then', () => {
+    expect(
+      reconnectOnReadOnly(new Error("READONLY You can't write against a read only replica.")),
+    ).toBe(2);
+    expect(reconnectOnReadOnly(new Error('ERR wrong number of arguments'))).toBe(false);
+    expect(reconnectOnReadOnly(new Error('LOADING Redis is loading the dataset'))).toBe(false);
+  });
+});
+
 describe('Redis through Sentinel', () => {
   it('finds the primary through the sentinel and runs commands on it', async () => {
     const config = loadConfig({
@@ -68,6 +79,13 @@ describe('Redis through Sentinel', () => {
     const connection = connectRedis(config.redis, 'cache', { logger: false });
     try {
       expect(connection.topology).toBe('sentinel');
+      // Follows a failover (test/e2e/sentinel-failover.test.ts runs one): +switch-master, only
+      // a node that says it is the primary, and a reconnect when a write meets a replica.
+      expect((connection.client as Redis).options).toMatchObject({
+        failoverDetector: true,
+        role: 'master',
+        reconnectOnError: reconnectOnReadOnly,
+      });
       expect(await connection.ready(10_000)).toBe(true);
       expect(connection.up).toBe(true);
       await connection.client.set('sms-gateway:sentinel-test', 'through the sentinel');

@@ -330,6 +330,28 @@ describe('smshistory', () => {
   });
 });
 
+describe('smshistory reading history_end inclusively (historyEnd: inclusive)', () => {
+  let inclusive: RunningSimulator;
+  beforeAll(async () => {
+    inclusive = await startSimulator({ historyEnd: 'inclusive' });
+  });
+  afterAll(() => inclusive.close());
+
+  it('serves [start, end], counting end - start + 1, with ends past the total and equal bounds', async () => {
+    const range = await history(BIG.tid, BIG.number, 5, 12, DEMO_CREDENTIALS, inclusive.url);
+    expect(range.json['message_count_requested ']).toBe(8);
+    expect(messagesOf(range)).toEqual(BIG.messages.slice(5, 13));
+    const one = await history(BIG.tid, BIG.number, 3, 3, DEMO_CREDENTIALS, inclusive.url);
+    expect(messagesOf(one)).toEqual(BIG.messages.slice(3, 4));
+    const tail = await history(BIG.tid, BIG.number, 445, 460, DEMO_CREDENTIALS, inclusive.url);
+    expect(messagesOf(tail)).toEqual(BIG.messages.slice(445));
+    const beyond = await history(BIG.tid, BIG.number, 500, 510, DEMO_CREDENTIALS, inclusive.url);
+    expect(messagesOf(beyond)).toEqual([]);
+    const reversed = await history(BIG.tid, BIG.number, 10, 5, DEMO_CREDENTIALS, inclusive.url);
+    expect(reversed.status).toBe(400);
+  });
+});
+
 describe('ownednumbers / allownednumbers', () => {
   it('filters ownednumbers by type', async () => {
     for (const type of ['local', 'tollfree'] as const) {

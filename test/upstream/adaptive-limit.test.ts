@@ -12,6 +12,17 @@ function feed(limit: AdaptiveLimit, count: number, rttMs: number | ((inFlight: n
   }
 }
 
+/** Feeds `count` samples of `rttMs` with only `inFlight` calls out: the service lightly loaded. */
+function learn(
+  limit: AdaptiveLimit,
+  count: number,
+  rttMs: number,
+  inFlight = 4,
+  operation?: string,
+) {
+  for (let i = 0; i < count; i += 1) limit.sample(rttMs, inFlight, false, operation);
+}
+
 describe('AdaptiveLimit', () => {
   it('grows while latency holds, up to its cap', () => {
     const limit = new AdaptiveLimit({ initial: 16, min: 4, max: 128 });
@@ -31,7 +42,7 @@ describe('AdaptiveLimit', () => {
   it('settles where latency has doubled when the service slows with calls in flight', () => {
     // 10 ms when idle, +1 ms per call in flight: 2x the baseline is reached at 10 in flight.
     const limit = new AdaptiveLimit({ initial: 64, min: 2, max: 256, slackMs: 0 });
-    feed(limit, 200, 10); // the baseline is learnt at light load
+    learn(limit, 200, 10); // the baseline is learnt at light load
     feed(limit, 3_000, (inFlight) => 10 + inFlight);
     expect(limit.current).toBeLessThan(40);
     expect(limit.current).toBeGreaterThanOrEqual(4);
@@ -41,46 +52,68 @@ describe('AdaptiveLimit', () => {
     // 0.3 ms idle, 5 ms under load: "16x slower", yet no sign of overload worth idling for.
     const slack = new AdaptiveLimit({ initial: 32, min: 4, max: 128 });
     const none = new AdaptiveLimit({ initial: 32, min: 4, max: 128, slackMs: 0 });
+    let lowestWithoutSlack = none.current;
     for (const limit of [slack, none]) {
-      feed(limit, 100, 0.3);
-      feed(limit, 2_000, 5);
+      learn(limit, 100, 0.3);
+      for (let i = 0; i < 2_000; i += 1) {
+        limit.sample(5, limit.current);
+        if (limit === none) lowestWithoutSlack = Math.min(lowestWithoutSlack, none.current);
+      }
     }
     expect(slack.current).toBe(128);
-    expect(none.current).toBeLessThan(32);
+    expect(lowestWithoutSlack).toBeLessThan(32);
     // Past the slack, it backs off as before: 10 ms idle, 40 ms under load.
     const slow = new AdaptiveLimit({ initial: 64, min: 4, max: 128 });
-    feed(slow, 100, 10);
-    feed(slow, 2_000, 40);
-    expect(slow.current).toBeLessThan(64);
+    learn(slow, 100, 10);
+    let lowestSlow = slow.current;
+    for (let i = 0; i < 200; i += 1) {
+      slow.sample(40, slow.current);
+      lowestSlow = Math.min(lowestSlow, slow.current);
+    }
+    expect(lowestSlow).toBeLessThan(100);
   });
 
-  it('measures its baseline at the floor now and then, so load never becomes the baseline', () => {
+  it('starts open: a first fan-out is not throttled while the limit learns', () => {
+    expect(new AdaptiveLimit({ min: 4, max: 128 }).current).toBe(128);
+  });
+
+  it('is open again within a second when the normal latency rises with no more calls in flight', () => {
+    // A busier hour: 32 callers, whose calls took 1 ms, now take 20 ms at the same concurrency.
     let now = 0;
-    const limit = new AdaptiveLimit({
-      initial: 64,
-      min: 4,
-      max: 256,
-      probeIntervalMs: 30_000,
-      now: () => now,
-    });
-    // The first calls come in under load: 50 ms looks like the service's normal latency.
-    feed(limit, 64, 50);
-    expect(limit.baseline).toBe(50);
-    now = 5_000;
-    feed(limit, 1, 50);
-    expect(limit.probing).toBe(true);
-    expect(limit.current).toBe(4);
-    const before = limit.current;
-    // Calls finishing with more than the floor in flight do not count; light ones do.
-    limit.sample(50, 30);
-    for (let i = 0; i < 8; i += 1) limit.sample(10, 4);
-    expect(limit.probing).toBe(false);
-    expect(limit.baseline).toBe(10);
-    expect(limit.current).toBeGreaterThan(before);
-    // Now 50 ms is five times the baseline: the limit shrinks.
-    const after = limit.current;
-    feed(limit, 200, 50);
-    expect(limit.current).toBeLessThan(after);
+    const limit = new AdaptiveLimit({ min: 4, max: 128, now: () => now });
+    const call = (ms: number): void => {
+      const inFlight = Math.min(32, limit.current);
+      now += ms / inFlight; // 32 callers back to back
+      limit.sample(ms, inFlight);
+    };
+    for (let i = 0; i < 100; i += 1) call(1);
+    const risen = now;
+    let lowest = limit.current;
+    while (now - risen < 1_000) {
+      call(20);
+      lowest = Math.min(lowest, limit.current);
+    }
+    // Backing off did not make it faster: the latency is the service's normal one now, and no
+    // caller is held back any more.
+    expect(limit.baseline()).toBe(20);
+    expect(limit.current).toBeGreaterThanOrEqual(32);
+    expect(lowest).toBeLessThan(32);
+    // And it still backs off if, from there, latency rises as its own concurrency grows.
+    feed(limit, 2_000, (inFlight) => 20 + inFlight);
+    expect(limit.current).toBeLessThan(64);
+  });
+
+  it('judges each operation against its own baseline: a slower operation is not a slower service', () => {
+    // Number lists in 1 ms from 32 connections, then a 200-number fan-out of 20 ms histories.
+    const limit = new AdaptiveLimit({ min: 4, max: 128 });
+    learn(limit, 500, 1, 32, 'allownednumbers');
+    for (let i = 0; i < 2_000; i += 1) {
+      limit.sample(20, limit.current, true, 'smshistory');
+      limit.sample(1, limit.current, true, 'allownednumbers');
+    }
+    expect(limit.current).toBe(128);
+    expect(limit.baseline('allownednumbers')).toBe(1);
+    expect(limit.baseline('smshistory')).toBe(20);
   });
 
   it('opens up to the pool within three windows while latency stays flat', () => {
@@ -118,17 +151,22 @@ describe('AdaptiveLimit', () => {
       ownDelayMs: () => stallMs,
     });
     const blind = new AdaptiveLimit({ initial: 32, min: 4, max: 128, now: () => now });
-    for (const limit of [withLag, blind]) feed(limit, 100, 20);
-    expect(withLag.current).toBe(128);
+    for (const limit of [withLag, blind]) {
+      learn(limit, 100, 20);
+      feed(limit, 100, 20);
+    }
+    let lowest = withLag.current;
     for (let i = 0; i < 1_000; i += 1) {
       now += 1;
       stallMs = 40 + (i % 4) * 10;
       for (const limit of [withLag, blind]) limit.sample(20 + stallMs, limit.current);
+      lowest = Math.min(lowest, withLag.current);
     }
-    expect(withLag.current).toBe(128);
-    expect(blind.current).toBeLessThan(64);
-    // The baseline is learnt from the calls as timed: the discount never drags it to zero.
-    expect(withLag.baseline).toBe(20);
+    expect(lowest).toBe(128);
+    // The baseline is learnt from the calls as timed: the discount never drags it to zero, and
+    // the stalls never become the service's normal latency, as they do for a limit blind to them.
+    expect(withLag.baseline()).toBe(20);
+    expect(blind.baseline()).toBeGreaterThanOrEqual(60);
   });
 
   it('recovers within a second of 20 ms calls after the load that shrank it', () => {
@@ -157,7 +195,7 @@ describe('AdaptiveLimit', () => {
       max: 128,
       ownDelayMs: () => 5,
     });
-    feed(limit, 8, 5.5); // learnt lightly loaded
+    learn(limit, 8, 5.5); // learnt lightly loaded
     feed(limit, 3_000, (inFlight) => 5 + 5 + 0.5 * inFlight);
     // allowed = 2 x 5.5 + 10 = 21 ms of service time: about 32 in flight.
     expect(limit.current).toBeLessThan(64);

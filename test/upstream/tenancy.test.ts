@@ -77,8 +77,30 @@ describe('the account is the sys_id', () => {
   });
 });
 
+describe('refused credentials are remembered for queries', () => {
+  it('the same invented pair sent 100 times as a query costs the service one call', async () => {
+    const s = await stack(
+      (call) =>
+        sysIdOf(call) === 'AC-made-up'
+          ? { json: { success: '0', error: 'Invalid credentials' } }
+          : OK,
+      {},
+    );
+    for (let i = 0; i < 100; i += 1) {
+      const body = await s.owned(token('AC-made-up', 0));
+      expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    }
+    expect(s.calls('AC-made-up')).toBe(1);
+    // Another token of the same sys_id is another pair: asked once, then remembered too.
+    await s.owned(token('AC-made-up', 1));
+    await s.owned(token('AC-made-up', 1));
+    expect(s.calls('AC-made-up')).toBe(2);
+    expect((await s.owned(token('AC-B', 0))).errors).toBeUndefined();
+  });
+});
+
 describe('shared capacity is immune to one account', () => {
-  it("one account's hung calls hold only its share, never shrink the limit nor open the service's breaker", async () => {
+  it("one account's hung calls leave the reserve free, never shrink the limit nor open the service's breaker", async () => {
     let hungCalls = 0;
     const s = await stack(
       (call) => {
@@ -98,12 +120,13 @@ describe('shared capacity is immune to one account', () => {
     const hung = Array.from({ length: 40 }, (_, i) =>
       s.owned(token('AC-A', i)).finally(() => (settled += 1)),
     );
-    // Half the limit (UPSTREAM_ACCOUNT_SHARE_PERCENT=50): four of AC-A's calls reach the service.
-    await until(() => hungCalls >= 4, 5_000);
+    // Alone, AC-A may use every slot but the reserve (1 of 8): seven of its calls reach the
+    // service, and no more while they hang.
+    await until(() => hungCalls >= 7, 5_000);
     expect((await s.owned(token('AC-B', 0))).errors).toBeUndefined();
-    // AC-B was answered while every one of AC-A's calls still hung, and no fifth one went out.
+    // AC-B was answered while every one of AC-A's calls still hung, and no eighth one went out.
     expect(settled).toBe(0);
-    expect(hungCalls).toBe(4);
+    expect(hungCalls).toBe(7);
     const answers = await Promise.all(hung);
     expect(answers.every((a) => a.errors?.[0]?.extensions?.code !== undefined)).toBe(true);
     expect(s.client.concurrency().limit).toBe(8);

@@ -53,6 +53,18 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * RESYNC_REQUIRED: the gateway cannot continue from a cursor or resume token it was given (it
+ * restarted without its secret or rotated it, or the stream fell too far behind). The answer is
+ * the same each time: read the list again, then watch it afresh.
+ */
+function resyncRequired(error: unknown): boolean {
+  return (
+    CombinedGraphQLErrors.is(error) &&
+    error.errors.some((e) => e.extensions?.['code'] === 'RESYNC_REQUIRED')
+  );
+}
+
 function showError(error: unknown): void {
   errorBox.textContent = describe(error);
   errorBox.hidden = false;
@@ -134,9 +146,10 @@ function open(number: NumberSummary): void {
  */
 function watchArrivals(apollo: ApolloClient, tid: string, watched: NonNullable<typeof page>): void {
   const stop = prependNewMessages(apollo, [tid], (error) => {
-    const code = CombinedGraphQLErrors.is(error) ? error.errors[0]?.extensions?.['code'] : null;
-    if (code !== 'RESYNC_REQUIRED') return showError(error);
-    // Events were lost (too long away): read the list again, then watch from its new head.
+    if (!resyncRequired(error)) return showError(error);
+    // The resume token cannot be used (too long away, or the gateway's key changed): read the
+    // list again, then watch from its new head with no token.
+    stop();
     void watched.refetch().then(() => {
       if (page === watched) watchArrivals(apollo, tid, watched);
     }, showError);
@@ -177,12 +190,18 @@ function messageItem(message: MessageNode): HTMLLIElement {
 }
 
 older.addEventListener('click', () => {
-  const after = page?.getCurrentResult().data?.number?.messages?.pageInfo?.endCursor;
-  if (!page || !after) return;
+  const watched = page;
+  const after = watched?.getCurrentResult().data?.number?.messages?.pageInfo?.endCursor;
+  if (!watched || !after) return;
   older.disabled = true;
-  page
+  watched
     .fetchMore({ variables: { after } })
-    .catch(showError)
+    .catch(async (error: unknown) => {
+      if (!resyncRequired(error)) return showError(error);
+      // The cursor's key is gone (the gateway restarted without its secret, or rotated it):
+      // read the list again from the first page.
+      await watched.refetch().catch(showError);
+    })
     .finally(() => (older.disabled = false));
 });
 

@@ -7,28 +7,41 @@
  * of a logging plugin and yoga's Prometheus plugin each hooking every phase: what runs on every
  * request is what bounds the small query's throughput (docs/performance.md).
  *
+ * Every GraphQL request over HTTP is counted once with its outcome (sms_graphql_requests_total),
+ * answered from the response cache or not, and its log line names the operation and the
+ * pseudonymous account id (never credentials). The upstream failures of one request are held
+ * and written as one rolled-up warning per code when it ends (src/observability/warning-rollup.ts).
+ *
  * A subscription is logged when it ends, not at its first byte: over SSE its request line waits
  * for the stream's end and carries its whole duration and the events delivered; over WebSocket
  * (no HTTP request per operation) a `subscription ended` line says the same. Both also log
  * `subscription started`.
  */
-import { getOperationAST, type DocumentNode } from 'graphql';
+import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../observability/logger.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
+import { outcomeOf, type Outcome } from '../../observability/outcome.js';
+import { HeldWarnings, type WarningRollup } from '../../observability/warning-rollup.js';
 import { GRAPHQL_PATH } from '../paths.js';
-import {
-  REQUEST_ID_HEADER,
-  requestIdFor,
-  requestIdStorage,
-} from '../../observability/request-id.js';
+import { REQUEST_ID_HEADER, requestIdFor, requestScope } from '../../observability/request-id.js';
 
 interface RequestRecord {
   readonly id: string;
   readonly startedAt: number;
+  /** Upstream failures held until the request ends (only with a logger). */
+  readonly warnings?: HeldWarnings;
   operation?: string;
   /** query, mutation or subscription, once it executes. */
   operationType?: string;
+  /** It passed validation: it executed, or its answer came from the response cache. */
+  validated?: boolean;
+  /** The query text and operation name asked for, to name an answer from the response cache. */
+  params?: { readonly query?: string; readonly operationName?: string | null };
+  /** What the result came to, once there is one (a GraphQL request, not a page or a preflight). */
+  outcome?: Outcome;
+  cached?: boolean;
   /** Where the result's errors arose, if it has any. */
   errorPhase?: 'parse' | 'validate' | 'execute';
   subscription?: SubscriptionRecord;
@@ -67,6 +80,31 @@ function operationOf(document: DocumentNode, requested: string | null | undefine
   return info;
 }
 
+/**
+ * An answer from the response cache skips parsing: its operation is named from the requested
+ * name, else from the documents this copy has run (by text), else by parsing the text once.
+ */
+const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
+const MAX_NAMED_TEXTS = 500;
+const MAX_NAMED_TEXT_CHARS = 256 * 1024;
+
+function namedTexts(): LRUCache<string, OperationInfo> {
+  return new LRUCache<string, OperationInfo>({
+    max: MAX_NAMED_TEXTS,
+    maxSize: MAX_NAMED_TEXT_CHARS,
+    maxEntrySize: MAX_NAMED_TEXT_CHARS,
+    sizeCalculation: (_info, text) => Math.max(1, text.length),
+  });
+}
+
+function operationOfText(text: string, requested: string | null | undefined): OperationInfo {
+  try {
+    return operationOf(parse(text, { noLocation: true }), requested);
+  } catch {
+    return { name: undefined, type: 'unknown' };
+  }
+}
+
 const hasErrors = (result: unknown): boolean =>
   typeof result === 'object' &&
   result !== null &&
@@ -81,20 +119,37 @@ function pathOf(url: string): string {
   return end < 0 ? url.slice(start) : url.slice(start, start + end);
 }
 
+/** Who sent a request, as far as logs and metrics may say. */
+export interface Caller {
+  /** The pseudonymous account id (a keyed hash of the sys_id); none without credentials. */
+  readonly account?: string;
+  /** The service accepted these credentials lately: its operation names may become labels. */
+  readonly trusted: () => boolean;
+}
+
 export interface RequestObserverOptions {
   /** Where the request lines go; false for none. */
   readonly logger: Logger | false;
   readonly metrics: GatewayMetrics | null;
   /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
   readonly metricsEndpoint?: boolean;
+  /** Who sent the request, asked when it ends. @default anonymous and trusted */
+  readonly callerOf?: (request: Request) => Caller;
+  /** Where upstream failures are rolled up (the yoga logger's); none writes none. */
+  readonly warnings?: WarningRollup | null;
 }
+
+const UNKNOWN_CALLER: Caller = { trusted: () => true };
 
 export function useRequestObserver({
   logger,
   metrics,
   metricsEndpoint = true,
+  callerOf = () => UNKNOWN_CALLER,
+  warnings = null,
 }: RequestObserverOptions): Plugin {
   const records = new WeakMap<Request, RequestRecord>();
+  const namesByText = namedTexts();
   const recordOf = (context: unknown): RequestRecord | undefined => {
     const request = (context as { request?: Request }).request;
     return request ? records.get(request) : undefined;
@@ -105,9 +160,10 @@ export function useRequestObserver({
         const record: RequestRecord = {
           id: requestIdFor(request.headers),
           startedAt: performance.now(),
+          ...(warnings ? { warnings: new HeldWarnings(warnings) } : {}),
         };
         records.set(request, record);
-        return requestIdStorage.run(record.id, wrapped);
+        return requestScope.run(record, wrapped);
       },
     },
     onRequest({ request, url, endResponse }) {
@@ -118,6 +174,10 @@ export function useRequestObserver({
         .then(({ contentType, body }) =>
           endResponse(new Response(body, { headers: { 'content-type': contentType } })),
         );
+    },
+    onParams({ request, params }) {
+      const record = records.get(request);
+      if (record) record.params = params;
     },
     onParse({ context }) {
       return ({ result }) => {
@@ -144,6 +204,9 @@ export function useRequestObserver({
       const info = operationOf(args.document, args.operationName);
       record.operation = info.name;
       record.operationType = info.type;
+      record.validated = true;
+      const text = record.params?.query;
+      if (text !== undefined && !namesByText.has(text)) namesByText.set(text, info);
       return {
         onExecuteDone({ result }) {
           if (hasErrors(result)) record.errorPhase = 'execute';
@@ -154,7 +217,10 @@ export function useRequestObserver({
       const record = recordOf(args.contextValue);
       const info = operationOf(args.document, args.operationName);
       const operation = info.name;
-      if (record) record.operationType = info.type;
+      if (record) {
+        record.operationType = info.type;
+        record.validated = true;
+      }
       const subscription: SubscriptionRecord = {
         startedAt: performance.now(),
         events: 0,
@@ -202,21 +268,47 @@ export function useRequestObserver({
         },
       };
     },
+    onResultProcess({ request, result }) {
+      const record = records.get(request);
+      if (!record) return;
+      record.outcome = outcomeOf(result);
+      if (typeof result !== 'object' || result === null || !(SERVED_FROM_CACHE in result)) return;
+      // Stored after it validated and ran for the very same credentials: named like it.
+      record.cached = true;
+      record.validated = true;
+      const requested = record.params?.operationName;
+      const text = record.params?.query ?? '';
+      const info = requested
+        ? { name: requested, type: 'query' }
+        : (namesByText.get(text) ?? operationOfText(text, requested));
+      record.operation = info.name;
+    },
     onResponse({ request, response }) {
       const record = records.get(request);
       if (!record) return;
       response.headers.set(REQUEST_ID_HEADER, record.id);
       const path = pathOf(request.url);
+      const graphql = path === GRAPHQL_PATH && record.outcome !== undefined;
+      const caller = graphql ? callerOf(request) : UNKNOWN_CALLER;
+      record.warnings?.release(caller.account);
       if (metrics && path === GRAPHQL_PATH) {
         const seconds = (performance.now() - record.startedAt) / 1000;
         metrics.httpDone(request.method, response.status, seconds);
+        const named = {
+          name: record.operation,
+          validated: record.validated === true,
+          trusted: caller.trusted,
+        };
         if (record.operationType !== undefined || record.errorPhase !== undefined) {
           metrics.operationDone({
+            ...named,
             type: record.operationType ?? 'unknown',
-            name: record.operation,
             seconds,
             ...(record.errorPhase ? { errorPhase: record.errorPhase } : {}),
           });
+        }
+        if (record.outcome) {
+          metrics.requestDone({ ...named, ...record.outcome, cached: record.cached === true });
         }
       }
       if (!logger) return;
@@ -227,6 +319,11 @@ export function useRequestObserver({
         status: response.status,
         durationMs: elapsedMs(record.startedAt),
         ...(record.operation ? { operation: record.operation } : {}),
+        ...(caller.account ? { account: caller.account } : {}),
+        ...(record.outcome && record.outcome.outcome !== 'ok'
+          ? { outcome: record.outcome.outcome, code: record.outcome.code }
+          : {}),
+        ...(record.cached ? { cached: true } : {}),
       };
       if (record.subscription && !record.subscription.ended) {
         record.heldLine = line;

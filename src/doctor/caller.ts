@@ -1,0 +1,195 @@
+/**
+ * The doctor's only way to the service: one form-encoded POST at a time, at most `maxCalls` in
+ * all and at most `ratePerSecond` a second, each bounded by `timeoutMs`. What it keeps of each
+ * answer is what the findings need (status, a few headers, timing, the parsed body); it never
+ * keeps the parameters it sent, so no credential is held beyond the call.
+ */
+import { request } from 'undici';
+import type { UpstreamOperation } from '../core/signals.js';
+import { parseRetryAfter } from '../upstream/client.js';
+
+export interface CallerOptions {
+  readonly baseUrl: URL;
+  /** Calls in all; a probe asking for more is told the budget is spent. @default 40 */
+  readonly maxCalls: number;
+  /** Calls a second at most (calls start at least 1/rate apart). @default 4 */
+  readonly ratePerSecond: number;
+  /** One call's deadline, headers and body included. @default 15000 */
+  readonly timeoutMs?: number;
+  /** After a 429, the longest the doctor waits before its one retry. @default 10000 */
+  readonly maxRetryWaitMs?: number;
+  /**
+   * Applied to every body before it is kept, so a service echoing the credentials leaves no
+   * trace of them in what the findings quote (even cut short). @default none
+   */
+  readonly redact?: (text: string) => string;
+}
+
+/** What one call saw. `json` is undefined when the body was not JSON. */
+export interface Answer {
+  readonly operation: UpstreamOperation;
+  /** What the call was for, as shown in evidence ("history 0..1", "wrong credentials"). */
+  readonly label: string;
+  /** null when no answer came (connection refused, timeout): then `failure` says why. */
+  readonly status: number | null;
+  readonly failure: string | null;
+  readonly contentType: string | null;
+  /** Retry-After and rate-limit looking headers, as sent. */
+  readonly limitHeaders: Readonly<Record<string, string>>;
+  readonly ms: number;
+  readonly json: unknown;
+  /** The body's length in bytes. */
+  readonly bytes: number;
+}
+
+export class BudgetSpent extends Error {
+  override readonly name = 'BudgetSpent';
+}
+
+/** Headers that speak of limits: Retry-After and the X-RateLimit-* / RateLimit-* families. */
+const LIMIT_HEADER = /^(retry-after|x-rate-?limit.*|rate-?limit.*|x-ratelimit.*)$/i;
+
+export interface Caller {
+  call(
+    operation: UpstreamOperation,
+    label: string,
+    params: Readonly<Record<string, string>>,
+  ): Promise<Answer>;
+  /** Calls made so far (retries included). */
+  readonly made: number;
+  readonly maxCalls: number;
+  /** Every answer so far, in order (a retried 429 and its retry both). */
+  readonly answers: readonly Answer[];
+}
+
+/**
+ * `credentials` are added to every call's form body; `params` may hold a `sys_id` and
+ * `auth_token` of their own (the invented pair of the wrong-credentials probe), which win.
+ */
+export function createCaller(
+  options: CallerOptions,
+  credentials: { readonly sysId: string; readonly authToken: string },
+): Caller {
+  const prefix = options.baseUrl.pathname.replace(/\/+$/, '');
+  const gapMs = 1000 / options.ratePerSecond;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const maxRetryWaitMs = options.maxRetryWaitMs ?? 10_000;
+  const answers: Answer[] = [];
+  let made = 0;
+  let nextAt = 0;
+  // One call at a time: the rate is the rate, whatever the probes do.
+  let queue: Promise<unknown> = Promise.resolve();
+
+  async function once(
+    operation: UpstreamOperation,
+    label: string,
+    params: Readonly<Record<string, string>>,
+  ): Promise<Answer> {
+    if (made >= options.maxCalls)
+      throw new BudgetSpent(`the budget of ${options.maxCalls} calls is spent`);
+    const wait = nextAt - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    made += 1;
+    nextAt = performance.now() + gapMs;
+    const body = new URLSearchParams({
+      sys_id: credentials.sysId,
+      auth_token: credentials.authToken,
+      ...params,
+    });
+    const started = performance.now();
+    try {
+      const response = await request(new URL(`${prefix}/api/${operation}`, options.baseUrl), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: body.toString(),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = (options.redact ?? ((t: string) => t))(await response.body.text());
+      const ms = performance.now() - started;
+      const limitHeaders: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (LIMIT_HEADER.test(name) && value !== undefined)
+          limitHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      const rawType = response.headers['content-type'];
+      return record({
+        operation,
+        label,
+        status: response.statusCode,
+        failure: null,
+        contentType: (Array.isArray(rawType) ? rawType[0] : rawType) ?? null,
+        limitHeaders,
+        ms,
+        json: parseJson(text),
+        bytes: Buffer.byteLength(text),
+      });
+    } catch (error) {
+      return record({
+        operation,
+        label,
+        status: null,
+        failure: describeFailure(error, timeoutMs),
+        contentType: null,
+        limitHeaders: {},
+        ms: performance.now() - started,
+        json: undefined,
+        bytes: 0,
+      });
+    }
+  }
+
+  function record(answer: Answer): Answer {
+    answers.push(answer);
+    return answer;
+  }
+
+  /** A 429 is waited out (Retry-After, capped) and tried once more, budget permitting. */
+  async function withOneRetry(
+    operation: UpstreamOperation,
+    label: string,
+    params: Readonly<Record<string, string>>,
+  ): Promise<Answer> {
+    const first = await once(operation, label, params);
+    if (first.status !== 429 || made >= options.maxCalls) return first;
+    const retryAfter = parseRetryAfter(first.limitHeaders['retry-after'], Date.now()) ?? 1_000;
+    if (retryAfter > maxRetryWaitMs) return first;
+    nextAt = Math.max(nextAt, performance.now() + retryAfter);
+    return once(operation, `${label} (retried after 429)`, params);
+  }
+
+  return {
+    call(operation, label, params) {
+      const result = queue.then(() => withOneRetry(operation, label, params));
+      queue = result.catch(() => undefined);
+      return result;
+    },
+    get made() {
+      return made;
+    },
+    maxCalls: options.maxCalls,
+    answers,
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why no answer came, by error code (never the error's message, which may carry a URL). */
+function describeFailure(error: unknown, timeoutMs: number): string {
+  const code = (error as { code?: unknown; name?: unknown } | null)?.code;
+  const name = (error as { name?: unknown } | null)?.name;
+  if (name === 'TimeoutError' || (typeof code === 'string' && code.endsWith('_TIMEOUT')))
+    return `no answer within ${timeoutMs} ms`;
+  if (typeof code === 'string') return `no answer (${code})`;
+  return 'no answer (the connection failed)';
+}

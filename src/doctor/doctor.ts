@@ -1,0 +1,143 @@
+/**
+ * `npm run doctor`: asks the service what its documentation leaves open and says whether the
+ * gateway's assumptions hold (docs/doctor.md). Credentials come from the environment only
+ * (SMS_SYS_ID, SMS_AUTH_TOKEN, read by src/config/config.ts) and never appear in what it
+ * writes. Exit 0: every assumption holds; 1: one does not; 2: the service could not be asked.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadDoctorSettings } from '../config/config.js';
+import { createCaller } from './caller.js';
+import { findingsFrom, type Finding } from './findings.js';
+import { writeJsonReport } from './json-report.js';
+import { CouldNotAsk, runProbes } from './probes.js';
+import { createRedactor } from './redact.js';
+import { renderReport } from './report.js';
+
+export const DEFAULT_MAX_CALLS = 40;
+export const DEFAULT_RATE = 4;
+const MAX_RATE = 100;
+const MAX_CALLS_CEILING = 1_000;
+
+export const USAGE = `Usage: npm run doctor -- [--max-calls N] [--rate N] [--json FILE]
+
+Asks the SMS service at UPSTREAM_URL, with the account in SMS_SYS_ID and SMS_AUTH_TOKEN
+(environment only), what its documentation leaves open. Read-only calls.
+
+  --max-calls N  calls in all, 1 to ${MAX_CALLS_CEILING} (default ${DEFAULT_MAX_CALLS})
+  --rate N       calls a second at most, up to ${MAX_RATE} (default ${DEFAULT_RATE})
+  --json FILE    also write the findings to FILE as JSON
+
+Exit 0: every assumption of the gateway holds; 1: one does not; 2: the service could not be asked.
+`;
+
+export interface DoctorIo {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+export interface DoctorOptions {
+  readonly maxCalls: number;
+  readonly ratePerSecond: number;
+  readonly jsonPath: string | null;
+}
+
+/** The options, or the reason they are refused. */
+export function parseOptions(argv: readonly string[]): DoctorOptions | string {
+  let values: { 'max-calls'?: string; rate?: string; json?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        'max-calls': { type: 'string' },
+        rate: { type: 'string' },
+        json: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    // Node's messages quote what was passed, which could be a credential typed as an argument.
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL')
+      return 'the doctor takes no arguments besides its options; credentials come from SMS_SYS_ID and SMS_AUTH_TOKEN only';
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return 'an option is missing its value';
+    return 'unknown option: the doctor takes --max-calls, --rate and --json; credentials come from the environment only';
+  }
+  if (values.help) return '';
+  const maxCalls =
+    values['max-calls'] === undefined ? DEFAULT_MAX_CALLS : Number(values['max-calls']);
+  if (!Number.isSafeInteger(maxCalls) || maxCalls < 1 || maxCalls > MAX_CALLS_CEILING)
+    return `--max-calls must be a whole number from 1 to ${MAX_CALLS_CEILING}`;
+  const rate = values.rate === undefined ? DEFAULT_RATE : Number(values.rate);
+  if (!Number.isFinite(rate) || rate <= 0 || rate > MAX_RATE)
+    return `--rate must be a number of calls a second above 0, at most ${MAX_RATE}`;
+  if (values.json === '') return '--json needs a file name';
+  return { maxCalls, ratePerSecond: rate, jsonPath: values.json ?? null };
+}
+
+export async function runDoctor(io: DoctorIo): Promise<0 | 1 | 2> {
+  const options = parseOptions(io.argv);
+  if (typeof options === 'string') {
+    io.err(options === '' ? USAGE : `${options}\n\n${USAGE}`);
+    return options === '' ? 0 : 2;
+  }
+  let settings: ReturnType<typeof loadDoctorSettings>;
+  try {
+    settings = loadDoctorSettings(io.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.err(`Could not ask the service: ${error.message}\n`);
+    return 2;
+  }
+  const redact = createRedactor([settings.sysId, settings.authToken]);
+  const out = (text: string) => io.out(redact(text));
+  const err = (text: string) => io.err(redact(text));
+  const caller = createCaller(
+    {
+      baseUrl: settings.url,
+      maxCalls: options.maxCalls,
+      ratePerSecond: options.ratePerSecond,
+      redact,
+    },
+    settings,
+  );
+  const writeJson = async (
+    findings: readonly Finding[],
+    exitCode: 0 | 1 | 2,
+    couldNotAsk: string | null,
+  ) => {
+    if (options.jsonPath === null) return;
+    await writeJsonReport(
+      options.jsonPath,
+      { findings, exitCode, couldNotAsk, calls: caller.made },
+      redact,
+    );
+  };
+  let findings: Finding[];
+  try {
+    const seen = await runProbes(caller);
+    findings = findingsFrom(seen, {
+      historyEnd: settings.historyEnd,
+      timeoutMs: settings.timeoutMs,
+    });
+  } catch (error) {
+    if (!(error instanceof CouldNotAsk)) throw error;
+    err(`Could not ask the service: ${error.message}\n`);
+    await writeJson([], 2, error.message);
+    return 2;
+  }
+  out(
+    renderReport(findings, {
+      url: settings.url.href,
+      callsMade: caller.made,
+      maxCalls: options.maxCalls,
+      ratePerSecond: options.ratePerSecond,
+    }),
+  );
+  const exitCode = findings.some((f) => f.holds === false) ? 1 : 0;
+  await writeJson(findings, exitCode, null);
+  return exitCode;
+}

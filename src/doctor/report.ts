@@ -1,0 +1,91 @@
+/**
+ * The findings as a table a person reads in a minute: the question, the answer, what the gateway
+ * assumes, whether that holds, and what to set; then the evidence of each that does not hold.
+ * Plain text, wrapped to fixed columns, so it reads the same in a terminal and in a CI log.
+ */
+import type { Finding } from './findings.js';
+
+const COLUMNS = [
+  { title: 'Question', width: 30 },
+  { title: 'Answer', width: 30 },
+  { title: 'Gateway assumes', width: 26 },
+  { title: 'Holds', width: 5 },
+  { title: 'Set', width: 30 },
+] as const;
+
+export function holdsWord(holds: boolean | null): string {
+  return holds === null ? '?' : holds ? 'yes' : 'NO';
+}
+
+export interface ReportSummary {
+  readonly url: string;
+  readonly callsMade: number;
+  readonly maxCalls: number;
+  readonly ratePerSecond: number;
+}
+
+export function renderReport(findings: readonly Finding[], summary: ReportSummary): string {
+  const lines: string[] = [
+    `Doctor: ${summary.url}, ${summary.callsMade} of at most ${summary.maxCalls} calls, at most ${summary.ratePerSecond} a second`,
+    '',
+    row(COLUMNS.map((c) => c.title)),
+    COLUMNS.map((c) => '-'.repeat(c.width)).join('-+-'),
+  ];
+  for (const f of findings) {
+    lines.push(
+      row([`${f.id}: ${f.question}`, f.answer, f.gatewayAssumes, holdsWord(f.holds), f.set]),
+    );
+  }
+  const failing = findings.filter((f) => f.holds === false);
+  const unknown = findings.filter((f) => f.holds === null);
+  lines.push('');
+  lines.push(
+    `${findings.length - failing.length - unknown.length} hold, ${failing.length} do not, ${unknown.length} could not be told.`,
+  );
+  const toSet = findings.map((f) => f.set).filter((s) => s !== '');
+  if (toSet.length > 0) lines.push(`Set: ${toSet.join('  ')}`);
+  for (const f of [...failing, ...unknown]) {
+    lines.push('', `${f.id} (${holdsWord(f.holds)}):`);
+    for (const e of f.evidence) lines.push(`  - ${e}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** One table row: each cell wrapped to its column, the row as tall as its tallest cell. */
+function row(cells: readonly string[]): string {
+  const wrapped = cells.map((cell, i) => wrap(cell, COLUMNS[i]?.width ?? 20));
+  const height = Math.max(...wrapped.map((w) => w.length));
+  const out: string[] = [];
+  for (let line = 0; line < height; line += 1) {
+    out.push(
+      wrapped
+        .map((w, i) => (w[line] ?? '').padEnd(COLUMNS[i]?.width ?? 20))
+        .join(' | ')
+        .trimEnd(),
+    );
+  }
+  return out.join('\n');
+}
+
+/** Words to lines of at most `width`; a longer word is cut. */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let current = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    let rest = word;
+    while (rest.length > width) {
+      if (current) lines.push(current);
+      lines.push(rest.slice(0, width));
+      current = '';
+      rest = rest.slice(width);
+    }
+    if (!current) current = rest;
+    else if (current.length + 1 + rest.length <= width) current += ` ${rest}`;
+    else {
+      lines.push(current);
+      current = rest;
+    }
+  }
+  if (current) lines.push(current);
+  return lines.length > 0 ? lines : [''];
+}

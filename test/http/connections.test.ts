@@ -1,0 +1,131 @@
+/**
+ * The server's own limits (src/http/connections.ts) against raw sockets, the way a slow or
+ * flooding client holds connections: silence, headers a byte at a time, more connections than
+ * the copy can hold. Short timeouts are injected; the defaults are the documented constants.
+ */
+import { once } from 'node:events';
+import { writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createGatewayServer,
+  defaultMaxConnections,
+  type GatewayServer,
+} from '../../src/http/connections.js';
+import { until } from '../../support/wait.js';
+
+const opened: GatewayServer[] = [];
+const sockets: Socket[] = [];
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  for (const gateway of opened.splice(0)) {
+    gateway.server.closeAllConnections();
+    await new Promise((resolve) => gateway.server.close(resolve));
+  }
+});
+
+async function serve(limits: Parameters<typeof createGatewayServer>[1]): Promise<number> {
+  const gateway = createGatewayServer((_request, response) => response.end('ok'), limits);
+  opened.push(gateway);
+  gateway.server.listen(0, '127.0.0.1');
+  await once(gateway.server, 'listening');
+  return (gateway.server.address() as AddressInfo).port;
+}
+
+interface Watched {
+  readonly socket: Socket;
+  received(): string;
+  closed(): boolean;
+}
+
+async function open(port: number): Promise<Watched> {
+  const socket = connect(port, '127.0.0.1');
+  sockets.push(socket);
+  let received = '';
+  let closed = false;
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+  socket.on('error', () => undefined);
+  socket.on('close', () => (closed = true));
+  await once(socket, 'connect');
+  return { socket, received: () => received, closed: () => closed };
+}
+
+const REQUEST = 'GET / HTTP/1.1\r\nHost: x\r\n\r\n';
+
+describe('connection limits', () => {
+  it('closes a connection that sends nothing once the headers timeout has passed', async () => {
+    const port = await serve({ keepAliveTimeoutMs: 60_000, headersTimeoutMs: 300 });
+    const silent = await open(port);
+    const started = Date.now();
+    await until(silent.closed, 5_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+  });
+
+  it('answers 408 and closes a connection whose headers trickle in', async () => {
+    const port = await serve({ keepAliveTimeoutMs: 60_000, headersTimeoutMs: 500 });
+    const slow = await open(port);
+    slow.socket.write('GET / HTTP/1.1\r\n');
+    const trickle = setInterval(() => slow.socket.write('X'), 50);
+    try {
+      await until(slow.closed, 5_000);
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(slow.received()).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('keeps an idle keep-alive connection past the headers timeout: only its idle time counts', async () => {
+    const port = await serve({ keepAliveTimeoutMs: 60_000, headersTimeoutMs: 300 });
+    const client = await open(port);
+    client.socket.write(REQUEST);
+    await until(() => client.received().includes('ok'));
+    // Idle for twice the headers timeout, then a second request on the same connection.
+    const idleUntil = Date.now() + 700;
+    await until(() => Date.now() >= idleUntil, 2_000);
+    expect(client.closed()).toBe(false);
+    client.socket.write(REQUEST);
+    await until(() => client.received().split('HTTP/1.1 200').length === 3);
+  });
+
+  it('answers 503 with Retry-After past the connection cap, and serves those it holds', async () => {
+    const port = await serve({ keepAliveTimeoutMs: 60_000, maxConnections: 2 });
+    const held = [await open(port), await open(port)];
+    const over = await open(port);
+    await until(over.closed);
+    expect(over.received()).toMatch(/^HTTP\/1\.1 503[\s\S]*Retry-After: 1/);
+    for (const client of held) client.socket.write(REQUEST);
+    await until(() => held.every((client) => client.received().includes('ok')));
+    // A place freed is a place given.
+    held[0]!.socket.destroy();
+    await until(held[0]!.closed);
+    const next = await open(port);
+    next.socket.write(REQUEST);
+    await until(() => next.received().includes('ok'));
+  });
+});
+
+describe('defaultMaxConnections', () => {
+  it('leaves descriptors for the service pool and Redis out of the open-file limit', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'limits-'));
+    const file = join(dir, 'limits');
+    try {
+      await writeFile(
+        file,
+        'Limit                     Soft Limit           Hard Limit           Units     \n' +
+          'Max open files            1024                 1048576              files     \n',
+      );
+      expect(defaultMaxConnections(file)).toBe(768);
+      await writeFile(
+        file,
+        'Max open files            100                  100                  files\n',
+      );
+      expect(defaultMaxConnections(file)).toBe(64);
+      expect(defaultMaxConnections(join(dir, 'missing'))).toBeNull();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
