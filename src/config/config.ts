@@ -22,7 +22,10 @@ export interface QueryLimits {
   readonly maxAliases: number;
   readonly maxDepth: number;
   readonly maxDirectives: number;
-  /** Most upstream calls a document may ask for, counted statically (src/graph/cost.ts). */
+  /**
+   * Most items (objects, each list at its size) an operation may return or fetch, estimated
+   * before it runs from the schema's @listSize (src/graph/estimate-cost.ts). @default 100000
+   */
   readonly maxCost: number;
 }
 
@@ -34,6 +37,11 @@ export interface GatewayLimits extends QueryLimits {
   readonly maxUpstreamCalls: number;
   /** Ids one `nodes(ids:)` may name, and representations one `_entities` may carry. @default 100 */
   readonly maxNodeIds: number;
+  /**
+   * Bytes of data one answer may hold, counted while it is built (src/graph/response-budget.ts);
+   * past it, further lists fail with RESPONSE_TOO_LARGE. @default 8388608 (8 MiB)
+   */
+  readonly maxResponseBytes: number;
   /**
    * Upstream calls one GraphQL request may have in flight at once; 0 leaves it to the shared
    * adaptive limit alone (see UpstreamSettings.connections). @default 0
@@ -276,6 +284,7 @@ export const CONFIG_VARIABLES = [
   'MAX_DEPTH',
   'MAX_DIRECTIVES',
   'MAX_QUERY_COST',
+  'MAX_RESPONSE_BYTES',
   'ADMISSION_BUSY_CONCURRENCY',
   'ADMISSION_MAX_WAITING',
   'ADMISSION_MAX_WAIT_MS',
@@ -395,13 +404,14 @@ export function loadConfig(environment: Env): Config {
       maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
       maxUpstreamCalls: int('MAX_UPSTREAM_CALLS', 250, 1, 100_000),
       maxNodeIds: int('MAX_NODE_IDS', 100, 1, 10_000),
+      maxResponseBytes: int('MAX_RESPONSE_BYTES', 8 * MIB, KIB, GIB),
       upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 0, 0, 10_000),
       maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
       maxTokens: int('MAX_TOKENS', 2_000, 10, 1_000_000),
       maxAliases: int('MAX_ALIASES', 30, 0, 10_000),
       maxDepth: int('MAX_DEPTH', 10, 1, 1_000),
       maxDirectives: int('MAX_DIRECTIVES', 20, 0, 10_000),
-      maxCost: int('MAX_QUERY_COST', 50, 1, 100_000),
+      maxCost: int('MAX_QUERY_COST', 100_000, 1, 1_000_000_000),
     },
     admission: {
       busyConcurrency: int('ADMISSION_BUSY_CONCURRENCY', 2, 0, 10_000),

@@ -15,6 +15,8 @@ export const ErrorCode = {
   UpstreamError: 'UPSTREAM_ERROR',
   /** The circuit breaker is open: the service kept failing, calls are paused. */
   UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
+  /** The answer grew past MAX_RESPONSE_BYTES while it was built; the lists after that point are null. */
+  ResponseTooLarge: 'RESPONSE_TOO_LARGE',
   /** One GraphQL request needed more upstream calls than allowed. */
   UpstreamCallLimit: 'UPSTREAM_CALL_LIMIT',
   /** The service answered 429 for this account; `extensions.retryAfter` says when to come back. */

@@ -4,7 +4,7 @@ import DirectivesPlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from './context.js';
-import { NODE_LOOKUP_COST } from './cost.js';
+import { NODES_LIST_SIZE } from './cost.js';
 import { decodeGlobalId, encodeGlobalId } from './global-ids.js';
 
 export const builder = new SchemaBuilder<{
@@ -29,12 +29,11 @@ export const builder = new SchemaBuilder<{
       description:
         "The Number or Message with this global id, read with the caller's credentials: null " +
         "for another account's id, or a message older than the newest 100 of its number.",
-      extensions: NODE_LOOKUP_COST,
       args: { id: { description: 'A global id, as a Number or Message `id` field gave it.' } },
     },
     nodesQueryOptions: {
       description: 'Several `node` lookups at once, in order; null where `node` would be.',
-      extensions: NODE_LOOKUP_COST,
+      listSize: NODES_LIST_SIZE,
       args: { ids: { description: 'Global ids, as `id` fields gave them.' } },
     },
     cursorType: 'String',

@@ -9,6 +9,7 @@ import type { CursorCodec } from './cursors.js';
 import type { LiveHub } from '../live/hub.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import { createRequestLoaders, type RequestLoaders } from '../upstream/loaders.js';
+import { createResponseBudget, type ResponseBudget } from './response-budget.js';
 
 export interface GatewayContext {
   readonly limits: GatewayLimits;
@@ -16,6 +17,8 @@ export interface GatewayContext {
   readonly cursors: CursorCodec;
   /** Live subscriptions of this copy; null when live updates are off. */
   readonly live: LiveHub | null;
+  /** The bytes this request's answer may still take (MAX_RESPONSE_BYTES). */
+  readonly responseBudget: ResponseBudget;
   /**
    * The loaders for this request's account. Throws UNAUTHENTICATED when the request carries no
    * usable credentials, before any upstream call.
@@ -48,6 +51,7 @@ export function createContext(headers: Headers, deps: ContextDependencies): Gate
     limits: deps.limits,
     cursors: deps.cursors,
     live: deps.live ?? null,
+    responseBudget: createResponseBudget(deps.limits.maxResponseBytes),
     upstream: () => account().loaders,
     account,
   };

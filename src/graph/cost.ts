@@ -1,44 +1,64 @@
 /**
- * What each field costs in upstream calls, for the static cost limit (MAX_QUERY_COST, enforced by
- * src/http/plugins/query-limits.ts). Set on every field that calls the service; everything else costs
- * nothing. A list's length is unknown before execution, so the per-request call budget
- * (src/upstream/loaders.ts) backs this up at run time.
+ * What each field costs, said once, in the schema, as the IBM cost directives that federated
+ * routers read for demand control (`@listSize`, `@cost`, from https://specs.apollo.dev/cost/v0.1,
+ * imported through the federation link): a router in front and the gateway's own estimate
+ * (estimate-cost.ts, enforced as MAX_QUERY_COST by src/http/plugins/query-limits.ts) read the
+ * same figures. The unit is the item: every object an answer holds (a Number, a History, a
+ * Message, an edge) costs 1, a scalar 0, and a list multiplies what each of its items costs by
+ * its size. docs/limits.md "Cost" says how the router's reading and the gateway's differ.
  */
-
-/** One upstream call per occurrence (a number list, one history window). */
-export const UPSTREAM_CALL_COST = { complexity: 1 } as const;
-
-/** A lookup reads the owned numbers, and for messages one history window per number. */
-export const NODE_LOOKUP_COST = { complexity: 2 } as const;
+import { DEFAULT_PAGE_SIZE } from './paging.js';
 
 /**
- * Number.messages: a first page from the head is one window; a page after or before a cursor, or
- * the oldest page, may take a second one (history moved, total unknown).
+ * How many numbers `ownedNumbers` is assumed to list: the list has no size argument, and an
+ * account's count is only known once it is read. 200 is the largest account the benches and the
+ * attacks measure; a smaller account is charged as if it had 200.
  */
-export function messagesCost({ args }: { args: Record<string, unknown> }): number {
-  const plain = args.after == null && args.before == null && args.last == null;
-  return plain ? 1 : 2;
+export const ASSUMED_NUMBERS_PER_ACCOUNT = 200;
+
+/**
+ * `nodes(ids:)` as a router sees it: the default MAX_NODE_IDS. Routers only slice by Int
+ * arguments, so they cannot count the ids; the gateway counts every one (listArgument, below).
+ */
+export const ASSUMED_NODE_IDS = 100;
+
+/** The `@listSize` arguments, as @pothos/plugin-federation takes them. */
+export interface ListSize {
+  readonly assumedSize?: number;
+  readonly slicingArguments?: string[];
+  readonly sizedFields?: string[];
+  readonly requireOneSlicingArgument?: boolean;
 }
 
-/**
- * `nodes(ids:)` and `_entities(representations:)`: one unit, plus one per IDS_PER_COST_UNIT ids.
- * Their lookups share the request's upstream calls (one owned-numbers list, one history window
- * per number), but each id still costs the gateway its own work, so a list is never as cheap as
- * one id; MAX_NODE_IDS caps it outright (list-lookups.ts).
- */
-export const IDS_PER_COST_UNIT = 10;
+export const OWNED_NUMBERS_LIST_SIZE: ListSize = { assumedSize: ASSUMED_NUMBERS_PER_ACCOUNT };
 
-export function listLookupCost(count: number): number {
-  return 1 + Math.ceil(count / IDS_PER_COST_UNIT);
+/**
+ * `history(start, end)`: `messages` holds at most `end` items in a router's reading (its one
+ * slicing argument); the gateway subtracts `start` (HISTORY_RANGE_START) and counts `end - start`.
+ */
+export const HISTORY_LIST_SIZE: ListSize = { slicingArguments: ['end'], sizedFields: ['messages'] };
+
+/** `messages(first | last)`: a page of `edges`, DEFAULT_PAGE_SIZE when neither is given. */
+export const MESSAGES_LIST_SIZE: ListSize = {
+  assumedSize: DEFAULT_PAGE_SIZE,
+  slicingArguments: ['first', 'last'],
+  sizedFields: ['edges'],
+  requireOneSlicingArgument: false,
+};
+
+export const NODES_LIST_SIZE: ListSize = { assumedSize: ASSUMED_NODE_IDS };
+
+/**
+ * What the gateway knows beyond the directives, kept in the field's `extensions` beside them
+ * (never printed, so routers do not see it):
+ * - `costRangeStart`: the slicing argument is the end of a range that begins at this argument;
+ *   the size is their difference (history's `start`).
+ * - `costListArgument`: the size is the length of this list argument, repeated entries
+ *   included (`nodes(ids:)`, `_entities(representations:)`).
+ */
+export interface CostExtensions {
+  readonly costRangeStart?: string;
+  readonly costListArgument?: string;
 }
 
-/**
- * Fields whose cost depends on their arguments (above): a document that gives any of them a
- * variable costs what its variables say, so its cost is worked out per request, never cached
- * per document (src/http/plugins/query-limits.ts).
- */
-export const FIELDS_COSTED_BY_ARGUMENTS: ReadonlySet<string> = new Set([
-  'messages',
-  'nodes',
-  '_entities',
-]);
+export const HISTORY_RANGE_START = { costRangeStart: 'start' } as const satisfies CostExtensions;

@@ -1,7 +1,7 @@
 /** Message history: the History type and the Number.history field. */
 import type { History } from '../core/domain.js';
 import { badUserInput } from '../core/errors.js';
-import { UPSTREAM_CALL_COST } from './cost.js';
+import { HISTORY_LIST_SIZE, HISTORY_RANGE_START } from './cost.js';
 import { builder } from './builder.js';
 import { MessageRef, messageOrError } from './message.js';
 import { NumberRef } from './numbers.js';
@@ -64,7 +64,8 @@ builder.objectField(NumberRef, 'history', (t) =>
   t.field({
     type: HistoryRef,
     nullable: true,
-    extensions: UPSTREAM_CALL_COST,
+    listSize: HISTORY_LIST_SIZE,
+    extensions: HISTORY_RANGE_START,
     description:
       "A range of this number's message history, positions [start, end), 0 being the newest. " +
       'Null (with an error at this path) when the service fails, so other numbers in the same ' +

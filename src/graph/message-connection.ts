@@ -3,7 +3,7 @@ import { builder } from './builder.js';
 // Number.history is defined first whichever module is imported first: the printed schema's field
 // order (schema.graphql, `_service`) must not depend on import order.
 import './history.js';
-import { messagesCost } from './cost.js';
+import { MESSAGES_LIST_SIZE } from './cost.js';
 import { MessageRef, messageOrError } from './message.js';
 import { NumberRef } from './numbers.js';
 import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
@@ -24,7 +24,7 @@ builder.objectField(NumberRef, 'messages', (t) =>
       // A record that cannot be read keeps its edge and cursor (paging goes on past it); only its
       // node is null, with an UPSTREAM_ERROR at ['…', 'edges', i, 'node'].
       nodeNullable: true,
-      extensions: { complexity: messagesCost },
+      listSize: MESSAGES_LIST_SIZE,
       description:
         "This number's messages, newest first (the service's order), a page at a time. " +
         '`first` (with `after`) pages towards older messages, `last` (with `before`) towards newer ' +

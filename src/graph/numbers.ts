@@ -1,6 +1,6 @@
 /** Owned numbers: the Number entity and the root fields that list and find them. */
 import type { NumberType, OwnedNumber } from '../core/domain.js';
-import { UPSTREAM_CALL_COST } from './cost.js';
+import { OWNED_NUMBERS_LIST_SIZE } from './cost.js';
 import { builder } from './builder.js';
 
 export const NumberTypeEnum = builder.enumType('NumberType', {
@@ -70,7 +70,7 @@ builder.queryFields((t) => ({
   ownedNumbers: t.field({
     type: [NumberRef],
     nullable: true,
-    extensions: UPSTREAM_CALL_COST,
+    listSize: OWNED_NUMBERS_LIST_SIZE,
     description:
       'The numbers the account owns: of one type, or every number when `type` is left out. ' +
       'Null (with an error) when the SMS service cannot be read.',
@@ -86,7 +86,6 @@ builder.queryFields((t) => ({
   number: t.field({
     type: NumberRef,
     nullable: true,
-    extensions: UPSTREAM_CALL_COST,
     description: 'One owned number by its identifier; null when the account has no such number.',
     args: {
       tid: t.arg.id({ required: true, description: "The service's identifier of the number." }),

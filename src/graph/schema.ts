@@ -2,6 +2,7 @@
 import { builder } from './builder.js';
 import { printServiceSdlOnDemand } from './service-sdl.js';
 import { boundListLookups } from './list-lookups.js';
+import { chargeListFields } from './response-budget.js';
 import './scalars.js';
 import './numbers.js';
 
@@ -11,14 +12,17 @@ import './message-connection.js';
 import './live.js';
 import './nodes.js';
 
-export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
+export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.9';
 
 export const schema = builder.toSubGraphSchema({
   linkUrl: FEDERATION_LINK,
-  federationDirectives: ['@key', '@shareable', '@tag'],
+  // @listSize: the list sizes routers read for demand control (cost.ts).
+  federationDirectives: ['@key', '@shareable', '@tag', '@listSize'],
 });
 
 // `_service { sdl }` prints on the first router request, not at every start (service-sdl.ts).
 printServiceSdlOnDemand(schema);
 // nodes(ids:) and _entities cost per id and are capped (MAX_NODE_IDS).
 boundListLookups(schema);
+// Every list an answer holds is charged to the request's MAX_RESPONSE_BYTES as it is built.
+chargeListFields(schema);

@@ -9,7 +9,6 @@ import {
   createYoga,
   maskError,
   useReadinessCheck,
-  type GraphiQLOptions,
   type MaskError,
   type Plugin,
   type YogaServerInstance,
@@ -34,6 +33,8 @@ import { useIncrementalFallback } from './plugins/incremental-fallback.js';
 import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
+import { useStaticGraphiQL } from './graphiql.js';
+import { useResponseCeiling } from './plugins/response-ceiling.js';
 import { useAdmissionRefusals } from './plugins/admission-refusals.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
@@ -191,16 +192,9 @@ export function createGateway(options: GatewayOptions): Gateway {
         live: options.live ?? null,
       }),
     maskedErrors: { maskError: maskGatewayError },
-    // The self-contained GraphiQL page: its scripts and styles are inlined, so it works where the
-    // browser has no internet access (yoga's default page loads them from unpkg.com). That page
-    // is a 9 MB module: loaded on the first browser visit, not at start.
-    renderGraphiQL: renderSelfContainedGraphiQL,
-    graphiql: {
-      title: 'SMS GraphQL gateway',
-      defaultQuery: DEFAULT_GRAPHIQL_QUERY,
-      headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
-      shouldPersistHeaders: false,
-    },
+    // GraphiQL is served as static files by useStaticGraphiQL (below), with no CDN: yoga's
+    // default page loads its scripts from unpkg.com.
+    graphiql: false,
     // CORS is src/http/cors.ts: yoga's own answers a refused preflight with 405 and no reason.
     cors: false,
     plugins: [
@@ -211,6 +205,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Before the body limit: a refused request's body is never read.
       useAdmissionRefusals(),
       useRequestBodyLimit(options.limits.maxBodyBytes),
+      useStaticGraphiQL({
+        title: 'SMS GraphQL gateway',
+        defaultQuery: DEFAULT_GRAPHIQL_QUERY,
+        headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
+        shouldPersistHeaders: false,
+      }),
       useResponseCompression(),
       // graphql-sse's single connection mode (PUT, then a token on each request); the rest of
       // /graphql, SSE's distinct connections mode included, is yoga's own.
@@ -257,7 +257,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         if (masked !== error && yogaLog) yogaLog.error(error);
         return masked;
       }),
-      ...queryLimitPlugins(options.limits),
+      ...queryLimitPlugins(options.limits, options.metrics ?? null),
+      useResponseCeiling(),
       useReadinessCheck({ endpoint: '/readiness', check: readinessCheck }),
       // Resume tokens in each live result and as the SSE event id; SSE ends so clients reconnect.
       useLiveResume(options.live ?? null),
@@ -276,12 +277,6 @@ function callerOf(request: Request, options: GatewayOptions): Caller {
     ...(account !== undefined ? { account } : {}),
     trusted: () => options.accepted?.(read.credentials) ?? true,
   };
-}
-
-let graphiqlModule: Promise<typeof import('@graphql-yoga/render-graphiql')> | undefined;
-async function renderSelfContainedGraphiQL(options: GraphiQLOptions): Promise<string> {
-  graphiqlModule ??= import('@graphql-yoga/render-graphiql');
-  return (await graphiqlModule).renderGraphiQL(options);
 }
 
 /** Upstream failures keep their safe message and stable code; anything else is masked. */

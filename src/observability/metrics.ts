@@ -65,6 +65,10 @@ export interface GatewayMetrics {
   };
   /** One GraphQL operation answered (src/http/plugins/observe-requests.ts). */
   operationDone(operation: OperationRecord): void;
+  /** An operation's cost as estimated before it ran, in items (src/graph/estimate-cost.ts). */
+  costEstimated(items: number): void;
+  /** The same operation's actual cost once answered: the objects its answer held. */
+  costActual(items: number): void;
   /** One GraphQL request answered, cached or not, with its outcome: sms_graphql_requests_total. */
   requestDone(request: RequestRecord): void;
   /** One HTTP request to the GraphQL endpoint answered. */
@@ -86,6 +90,8 @@ interface LiveStats {
   readonly locksHeld?: number;
 }
 
+/** Items: a single object, a page, a fan-out, the default MAX_QUERY_COST, far past it. */
+const COST_BUCKETS = [1, 10, 100, 1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 1_000_000];
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /**
  * Operation names come from clients: past this many distinct names, new ones are counted as
@@ -348,6 +354,20 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  // Estimate and actual side by side, in one unit, so an operator sees how far the list sizes the
+  // schema assumes (cost.ts) are from what accounts really hold.
+  const costEstimated = new Histogram({
+    name: 'graphql_operation_cost_estimated',
+    help: 'Cost of each operation as estimated before it ran (MAX_QUERY_COST), in items: objects the answer may hold, lists at their stated sizes.',
+    buckets: COST_BUCKETS,
+    registers: [registry],
+  });
+  const costActual = new Histogram({
+    name: 'graphql_operation_cost_actual',
+    help: 'Cost of each operation once answered, in items: objects its answer held.',
+    buckets: COST_BUCKETS,
+    registers: [registry],
+  });
   const operationChildren = new Map<
     string,
     {
@@ -422,6 +442,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       }
       children.count.inc();
       children.duration.observe(seconds);
+    },
+    costEstimated(items) {
+      costEstimated.observe(items);
+    },
+    costActual(items) {
+      costActual.observe(items);
     },
     requestDone(request) {
       const { outcome, code, cached } = request;

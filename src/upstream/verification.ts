@@ -83,9 +83,15 @@ export class CredentialMemory {
     this.verdicts.set(fingerprint, 'accepted', { ttl: this.acceptedTtlMs });
   }
 
-  /** The service refused these credentials. */
+  /**
+   * The service refused these credentials. A pair it accepted lately is only forgotten, not
+   * marked refused: one call's 401 (a number the account may not read) must not refuse every
+   * call of a working pair, and the next check asks the service again (a revoked token).
+   */
   refused(credentials: Credentials): void {
-    this.verdicts.set(this.fingerprint(credentials), 'refused', { ttl: this.refusedTtlMs });
+    const fingerprint = this.fingerprint(credentials);
+    if (this.verdicts.get(fingerprint) === 'accepted') this.verdicts.delete(fingerprint);
+    else this.verdicts.set(fingerprint, 'refused', { ttl: this.refusedTtlMs });
   }
 
   private namesOf(credentials: Credentials): { fingerprint: string; account: string } {

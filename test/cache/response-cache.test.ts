@@ -232,7 +232,8 @@ describe.each(['memory', 'redis'] as const)('response cache in %s', (store) => {
       const { body } = await owned(gateway, refused);
       expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     }
-    expect(simulator.calls).toHaveLength(2);
+    // The refusal is remembered: the second is answered without a call, and neither is stored.
+    expect(simulator.calls).toHaveLength(1);
     expect([hits.length, misses.length]).toEqual([0, 2]);
 
     // An upstream that fails once, then answers: the failure is not what the next request gets.

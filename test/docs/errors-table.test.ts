@@ -246,6 +246,14 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
       request: query('{ ownedNumbers { tid } }'),
     },
   },
+  RESPONSE_TOO_LARGE: {
+    'MAX_RESPONSE_BYTES 1024': {
+      gateway: () => ({ limits: { maxResponseBytes: 1024 } }),
+      request: query(
+        '{ number(tid: "TN-L-0001") { history(start: 0, end: 20) { messages { body } } } }',
+      ),
+    },
+  },
   UPSTREAM_CALL_LIMIT: {
     'MAX_UPSTREAM_CALLS 1': {
       gateway: () => ({ limits: { maxUpstreamCalls: 1 } }),
@@ -344,7 +352,9 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
     },
     MAX_QUERY_COST: {
       gateway: limited,
-      request: query('{ node(id: "x") { id } number(tid: "T") { tid } }'),
+      request: query(
+        '{ a: node(id: "x") { id } b: node(id: "y") { id } number(tid: "T") { tid } }',
+      ),
     },
   },
   INTERNAL_SERVER_ERROR: {

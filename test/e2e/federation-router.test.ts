@@ -5,7 +5,10 @@
  * subgraph"). Supergraph queries are not in this schema's typed set, so they are sent as text.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { parse } from 'graphql';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { estimateCost } from '../../src/graph/estimate-cost.js';
+import { schema } from '../../src/graph/schema.js';
 import {
   DEMO_ACCOUNT,
   DEMO_CREDENTIALS,
@@ -32,6 +35,7 @@ let gateway: TestGateway;
 let sms: RunningHttpServer;
 let contacts: RunningContactsSubgraph;
 let router: RunningRouter;
+let supergraph: string;
 /** Headers of every request that reached this gateway over HTTP. */
 const smsRequests: IncomingHttpHeaders[] = [];
 
@@ -47,7 +51,8 @@ beforeAll(async () => {
   if (!composed.supergraphSdl) {
     throw new Error(`composition failed: ${composed.errors?.map((e) => e.message).join('; ')}`);
   }
-  router = await startRouter(composed.supergraphSdl);
+  supergraph = composed.supergraphSdl;
+  router = await startRouter(supergraph);
 });
 
 afterAll(async () => {
@@ -197,5 +202,44 @@ describe('through a federation router', () => {
       { path: ['ownedNumbers'], code: 'UNAUTHENTICATED' },
     ]);
     expect(simulator.calls).toEqual([]);
+  });
+});
+
+describe('demand control in the router', () => {
+  it('reads the list sizes the gateway estimates from: the same cost, or a higher one where only the gateway can count', async () => {
+    const measuring = await startRouter(supergraph, {
+      maxCost: 1_000_000_000,
+      includeExtensionMetadata: true,
+    });
+    try {
+      const routerCost = async (query: string) => {
+        const response = await fetch(measuring.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...basicAuth(DEMO_CREDENTIALS) },
+          body: JSON.stringify({ query }),
+        });
+        const body = (await response.json()) as { extensions?: { cost?: { estimated?: number } } };
+        return body.extensions?.cost?.estimated;
+      };
+      const gatewayCost = (query: string) => estimateCost({ schema, document: parse(query) }).cost;
+      for (const [query, router, gateway] of [
+        // Stated by the directives alone: the two agree.
+        [
+          '{ ownedNumbers { tid history(start: 0, end: 5) { messages { id status { ok } } } } }',
+          2_400,
+          2_400,
+        ],
+        ['{ number(tid: "TN-L-0001") { messages(first: 7) { edges { node { id } } } } }', 16, 16],
+        // A range not from 0: the router slices by `end` alone.
+        ['{ number(tid: "TN-L-0001") { history(start: 10, end: 15) { messages { id } } } }', 17, 7],
+        // A list argument: the router assumes 100 ids, the gateway counts them.
+        ['{ nodes(ids: ["a"]) { id } }', 100, 1],
+      ] as const) {
+        expect({ query, router: await routerCost(query) }).toEqual({ query, router });
+        expect({ query, gateway: gatewayCost(query) }).toEqual({ query, gateway });
+      }
+    } finally {
+      await measuring.close();
+    }
   });
 });

@@ -3,8 +3,8 @@
  * finds the default query and the demo credentials pre-filled, runs the query and reads the
  * answer in the result pane. Leaves a screenshot in test-output/graphiql.png.
  *
- * The page is self-contained (@graphql-yoga/render-graphiql inlines its assets): any request
- * that would leave the gateway's origin is refused and fails the test, which is how it proves
+ * The page and its files (src/http/graphiql.ts) all come from the gateway: any request that
+ * would leave the gateway's origin is refused and fails the test, which is how it proves
  * GraphiQL works without internet access.
  */
 import { existsSync } from 'node:fs';

@@ -19,19 +19,20 @@ const fakeIds = (count: number) =>
   Array.from({ length: count }, (_, i) => i.toString(16).padStart(32, '0'));
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
-let defaults: Stack;
+let tight: Stack;
 let generous: Stack;
 beforeAll(async () => {
-  defaults = await startStack();
+  // A cost limit that 1,000 ids reach (the default, 100,000, is past MAX_NODE_IDS and the body limit).
+  tight = await startStack({}, { limits: { maxCost: 1_000 } });
   // A cost limit high enough that MAX_NODE_IDS is what refuses.
   generous = await startStack({}, { limits: { maxCost: 10_000 } });
 });
 afterAll(async () => {
-  await defaults.close();
+  await tight.close();
   await generous.close();
 });
 beforeEach(() => {
-  defaults.simulator.resetCalls();
+  tight.simulator.resetCalls();
   generous.simulator.resetCalls();
 });
 
@@ -40,17 +41,18 @@ describe('nodes(ids:)', () => {
     const heapBefore = process.memoryUsage().heapUsed;
     for (let i = 0; i < 5; i += 1) {
       const { status, body } = await executeText(
-        defaults.gateway,
+        tight.gateway,
         NODES,
         { ids: fakeIds(2_500) },
         auth,
       );
       expect(status).toBe(400);
       expect(body.errors?.[0]?.message).toBe(
-        'Query cost limit of 50 exceeded, found 251 calls to the SMS service: nodes 1×251',
+        'Query cost limit of 1000 exceeded: this operation may return or fetch 2500 items ' +
+          '(objects, each list counted at its size; docs/limits.md): Query.nodes 2500',
       );
     }
-    expect(defaults.simulator.calls).toEqual([]);
+    expect(tight.simulator.calls).toEqual([]);
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(50 * 1024 * 1024);
   });
 
@@ -89,12 +91,14 @@ describe('_entities', () => {
     const representations = (count: number) =>
       Array.from({ length: count }, (_, i) => ({ __typename: 'Message', id: fakeIds(count)[i] }));
     const costly = await executeText(
-      defaults.gateway,
+      tight.gateway,
       ENTITIES,
       { representations: representations(1_500) },
       auth,
     );
-    expect(costly.body.errors?.[0]?.message).toMatch(/^Query cost limit of 50 exceeded, found 151/);
+    expect(costly.body.errors?.[0]?.message).toMatch(
+      /^Query cost limit of 1000 exceeded: this operation may return or fetch 1500 items/,
+    );
     const capped = await executeText(
       generous.gateway,
       ENTITIES,
@@ -106,7 +110,7 @@ describe('_entities', () => {
         '_entities: 101 representations given, at most 100 allowed (MAX_NODE_IDS); split the lookup',
       extensions: { code: 'BAD_USER_INPUT' },
     });
-    expect(defaults.simulator.calls).toEqual([]);
+    expect(tight.simulator.calls).toEqual([]);
     expect(generous.simulator.calls).toEqual([]);
   });
 });
@@ -139,7 +143,7 @@ describe('_entities representations', () => {
     ['TN-L-0001', '_entities: representation 1 is not an object'],
   ])('%j is BAD_USER_INPUT with what is wrong, before any upstream call', async (bad, message) => {
     const { status, body } = await executeText(
-      defaults.gateway,
+      tight.gateway,
       NUMBER_ENTITIES,
       { representations: [{ __typename: 'Number', tid: 'TN-L-0001' }, bad] },
       auth,
@@ -153,12 +157,12 @@ describe('_entities representations', () => {
       path: ['_entities'],
       extensions: { code: 'BAD_USER_INPUT', argumentName: 'representations' },
     });
-    expect(defaults.simulator.calls).toEqual([]);
+    expect(tight.simulator.calls).toEqual([]);
   });
 
   it('still resolves well-formed representations by either key', async () => {
     const { body } = await executeText<{ _entities: ({ tid: string } | null)[] }>(
-      defaults.gateway,
+      tight.gateway,
       NUMBER_ENTITIES,
       {
         representations: [
@@ -173,7 +177,7 @@ describe('_entities representations', () => {
       { tid: 'TN-L-0001' },
       { tid: DEMO_ACCOUNT.numbers[1]?.tid },
     ]);
-    expect(defaults.simulator.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
+    expect(tight.simulator.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
   });
 });
 
@@ -185,11 +189,11 @@ describe('a list lookup costs what its variables say, request by request', () =>
       [5, false],
       [2_500, true],
     ] as const) {
-      const { body } = await executeText(defaults.gateway, NODES, { ids: fakeIds(count) }, auth);
-      if (refused) expect(body.errors?.[0]?.message).toMatch(/^Query cost limit of 50 exceeded/);
+      const { body } = await executeText(tight.gateway, NODES, { ids: fakeIds(count) }, auth);
+      if (refused) expect(body.errors?.[0]?.message).toMatch(/^Query cost limit of 1000 exceeded/);
       else expect(body.errors).toBeUndefined();
     }
     // The five ids were looked up (and not found): one owned-numbers call, one window per number.
-    expect(defaults.simulator.calls).toHaveLength(1 + DEMO_ACCOUNT.numbers.length);
+    expect(tight.simulator.calls).toHaveLength(1 + DEMO_ACCOUNT.numbers.length);
   });
 });

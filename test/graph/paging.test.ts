@@ -324,25 +324,29 @@ describe.each(['exclusive', 'inclusive'] as const)(
         expect(number?.page?.totalCount).toBe(43);
       });
 
-      it('counts a connection in the static cost: 1 from the head, 2 with a cursor or last', async () => {
-        const tight = createTestGateway(upstream.url, { limits: { maxCost: 3 } });
+      it('counts a connection at its page size: first or last, 20 with neither', async () => {
+        const tight = createTestGateway(upstream.url, { limits: { maxCost: 60 } });
         try {
           const query = (args: string) => `query($tid: ID!) { number(tid: $tid) { ${args} } }`;
+          // 1 number + 1 connection + 20 edges and their 20 nodes.
           const ok = await executeText(
             tight.gateway,
-            query('a: messages(first: 2) { totalCount } b: messages(first: 3) { totalCount }'),
+            query('messages { edges { node { id } } }'),
             { tid },
             auth,
           );
           expect(ok.status).toBe(200);
+          expect(ok.body.errors).toBeUndefined();
           const refused = await executeText(
             tight.gateway,
-            query('a: messages(first: 2) { totalCount } b: messages(last: 3) { totalCount }'),
+            query('messages(last: 30) { edges { node { id } } }'),
             { tid },
             auth,
           );
           expect(refused.status).toBe(400);
-          expect(refused.body.errors?.[0]?.message).toMatch(/cost limit of 3 exceeded, found 4/);
+          expect(refused.body.errors?.[0]?.message).toMatch(
+            /cost limit of 60 exceeded: this operation may return or fetch 62 items .*: MessageConnection\.edges 30, MessageEdge\.node 30/,
+          );
         } finally {
           await tight.close();
         }

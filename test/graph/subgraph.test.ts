@@ -44,7 +44,9 @@ describe('_service', () => {
     expect(sdl).toMatch(
       /^type Number implements Node\s+@key\(fields: "tid"\)\s+@key\(fields: "number"\)/m,
     );
-    expect(sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.6"');
+    expect(sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.9"');
+    // The list sizes routers read for demand control (docs/federation.md).
+    expect(sdl).toContain('): [Number!] @listSize(assumedSize: 200)');
     expect(stack.simulator.calls).toEqual([]);
   });
 });

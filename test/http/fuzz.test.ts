@@ -16,7 +16,7 @@ let upstream: ScriptedUpstream;
 let test: TestGateway;
 beforeAll(async () => {
   upstream = await startScriptedUpstream(accountScript(['A', 'B']));
-  test = createTestGateway(upstream.url, { limits: { maxCost: 20 } });
+  test = createTestGateway(upstream.url, { limits: { maxCost: 2_000 } });
 });
 afterAll(async () => {
   await test.close();

@@ -207,10 +207,13 @@ describe('circuit breakers', () => {
     const stack = await switchable({
       resilience: { retries: 0, breakerThreshold: 2, breakerCooldownMs: 10_000 },
     });
+    // A new token each time: a refused pair is answered from memory afterwards, without a call.
+    const token = (n: number) => ({ ...auth, 'x-auth-token': `tok-${n}` });
     stack.setReply(() => ({ status: 401, text: '' }));
-    for (let i = 0; i < 4; i += 1) await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    for (let i = 0; i < 4; i += 1) await execute(stack.gateway, OwnedNumbersQuery, {}, token(i));
     stack.setReply(() => ({ json: { success: '0' } }));
-    for (let i = 0; i < 4; i += 1) await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    for (let i = 4; i < 8; i += 1) await execute(stack.gateway, OwnedNumbersQuery, {}, token(i));
+    expect(stack.calls()).toBe(8);
     expect(stack.client.breakerState()).toBe('closed');
     stack.setReply(healthy);
     expect((await execute(stack.gateway, OwnedNumbersQuery, {}, auth)).body.errors).toBeUndefined();

@@ -1,34 +1,18 @@
 /**
  * What an untrusted client may ask of one request, enforced before any upstream call: tokens
- * (parse), aliases, depth and directives (graphql-armor, validation) and an upstream-call cost
- * (graphql-query-complexity, before execution, with the request's variables so @skip/@include
- * count correctly). The body size limit is src/http/plugins/request-body-limit.ts.
+ * (parse), aliases, depth and directives (graphql-armor, validation) and a cost in items, from
+ * the schema's @listSize (src/graph/estimate-cost.ts, before execution, with the request's
+ * variables so list sizes and @skip/@include count correctly); the actual cost is counted after. The body size limit is src/http/plugins/request-body-limit.ts.
  */
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
-import {
-  BREAK,
-  GraphQLError,
-  Kind,
-  visit,
-  type DocumentNode,
-  type ValidationContext,
-  type ValueNode,
-} from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, Kind, type DocumentNode, type ValidationContext } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../../config/config.js';
 import { ErrorCode } from '../../core/errors.js';
-import { FIELDS_COSTED_BY_ARGUMENTS } from '../../graph/cost.js';
-import {
-  fieldExtensionsEstimator,
-  getComplexity,
-  simpleEstimator,
-  type ComplexityEstimator,
-} from 'graphql-query-complexity';
-
-const COST_ESTIMATORS = [fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 0 })];
+import { estimateCost, type CostEstimate } from '../../graph/estimate-cost.js';
 
 /**
  * A refusal of the document as a whole, with the status graphql-js's own validation errors get:
@@ -71,7 +55,10 @@ function report(limit: Limit, max: number) {
   };
 }
 
-export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
+export function queryLimitPlugins(
+  limits: QueryLimits,
+  costObserver: CostObserver | null = null,
+): Plugin[] {
   return [
     // Counted while parsing, so there is no validation context to report to: throw ours first.
     maxTokensPlugin({
@@ -89,120 +76,113 @@ export function queryLimitPlugins(limits: QueryLimits): Plugin[] {
       flattenFragments: true,
     }),
     maxDirectivesPlugin(report('directives', limits.maxDirectives)),
-    upstreamCostLimit(limits.maxCost),
+    upstreamCostLimit(limits.maxCost, costObserver),
   ];
 }
 
-/**
- * Whether a document's cost can depend on its variables: through @skip/@include with a variable,
- * or a variable in the arguments of a field costed by its arguments (a list's length, a cursor).
- * Every other field's cost is a constant. Checked once per cached document.
- */
-const variableDirectives = new WeakMap<DocumentNode, boolean>();
-function costDependsOnVariables(document: DocumentNode): boolean {
-  let depends = variableDirectives.get(document);
-  if (depends === undefined) {
-    depends = false;
-    visit(document, {
-      Directive(node) {
-        if (!node.arguments?.some((arg) => arg.value.kind === Kind.VARIABLE)) return undefined;
-        depends = true;
-        return BREAK;
-      },
-      Field(node) {
-        if (!FIELDS_COSTED_BY_ARGUMENTS.has(node.name.value)) return undefined;
-        if (!node.arguments?.some((arg) => holdsVariable(arg.value))) return undefined;
-        depends = true;
-        return BREAK;
-      },
-    });
-    variableDirectives.set(document, depends);
-  }
-  return depends;
+/** A document without variables costs the same every time it runs: its estimate is kept. */
+function hasVariables(document: DocumentNode): boolean {
+  return document.definitions.some(
+    (d) => d.kind === Kind.OPERATION_DEFINITION && (d.variableDefinitions?.length ?? 0) > 0,
+  );
 }
 
-function holdsVariable(value: ValueNode): boolean {
-  if (value.kind === Kind.VARIABLE) return true;
-  if (value.kind === Kind.LIST) return value.values.some(holdsVariable);
-  if (value.kind === Kind.OBJECT) return value.fields.some((field) => holdsVariable(field.value));
-  return false;
+/** Where the estimate and the actual cost of each operation are recorded (metrics.ts). */
+export interface CostObserver {
+  costEstimated(items: number): void;
+  costActual(items: number): void;
 }
 
-function upstreamCostLimit(maxCost: number): Plugin {
-  // Cost per cached document and operation name, for documents whose cost has no variables in it.
-  const costs = new WeakMap<DocumentNode, Map<string, number>>();
+function upstreamCostLimit(maxCost: number, observer: CostObserver | null): Plugin {
+  // Estimates per cached document and operation name, for documents without variables.
+  const estimates = new WeakMap<DocumentNode, Map<string, CostEstimate>>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const cacheable = !costDependsOnVariables(args.document);
-      const byOperation = cacheable
-        ? (costs.get(args.document) ?? new Map<string, number>())
-        : null;
-      let cost = byOperation?.get(args.operationName ?? '');
-      if (cost === undefined) {
+      const byOperation = hasVariables(args.document)
+        ? null
+        : (estimates.get(args.document) ?? new Map<string, CostEstimate>());
+      let estimate = byOperation?.get(args.operationName ?? '');
+      if (estimate === undefined) {
         try {
-          cost = getComplexity({
+          estimate = estimateCost({
             schema: args.schema,
-            query: args.document,
-            variables: (args.variableValues ?? {}) as Record<string, unknown>,
-            ...(args.operationName ? { operationName: args.operationName } : {}),
-            estimators: COST_ESTIMATORS,
+            document: args.document,
+            variables: args.variableValues as Record<string, unknown> | null | undefined,
+            operationName: args.operationName,
           });
         } catch {
           // Bad variables: execution reports them with graphql-js's own clear message.
-          return;
+          return undefined;
         }
         if (byOperation) {
-          byOperation.set(args.operationName ?? '', cost);
-          costs.set(args.document, byOperation);
+          byOperation.set(args.operationName ?? '', estimate);
+          estimates.set(args.document, byOperation);
         }
       }
-      if (cost <= maxCost) return;
-      const charged = chargedFields(args);
-      setResultAndStopExecution({
-        errors: [
-          new GraphQLError(
-            `Query cost limit of ${maxCost} exceeded, found ${cost} calls to the SMS service: ${charged}`,
-            { extensions: REFUSED_DOCUMENT },
-          ),
-        ],
-      });
+      observer?.costEstimated(estimate.cost);
+      if (estimate.cost > maxCost) {
+        setResultAndStopExecution({
+          errors: [
+            new GraphQLError(
+              `Query cost limit of ${maxCost} exceeded: this operation may return or fetch ` +
+                `${estimate.cost} items (objects, each list counted at its size; docs/limits.md): ` +
+                chargedFields(estimate),
+              { extensions: REFUSED_DOCUMENT },
+            ),
+          ],
+        });
+        return undefined;
+      }
+      if (!observer) return undefined;
+      return {
+        onExecuteDone({ result }) {
+          if (!isAsyncIterable(result)) {
+            observer.costActual(countItems(result));
+            return undefined;
+          }
+          let items = 0;
+          return {
+            onNext: ({ result: part }) => {
+              items += countItems(part);
+            },
+            onEnd: () => observer.costActual(items),
+          };
+        },
+      };
     },
   };
 }
 
-type ExecuteArgs = Parameters<NonNullable<Plugin['onExecute']>>[0]['args'];
+/** The largest parts of the estimate, field by field: "Number.history 5800, Query.ownedNumbers 200". */
+function chargedFields({ byField }: CostEstimate): string {
+  const parts = [...byField].sort(([, a], [, b]) => b - a);
+  const shown = parts.slice(0, 5).map(([field, items]) => `${field} ${items}`);
+  if (parts.length > shown.length) shown.push(`${parts.length - shown.length} more`);
+  return shown.join(', ');
+}
 
 /**
- * What the cost was made of, field by field, as the estimators charged it ("history 40×1, node
- * 3×2"): counted again on the refusal path only, so the message always says what was charged.
+ * The actual cost, in the estimate's unit: the objects the answer holds (every Number, History,
+ * Message, edge; a list's items one by one), counted in the data sent, incremental parts included.
  */
-function chargedFields(args: ExecuteArgs): string {
-  const tally = new Map<string, { count: number; cost: number; each: Set<number> }>();
-  const [fieldEstimator, ...rest] = COST_ESTIMATORS;
-  const recording: ComplexityEstimator = (options) => {
-    const total = fieldEstimator?.(options);
-    if (typeof total !== 'number') return total;
-    const own = total - options.childComplexity;
-    if (own > 0) {
-      const entry = tally.get(options.field.name) ?? { count: 0, cost: 0, each: new Set() };
-      entry.count += 1;
-      entry.cost += own;
-      entry.each.add(own);
-      tally.set(options.field.name, entry);
-    }
-    return total;
+export function countItems(result: unknown): number {
+  const payload = result as {
+    data?: unknown;
+    incremental?: readonly { data?: unknown; items?: unknown }[];
   };
-  getComplexity({
-    schema: args.schema,
-    query: args.document,
-    variables: (args.variableValues ?? {}) as Record<string, unknown>,
-    ...(args.operationName ? { operationName: args.operationName } : {}),
-    estimators: [recording, ...rest],
-  });
-  return [...tally]
-    .sort(([, a], [, b]) => b.cost - a.cost)
-    .map(([name, { count, cost, each }]) =>
-      each.size === 1 ? `${name} ${count}×${[...each][0]}` : `${name} ${cost} (${count} fields)`,
-    )
-    .join(', ');
+  let count = 0;
+  const stack: unknown[] = [payload.data];
+  for (const part of payload.incremental ?? []) stack.push(part.data, part.items);
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+      continue;
+    }
+    count += 1;
+    for (const key in value) stack.push((value as Record<string, unknown>)[key]);
+  }
+  // The root `data` object is the operation, not an item (a query costs 0 itself).
+  return payload.data && typeof payload.data === 'object' ? count - 1 : count;
 }

@@ -1,0 +1,152 @@
+/**
+ * The response byte ceiling (MAX_RESPONSE_BYTES), enforced while the answer is built: every list
+ * a query's fields return (numbers, messages, edges, nodes, entities) is charged to the request's
+ * budget at the bytes its items take as JSON, once per place it appears (29 aliases of one
+ * history are charged 29 times, as they are written 29 times). Past the ceiling, that list and
+ * every list after it fail with RESPONSE_TOO_LARGE before their resolvers run, so no further
+ * upstream call is made and no 70 MB answer is built. The cost limit (estimate-cost.ts) refuses
+ * most such operations before they start; this holds for what an estimate cannot see.
+ *
+ * An item's size is estimated from the domain object with every field (what a client selecting
+ * all of them gets), kept per object, so a list the request already sized costs a lookup per item.
+ */
+import {
+  GraphQLError,
+  defaultFieldResolver,
+  getNullableType,
+  isListType,
+  isObjectType,
+  type GraphQLFieldResolver,
+  type GraphQLSchema,
+} from 'graphql';
+import { ErrorCode } from '../core/errors.js';
+
+export interface ResponseBudget {
+  /** Adds a list's bytes; throws RESPONSE_TOO_LARGE once the total passes the ceiling. */
+  chargeList(list: unknown): void;
+  /** Throws RESPONSE_TOO_LARGE when the ceiling was already passed. */
+  check(): void;
+  readonly spent: number;
+}
+
+export function createResponseBudget(maxBytes: number): ResponseBudget {
+  let spent = 0;
+  // Per request: the items this request already sized (aliases hand back the same objects).
+  const sizes = new WeakMap<object, number>();
+  let refusal: GraphQLError | null = null;
+  const refuse = () => {
+    refusal ??= responseTooLarge(maxBytes);
+    // A new error each time: graphql-js gives each failed field its own path.
+    return new GraphQLError(refusal.message, { extensions: refusal.extensions });
+  };
+  return {
+    chargeList(list) {
+      if (refusal) throw refuse();
+      spent += listBytes(list, sizes);
+      if (spent > maxBytes) throw refuse();
+    },
+    check() {
+      if (refusal) throw refuse();
+    },
+    get spent() {
+      return spent;
+    },
+  };
+}
+
+export function responseTooLarge(maxBytes: number): GraphQLError {
+  return new GraphQLError(
+    `The answer would pass ${maxBytes} bytes (MAX_RESPONSE_BYTES): this list and the ones after it ` +
+      'are left out. Ask for less at once: narrower history ranges, smaller pages, fewer aliases.',
+    { extensions: { code: ErrorCode.ResponseTooLarge, maxBytes } },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sizes
+
+/** Objects nested deeper than this (none in this schema's domain) count as a constant. */
+const MAX_DEPTH = 4;
+const DEEP_OBJECT_BYTES = 64;
+
+/** About the bytes `value` takes in a JSON answer with every field selected. */
+export function jsonBytes(value: unknown, sizes: WeakMap<object, number>, depth = 0): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 3; // quotes and a comma
+    case 'number':
+      return 12;
+    case 'boolean':
+      return 6;
+    case 'object': {
+      if (value === null) return 5;
+      if (value instanceof Date) return 27;
+      if (value instanceof Error) return 5; // null in the answer, with an error beside it
+      const known = sizes.get(value);
+      if (known !== undefined) return known;
+      if (depth >= MAX_DEPTH) return DEEP_OBJECT_BYTES;
+      let bytes = 2;
+      if (Array.isArray(value)) {
+        for (const item of value) bytes += jsonBytes(item, sizes, depth + 1);
+      } else {
+        for (const [key, item] of Object.entries(value)) {
+          bytes += key.length + 4 + jsonBytes(item, sizes, depth + 1);
+        }
+      }
+      sizes.set(value, bytes);
+      return bytes;
+    }
+    default:
+      return 0;
+  }
+}
+
+/** What a list field returned, in bytes; items still pending (promises) are sized where they resolve. */
+function listBytes(list: unknown, sizes: WeakMap<object, number>): number {
+  if (!Array.isArray(list)) return 0;
+  let bytes = 2;
+  for (const item of list) {
+    if (item && typeof (item as { then?: unknown }).then === 'function') continue;
+    bytes += jsonBytes(item, sizes);
+  }
+  return bytes;
+}
+
+interface BudgetContext {
+  readonly responseBudget?: ResponseBudget;
+}
+
+/**
+ * Wraps the resolver of every list field of the built schema so its result is charged to the
+ * request's budget (context.responseBudget). Subscriptions are not charged: one runs for hours,
+ * and each event is one message.
+ */
+export function chargeListFields(schema: GraphQLSchema): void {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    if (type === schema.getSubscriptionType()) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (!isListType(getNullableType(field.type))) continue;
+      const resolve = (field.resolve ?? defaultFieldResolver) as GraphQLFieldResolver<
+        unknown,
+        BudgetContext
+      >;
+      field.resolve = (source, args, context, info) => {
+        const budget = context?.responseBudget;
+        if (!budget || info.operation.operation === 'subscription') {
+          return resolve(source, args, context, info);
+        }
+        budget.check();
+        const result = resolve(source, args, context, info) as unknown;
+        if (result && typeof (result as { then?: unknown }).then === 'function') {
+          return (result as Promise<unknown>).then((list) => {
+            budget.chargeList(list);
+            return list;
+          });
+        }
+        budget.chargeList(result);
+        return result;
+      };
+    }
+  }
+}
