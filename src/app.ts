@@ -283,6 +283,12 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
     readiness,
     live,
+    // A single-connection stream counts like a WebSocket connection; its subscriptions likewise.
+    eventStreams: {
+      maxStreams: config.live.maxConnections,
+      maxStreamsPerCredentials: config.live.maxPerAccount,
+      maxOperationsPerStream: config.live.maxPerConnection,
+    },
     // GATEWAY_SECRET: copies behind one load balancer must share it, or a page cursor fails on
     // another copy; the previous one is still accepted during a rotation.
     cursorKey: config.secret.current,
@@ -312,6 +318,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         ...(logger ? webSocketLog(logger) : {}),
         maxConnections: config.live.maxConnections,
         maxPayloadBytes: config.limits.maxBodyBytes,
+        // Pages that may not call over HTTP may not open a WebSocket either.
+        cors: { origins: config.corsOrigins, allowLoopback: simulator !== null },
         // Browsers send no credentials on an upgrade: upgrades without any take turns in a line
         // of their own, so a flood of anonymous HTTP requests cannot starve live updates.
         admit: (request) => admission.admit(upgradeTenant(tenantOf(request.headers))),

@@ -10,11 +10,14 @@
  */
 import type { Plugin } from 'graphql-yoga';
 import { REQUEST_ID_HEADER } from '../observability/request-id.js';
+import { appendVary } from './vary.js';
+import { TOKEN_HEADER_KEY } from 'graphql-sse';
 
 /** Pages served from this machine: http(s)://localhost, 127.0.0.0/8 or [::1], any port. */
 const LOOPBACK_ORIGIN = /^https?:\/\/(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/;
 
-const ALLOWED_METHODS = 'GET, POST';
+// PUT and DELETE, and the stream token: graphql-sse's single connection mode (reserve, stop).
+const ALLOWED_METHODS = 'GET, POST, PUT, DELETE';
 const ALLOWED_HEADERS = [
   'authorization',
   'x-sys-id',
@@ -22,6 +25,7 @@ const ALLOWED_HEADERS = [
   'content-type',
   'accept',
   REQUEST_ID_HEADER,
+  TOKEN_HEADER_KEY,
 ].join(', ');
 // Warning: a stale-if-error answer says so (docs/stale-if-error.md); scripts may read it.
 const EXPOSED_HEADERS = [REQUEST_ID_HEADER, 'warning'].join(', ');
@@ -116,12 +120,4 @@ export function useCors(settings: CorsSettings): Plugin {
       response.headers.set('access-control-expose-headers', EXPOSED_HEADERS);
     },
   };
-}
-
-function appendVary(headers: Headers, name: string): void {
-  const current = headers.get('vary');
-  if (!current) headers.set('vary', name);
-  else if (!current.split(',').some((v) => v.trim().toLowerCase() === name.toLowerCase())) {
-    headers.set('vary', `${current}, ${name}`);
-  }
 }

@@ -40,6 +40,7 @@ import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
+import { useSseSingleConnection } from './plugins/sse-single-connection.js';
 import { schema } from '../graph/schema.js';
 import type { UpstreamClient } from '../upstream/client.js';
 
@@ -92,6 +93,15 @@ export interface GatewayOptions {
   readonly responseCache?: ResponseCache | null;
   /** Live subscriptions (Subscription.messageAdded); none turns them off. */
   readonly live?: LiveHub | null;
+  /**
+   * Caps of graphql-sse's single connection mode (src/http/plugins/sse-single-connection.ts).
+   * @default 1000 streams, 50 per credential pair, 20 subscriptions per stream
+   */
+  readonly eventStreams?: {
+    readonly maxStreams: number;
+    readonly maxStreamsPerCredentials: number;
+    readonly maxOperationsPerStream: number;
+  };
   /**
    * Secret that signs `messages` cursors and resume tokens (GATEWAY_SECRET): copies sharing it
    * accept each other's. None: this process's random key, so its cursors die with it.
@@ -202,6 +212,15 @@ export function createGateway(options: GatewayOptions): Gateway {
         shouldPersistHeaders: false,
       }),
       useResponseCompression(),
+      // graphql-sse's single connection mode (PUT, then a token on each request); the rest of
+      // /graphql, SSE's distinct connections mode included, is yoga's own.
+      useSseSingleConnection({
+        maxStreams: 1_000,
+        maxStreamsPerCredentials: 50,
+        maxOperationsPerStream: 20,
+        ...options.eventStreams,
+        live: options.live ?? null,
+      }),
       useKnownOperationTypes(),
       // Before graphql-jit, which then compiles the document without @defer/@stream.
       useIncrementalFallback(),

@@ -11,6 +11,11 @@
  * (4413), and past `maxConnections` open on this copy a new connection is closed at once (1013,
  * try again later). While the copy is busy, upgrades take their tenant's turn like HTTP requests
  * (`admit`): a flood of connections is one tenant among others.
+ *
+ * Browsers let any page open a WebSocket to any host (no preflight, no CORS), so the upgrade's
+ * `Origin` is checked here against the same CORS_ORIGINS as HTTP: a page whose fetches would be
+ * refused gets 403 before the handshake. No `Origin` (a server's client) and the gateway's own
+ * origin stay allowed, as for HTTP.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -21,6 +26,7 @@ import { readCredentials, type Credentials } from '../core/credentials.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import { whenAdmitted, type Refusal, type Release, type Waiting } from './fair-admission.js';
+import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
 export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
@@ -41,6 +47,11 @@ export interface WebSocketOptions {
   readonly maxConnections?: number;
   /** Largest frame read, in bytes (MAX_BODY_BYTES). @default 100000 */
   readonly maxPayloadBytes?: number;
+  /**
+   * Which pages may connect (CORS_ORIGINS and demo mode's loopback, as for HTTP).
+   * @default any page: checked only when given
+   */
+  readonly cors?: CorsSettings;
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
   /**
@@ -99,6 +110,11 @@ export function attachWebSocket(
   const maxInitBytes = Math.min(MAX_CONNECTION_INIT_BYTES, maxPayload);
   const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const origin = request.headers.origin;
+    if (options.cors && origin !== undefined && !upgradeOriginAllowed(options.cors, request)) {
+      refuseOrigin(socket, origin);
+      return;
+    }
     whenAdmitted(
       options.admit?.(request) ?? noop,
       socket,
@@ -233,6 +249,32 @@ function refuseUpgrade(socket: Duplex, refusal: Refusal): void {
     `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${refusal.retryAfterSeconds}\r\n` +
       `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `Connection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Whether the page that opened this WebSocket may use it: an origin CORS_ORIGINS allows, or the
+ * gateway's own (its Host), whose pages need no CORS grant over HTTP either.
+ */
+export function upgradeOriginAllowed(cors: CorsSettings, request: IncomingMessage): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  if (originAllowed(cors, origin)) return true;
+  try {
+    return request.headers.host !== undefined && new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/** A 403 before the WebSocket handshake, saying how the operator would allow the page. */
+function refuseOrigin(socket: Duplex, origin: string): void {
+  // The origin is echoed only when it is plain printable ASCII (no header or body injection).
+  const shown = /^[\x21-\x7e]{1,200}$/.test(origin) ? origin : 'this origin';
+  const body = refusalMessage(shown);
+  socket.end(
+    `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nVary: Origin\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

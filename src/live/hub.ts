@@ -56,6 +56,7 @@ export class LiveHub {
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   private readonly subscriptions = new Set<LiveSubscription>();
   private closingNow = false;
+  private readonly closeListeners = new Set<() => void>();
   private readonly admission: SubscriptionAdmission;
 
   constructor(private readonly options: LiveHubOptions) {
@@ -86,6 +87,14 @@ export class LiveHub {
   /** True once close() was called: streams then end so that clients reconnect. */
   get closing(): boolean {
     return this.closingNow;
+  }
+
+  /**
+   * Calls `listener` once, as close() begins and before any subscription ends: a transport that
+   * holds streams of its own (graphql-sse's single connection mode) ends them first.
+   */
+  onClose(listener: () => void): void {
+    this.closeListeners.add(listener);
   }
 
   /**
@@ -138,6 +147,7 @@ export class LiveHub {
    */
   async close(): Promise<void> {
     this.closingNow = true;
+    for (const listener of this.closeListeners) listener();
     // Let the WebSocket server close its sockets first (same tick), so a graphql-ws client gets
     // "going away", never a `complete` it would take as final.
     await new Promise((resolve) => setImmediate(resolve));

@@ -2,8 +2,10 @@
  * Deterministic demo data for the built-in upstream simulator.
  *
  * Everything here is computed once, at module load, from fixed specs and a small
- * seeded PRNG (mulberry32). Nothing depends on Math.random, Date.now or the
- * environment, so every process sees byte-identical data.
+ * seeded PRNG (mulberry32). Nothing depends on Math.random or the environment, so
+ * every process sees the same messages, ids and order. Only the dates move: the
+ * history as a whole is dated so that it ends when the module loads (the
+ * simulator's start), never in the future (DEMO_HISTORY_ENDS_AT).
  */
 
 import {
@@ -345,8 +347,8 @@ interface DraftMessage {
 function messageTimestamps(spec: NumberSpec, rand: () => number): number[] {
   const n = spec.messageCount;
   if (n === 0) return [];
-  const created = parseUtc(spec.created);
-  const newest = parseUtc(spec.newest);
+  const created = parseUtc(spec.created) + historyShiftSeconds();
+  const newest = parseUtc(spec.newest) + historyShiftSeconds();
   const width = Math.floor((newest - created) / n);
   if (width < 2) throw new Error(`demo-data: time span too small for ${spec.tid}`);
   const times: number[] = [];
@@ -447,7 +449,7 @@ function buildAccount(account: AccountSpec): DemoAccount {
       type: spec.type,
       webhook: spec.webhook,
       optin: spec.optin,
-      createdDate: formatUpstreamTimestamp(parseUtc(spec.created)),
+      createdDate: formatUpstreamTimestamp(parseUtc(spec.created) + historyShiftSeconds()),
       looselyTyped: spec.looselyTyped,
       messages: Object.freeze(messages),
     });
@@ -473,6 +475,24 @@ function checkUniqueness(accounts: readonly DemoAccount[]): void {
       }
     }
   }
+}
+
+/**
+ * When the seeded history ends (epoch seconds): its newest message is dated then, the start of
+ * this process to the second. Arrivals (dated when they arrive) are then the newest by date as
+ * well as by position, where specs dated for a fixed year would have put old messages in the
+ * future of every arrival.
+ */
+export const DEMO_HISTORY_ENDS_AT = Math.floor(Date.now() / 1000);
+
+/** How far the specs' fixed dates move: their newest message lands on DEMO_HISTORY_ENDS_AT. */
+function historyShiftSeconds(): number {
+  const newest = Math.max(
+    ...ACCOUNT_SPECS.flatMap((a) => a.numbers.filter((n) => n.messageCount > 0)).map((n) =>
+      parseUtc(n.newest),
+    ),
+  );
+  return DEMO_HISTORY_ENDS_AT - newest;
 }
 
 /** Both demo accounts: [demo account, second demo account]. */

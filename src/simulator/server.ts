@@ -222,8 +222,8 @@ function withArrival(
 
 /**
  * A new inbound message for `number`, at the head of its history, dated when it arrives (so
- * arrivals every 5 s are 5 s apart). The seeded demo history keeps its fixed dates, some of them
- * later than today: an arrival is the newest by position and system id, not always by date.
+ * arrivals every 5 s are 5 s apart). The seeded demo history ends when the simulator starts, so an
+ * arrival is the newest by date as well as by position and system id.
  */
 function arrivingMessage(number: DemoNumber, body: string): DemoMessage {
   const newest = number.messages[0];

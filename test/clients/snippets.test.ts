@@ -9,6 +9,7 @@ import { CombinedGraphQLErrors, gql } from '@apollo/client';
 import type { Client as UrqlClient, OperationResult } from '@urql/core';
 import { generate, type CodegenConfig } from '@graphql-codegen/cli';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { parse, print } from 'graphql';
@@ -91,17 +92,22 @@ const historyCalls = () =>
   gateway.simulator.calls.filter((c) => c.operation === 'smshistory').length;
 
 /**
- * Subscribes (via `start`) to `numbers` numbers (all of the demo account's) and waits until, for each, the
- * subscription has read the head of its history and the live loop's first poll has learnt what
- * is there: a message that arrives after both is delivered.
+ * Subscribes (via `start`) to `numbers` numbers (all of the demo account's) and waits until, for
+ * each, the subscription has read the head of its history and the live loop's first poll has
+ * learnt what is there: a message that arrives after both is delivered. Counted from the moment
+ * the subscription exists (a query the start makes reads histories too), three calls per number,
+ * as one may be the last poll of a loop an earlier test left, still under way.
  */
 async function subscribed(
   start: () => unknown,
   numbers = DEMO_ACCOUNT.numbers.length,
 ): Promise<void> {
-  const before = historyCalls();
+  const live = gateway.test.live!;
+  await until(() => live.stats.subscriptions === 0, 15_000);
   await start();
-  await until(() => historyCalls() >= before + 2 * numbers, 5_000);
+  await until(() => live.stats.subscriptions > 0, 15_000);
+  const joined = historyCalls();
+  await until(() => historyCalls() >= joined + 3 * numbers, 15_000);
 }
 
 /** The ids of the `first` messages after `cursor`, read from the gateway without any client. */
@@ -218,16 +224,59 @@ describe('docs/paging.md', () => {
     client.stop();
   });
 
-  it('paging-urql: the second query holds both pages', async () => {
-    const { first, both } = await run<{
+  it('paging-urql: with the one urql set-up, the second query holds both pages', async () => {
+    const { first, both, live } = await run<{
       first: OperationResult<MessagesPage>;
       both: OperationResult<MessagesPage>;
-    }>(['paging-urql'], ['first', 'both']);
+      live: { unsubscribe(): void };
+    }>(['urql-setup', 'paging-urql', 'urql-live'], ['first', 'both', 'live']);
+    live.unsubscribe();
     expect(first.error).toBeUndefined();
     expect(first.data?.number.messages.edges).toHaveLength(20);
     const ids = both.data?.number.messages.edges.map((e) => e.node.id) ?? [];
     expect(ids).toHaveLength(40);
     expect(ids.slice(0, 20)).toEqual(first.data?.number.messages.edges.map((e) => e.node.id));
+  });
+
+  it('paging-urql with urql-live: an arrival heads the merged pages, once, and counts in totalCount', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
+    try {
+      type Paged = { number: { messages: { totalCount: number; edges: ListEdge[] } } };
+      let module:
+        | {
+            client: UrqlClient;
+            PAGE: string;
+            both: OperationResult<Paged>;
+            live: { unsubscribe(): void };
+          }
+        | undefined;
+      await subscribed(async () => {
+        module = await run(
+          ['urql-setup', 'paging-urql', 'urql-live'],
+          ['client', 'PAGE', 'both', 'live'],
+        );
+        cleanups.push(() => module!.live.unsubscribe());
+      }, 1);
+      const { client, PAGE, both } = module!;
+      const after = (both.operation.variables as { after: string }).after;
+      const seen: Paged[] = [];
+      const watching = client
+        .query<Paged>(PAGE, { tid: NUMBER.tid, after })
+        .subscribe(({ data }) => data && seen.push(data));
+      cleanups.push(() => watching.unsubscribe());
+      const list = () => seen.at(-1)?.number.messages;
+      await until(() => list()?.edges.length === 40);
+      const before = list()!;
+      arrive('urql paged arrival');
+      await until(() => list()?.edges[0]?.node.body === 'urql paged arrival', 15_000);
+      await landedOnceAtHead(list()!.edges, before.edges, 'urql paged arrival');
+      expect(list()!.edges).toHaveLength(41);
+      expect(list()!.totalCount).toBe(before.totalCount + 1);
+      expect(warnings).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
 
@@ -289,7 +338,7 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     const edges = () => seen.at(-1)?.number.messages.edges ?? [];
 
     arrive('apollo edge 1');
-    await until(() => edges()[0]?.node.body === 'apollo edge 1', 5_000);
+    await until(() => edges()[0]?.node.body === 'apollo edge 1', 15_000);
     await landedOnceAtHead(edges(), first.edges, 'apollo edge 1');
     expect(seen.at(-1)?.number.messages.totalCount).toBe(first.totalCount + 1);
 
@@ -314,7 +363,7 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     });
     const before = gateway.upgrades();
     const error = await new Promise<Error>((resolve, reject) => {
-      setTimeout(() => reject(new Error('no error within 5 s: the client is retrying')), 5_000);
+      setTimeout(() => reject(new Error('no error within 15 s: the client is retrying')), 15_000);
       // Apollo Client 4 hands a subscription's error to `next`, as `result.error`.
       client.subscribe({ query: gql('subscription { messageAdded { id } }') }).subscribe({
         next: (result) => {
@@ -356,7 +405,7 @@ describe('docs/client-caching.md: urql Graphcache', () => {
           .subscribe((result) => events.push(result.data)));
       });
       arrive('urql arrival');
-      await until(() => events.length > 0, 5_000);
+      await until(() => events.length > 0, 15_000);
       expect(events[0]).toMatchObject({ messageAdded: { body: 'urql arrival' } });
       unsubscribe();
       expect(warnings).toEqual([]);
@@ -370,8 +419,8 @@ describe('docs/client-caching.md: urql Graphcache', () => {
     vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
     try {
       const PAGE = `query Head($tid: ID!) { number(tid: $tid) { id
-        messages(first: 3) { edges { cursor node { id body } } pageInfo { hasNextPage endCursor } } } }`;
-      type Page = { number: { messages: { edges: ListEdge[] } } };
+        messages(first: 3) { totalCount edges { cursor node { id body } } pageInfo { hasNextPage endCursor } } } }`;
+      type Page = { number: { messages: { totalCount: number; edges: ListEdge[] } } };
       let client: UrqlClient | undefined;
       await subscribed(async () => {
         ({ client } = await run<{ client: UrqlClient; live: { unsubscribe(): void } }>(
@@ -390,10 +439,12 @@ describe('docs/client-caching.md: urql Graphcache', () => {
       const edges = () => seen.at(-1)?.number.messages.edges ?? [];
       await until(() => edges().length === 3);
       const before = edges();
+      const count = seen.at(-1)!.number.messages.totalCount;
       arrive('urql edge');
-      await until(() => edges()[0]?.node.body === 'urql edge', 5_000);
-      await sleep(300);
+      await until(() => edges()[0]?.node.body === 'urql edge', 15_000);
       await landedOnceAtHead(edges(), before, 'urql edge');
+      // The updater counts it too: a list's "N messages" is not left behind.
+      await until(() => seen.at(-1)?.number.messages.totalCount === count + 1, 15_000);
       expect(warnings).toEqual([]);
     } finally {
       vi.restoreAllMocks();
@@ -483,10 +534,10 @@ import PaginationQuery from './__generated__/InboxMessagesPaginationQuery.graphq
     expect(bodies()).toHaveLength(40);
 
     // The subscription started with the snippet; its loop has polled at least once by now.
-    await until(() => historyCalls() > beforeArrivals + 2, 5_000);
+    await until(() => historyCalls() > beforeArrivals + 2, 15_000);
     const before = edges();
     arrive('relay arrival');
-    await until(() => bodies()[0] === 'relay arrival', 5_000);
+    await until(() => bodies()[0] === 'relay arrival', 15_000);
     await sleep(300);
     await landedOnceAtHead(edges(), before, 'relay arrival');
     expect(bodies()).toHaveLength(41);
@@ -507,10 +558,18 @@ describe('docs/client-caching.md: GraphQL Code Generator', () => {
     );
     const [output, options] = Object.entries(config.generates)[0]!;
     expect(output).toBe('src/gql/');
+    // The schema path is this repository's file, as a frontend keeps a copy of it (the package
+    // is private: no node_modules path can point at it).
+    expect(typeof config.schema).toBe('string');
+    const schemaFile = new URL(`../../${config.schema as string}`, import.meta.url);
+    expect(
+      existsSync(schemaFile),
+      `${config.schema as string} is not a file of this repository`,
+    ).toBe(true);
     const files = await generate(
       {
         ...config,
-        schema: new URL('../../schema.client.graphql', import.meta.url).pathname,
+        schema: schemaFile.pathname,
         documents: [new URL('src/*.ts', dir).pathname],
         generates: { [new URL(`${output}`, dir).pathname]: options },
         silent: true,

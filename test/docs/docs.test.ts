@@ -115,3 +115,14 @@ describe('configuration tables', () => {
     for (const [name, cells] of short) expect(cells, name).toEqual(full.get(name));
   });
 });
+
+describe('README: first steps', () => {
+  it('tells how to see live updates in demo mode, where no message arrives by default', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf('## A first query');
+    const firstSteps = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    // GraphiQL's subscription otherwise waits forever on a plain `npm start`.
+    expect(firstSteps).toMatch(/subscription \{ messageAdded/);
+    expect(firstSteps).toMatch(/SIMULATOR_ARRIVALS_MS=\d+ npm start/);
+  });
+});

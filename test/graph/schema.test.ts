@@ -136,5 +136,6 @@ describe('schema contract', () => {
       (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ''}${error.stderr ?? ''}`,
     );
     expect(result).toBe('up to date');
-  });
+    // A codegen run in a child process: 10-15 s on a quiet machine, over 20 s on a busy one.
+  }, 90_000);
 });

@@ -73,7 +73,9 @@ describe('response size', () => {
       success: '1',
       data: [{ number: '1', tid: 'x'.repeat(17 * 1024 * 1024), type: 'local', webhook: '' }],
     };
-    const gateway = await gatewayOver(() => ({ json: huge }));
+    // 17 MiB over loopback: on a busy machine that can outlast the default 2 s deadline, which
+    // would answer UPSTREAM_TIMEOUT before the size was ever reached.
+    const gateway = await gatewayOver(() => ({ json: huge }), { timeoutMs: 15_000 });
     const { body } = await execute(gateway, OwnedNumbersQuery, {}, auth);
     expect(body.errors?.[0]).toMatchObject({
       message: "The SMS service's allownednumbers response is larger than the 16 MiB allowed",

@@ -114,6 +114,23 @@ describe('response compression', () => {
     expect(parts.headers.get('content-encoding')).toBeNull();
   });
 
+  it('says Vary: Accept-Encoding on every answer it could have compressed, asked or not', async () => {
+    const varies = (response: Response) =>
+      (response.headers.get('vary') ?? '').split(',').map((v) => v.trim().toLowerCase());
+    const gzipped = await post(page, { 'accept-encoding': 'gzip' });
+    expect(gzipped.headers.get('content-encoding')).toBe('gzip');
+    expect(varies(gzipped)).toContain('accept-encoding');
+    // The plain variant too: a shared cache must not serve it to a client that asks for gzip.
+    for (const headers of [{}, { 'accept-encoding': 'br' }] as Record<string, string>[]) {
+      const plain = await post(page, headers);
+      expect(plain.headers.get('content-encoding')).toBeNull();
+      expect(varies(plain)).toContain('accept-encoding');
+    }
+    // An answer too small to compress is the same bytes for every client.
+    const small = await post('{ ownedNumbers { tid } }', { 'accept-encoding': 'gzip' });
+    expect(varies(small)).not.toContain('accept-encoding');
+  });
+
   it('negotiates by q-value: gzip, else deflate, never br', () => {
     expect(chooseEncoding('gzip, deflate, br')).toBe('gzip');
     expect(chooseEncoding('br, deflate')).toBe('deflate');

@@ -9,6 +9,7 @@ import {
   benchCredentials,
   DEMO_ACCOUNT,
   DEMO_CREDENTIALS,
+  DEMO_HISTORY_ENDS_AT,
   SECOND_DEMO_ACCOUNT,
   SECOND_DEMO_CREDENTIALS,
   startSimulator,
@@ -146,12 +147,29 @@ describe('demo data', () => {
           expect(ids.has(m.message_id)).toBe(false);
           ids.add(m.message_id);
           expect(m.GMTdate).toMatch(TIMESTAMP);
-          expect(m.GMTdate.startsWith('2026-')).toBe(true);
           if (previous !== null) expect(m.GMTdate < previous).toBe(true);
           previous = m.GMTdate;
           expect(m.mms_url === '').toBe(m.mms === 'no');
         }
       }
+    }
+  });
+});
+
+describe('the demo history', () => {
+  it('ends when the simulator starts: no message is dated in the future', () => {
+    const now = Date.now();
+    const newest = [DEMO_ACCOUNT, SECOND_DEMO_ACCOUNT]
+      .flatMap((account) => account.numbers)
+      .map((n) => n.messages[0]?.GMTdate)
+      .filter((date): date is string => date !== undefined)
+      .map((date) => Date.parse(`${date.replace(' ', 'T')}Z`));
+    expect(Math.max(...newest)).toBeLessThanOrEqual(now);
+    // The newest of all is the start itself, to the second (not a date long past either).
+    expect(Math.max(...newest)).toBe(DEMO_HISTORY_ENDS_AT * 1000);
+    expect(now - DEMO_HISTORY_ENDS_AT * 1000).toBeLessThan(10 * 60_000);
+    for (const n of DEMO_ACCOUNT.numbers) {
+      expect(Date.parse(`${n.createdDate.replace(' ', 'T')}Z`)).toBeLessThanOrEqual(now);
     }
   });
 });

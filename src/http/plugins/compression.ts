@@ -8,10 +8,14 @@
  *   per byte;
  * - request bodies are not decompressed (the body limit counts what arrives on the wire);
  * - never a response with an ETag: a static file (GraphiQL, src/http/graphiql.ts) whose encodings
- *   were prepared once; compressing its megabytes again per request is what that avoids.
+ *   were prepared once; compressing its megabytes again per request is what that avoids;
+ * - every answer that could have been compressed says `Vary: Accept-Encoding`, the plain one
+ *   too: a shared cache must not hand a gzipped answer to a client that did not ask for it, nor
+ *   keep serving the plain one to every client after one that did not ask.
  */
 import { useContentEncoding } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';
+import { appendVary } from '../vary.js';
 
 const MIN_BYTES = 1024;
 const STREAMING = /^(text\/event-stream|multipart\/mixed)/i;
@@ -42,6 +46,7 @@ export function useResponseCompression(): Plugin {
       const type = response.headers.get('content-type') ?? '';
       if (STREAMING.test(type)) return;
       if (!(Number(response.headers.get('content-length')) >= MIN_BYTES)) return;
+      appendVary(response.headers, 'Accept-Encoding');
       const encoding = chooseEncoding(request.headers.get('accept-encoding'));
       if (!encoding) return;
       // The library takes the first listed encoding it supports: hand it exactly our choice.

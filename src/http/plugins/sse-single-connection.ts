@@ -1,0 +1,323 @@
+/**
+ * graphql-sse's "single connection mode" at /graphql (the client's `singleConnection: true`):
+ * one `PUT` reserves a stream and answers its token, one `GET` (`Accept: text/event-stream`, the
+ * token in `X-GraphQL-Event-Stream-Token` or `?token=`) opens it, and each operation is a `POST`
+ * with the token, its results arriving on that one stream; `DELETE ?operationId=` stops one. A
+ * browser with several subscriptions then holds one connection, not one each (HTTP/1.1 allows
+ * six per origin).
+ *
+ * The protocol is graphql-sse's own handler (`graphql-sse/lib/use/fetch`); operations run through
+ * yoga's envelop like every other transport's (limits, masking, resume tokens). What is ours:
+ * - credentials: every request of a stream (reservation, stream, operations, stops) must carry
+ *   the credentials it was reserved with, so a token alone neither reads a stream nor adds
+ *   another account's operations to it; each operation runs with its own request's credentials;
+ * - tokens from `randomUUID` (the library's default uses Math.random) and never from the client;
+ * - bounds: a reservation not opened within RESERVATION_TTL_MS is dropped; streams per copy and
+ *   per credentials, and operations per stream, are capped;
+ * - shutdown: when the copy closes its live streams, each stream ends first, without its
+ *   operations' `complete` events, which the client would take as final; a stream that just ends
+ *   is a network error that it retries (re-reserving, then resending each operation).
+ * Requests without a token (other than `PUT`) are left to yoga: plain GraphQL over HTTP and SSE's
+ * "distinct connections" mode stay as they were.
+ */
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
+import { createHandler } from 'graphql-sse/lib/use/fetch';
+import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { readCredentials } from '../../core/credentials.js';
+import { ErrorCode } from '../../core/errors.js';
+import { SUBSCRIPTION_LIMIT } from '../../live/hub.js';
+import { GRAPHQL_PATH } from '../paths.js';
+
+/** How long a reserved stream waits for its `GET` before it is dropped. */
+export const RESERVATION_TTL_MS = 30_000;
+
+export interface SseSingleConnectionOptions {
+  /** Streams this copy holds open or reserved at once. */
+  readonly maxStreams: number;
+  /** Streams one credential pair holds at once. */
+  readonly maxStreamsPerCredentials: number;
+  /** Subscriptions one stream runs at once. */
+  readonly maxOperationsPerStream: number;
+  /** Live updates (LiveHub): its close() ends every stream first. None: queries only. */
+  readonly live: { readonly closing: boolean; onClose(listener: () => void): void } | null;
+}
+
+interface Reservation {
+  readonly owner: string;
+  opened: boolean;
+  operations: number;
+  expiry: NodeJS.Timeout | undefined;
+  /** Ends the open stream (set while it is open). */
+  end: (() => void) | undefined;
+}
+
+type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
+
+export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
+  const ownerKey = randomBytes(32);
+  const reservations = new Map<string, Reservation>();
+  const ownerOf = (request: Request): string | null => {
+    const read = readCredentials(request.headers);
+    if (read.kind !== 'present') return null;
+    const { sysId, authToken } = read.credentials;
+    return createHmac('sha256', ownerKey)
+      .update(sysId)
+      .update('\u0000')
+      .update(authToken)
+      .digest('base64url');
+  };
+  // Tokens this plugin issued for PUT requests (the library asks `authenticate` for one).
+  const issued = new WeakMap<Request, string>();
+  let handler: ((request: Request) => Promise<Response>) | undefined;
+  let fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream } | undefined;
+
+  const forget = (token: string): void => {
+    const reservation = reservations.get(token);
+    if (!reservation) return;
+    clearTimeout(reservation.expiry);
+    reservations.delete(token);
+  };
+
+  /** Drops a reservation that was never opened: the library frees a stream once it is read. */
+  const expire = async (token: string): Promise<void> => {
+    const reservation = reservations.get(token);
+    if (!reservation || reservation.opened || !handler) return;
+    forget(token);
+    const opening = new Request(`http://gateway.internal${GRAPHQL_PATH}`, {
+      headers: { accept: 'text/event-stream', [TOKEN_HEADER_KEY]: token },
+    });
+    const response = await handler(opening);
+    await response.body?.cancel();
+  };
+
+  // Shutdown: every open stream ends before the live subscriptions do, so no `complete` is sent.
+  options.live?.onClose(() => {
+    for (const reservation of [...reservations.values()]) reservation.end?.();
+  });
+
+  return {
+    onYogaInit({ yoga }) {
+      fetchAPI = yoga.fetchAPI;
+      const enveloped = yoga as unknown as Enveloped;
+      handler = createHandler(
+        {
+          authenticate: (req) => issued.get(req.raw as Request) ?? tokenOf(req.raw as Request),
+          onSubscribe: async (req, params) => {
+            const request = req.raw as Request;
+            const reservation = reservations.get(tokenOf(request) ?? '');
+            if (reservation && reservation.operations >= options.maxOperationsPerStream) {
+              return once({
+                errors: [
+                  new GraphQLError(
+                    `This stream already runs ${options.maxOperationsPerStream} subscriptions, the most allowed; stop one first`,
+                    { extensions: { code: SUBSCRIPTION_LIMIT } },
+                  ),
+                ],
+              });
+            }
+            const { schema, parse, validate, contextFactory, execute, subscribe } =
+              enveloped.getEnveloped({ request, params });
+            let document;
+            try {
+              document = parse(params.query);
+            } catch (error) {
+              return once({
+                errors: [error instanceof GraphQLError ? error : new GraphQLError('Syntax error')],
+              });
+            }
+            const errors = validate(schema, document);
+            if (errors.length > 0) return once({ errors });
+            const args: ExecutionArgs = {
+              schema,
+              document,
+              contextValue: await contextFactory(),
+              variableValues: params.variables ?? null,
+              operationName: params.operationName ?? null,
+            };
+            const operation = getOperationAST(document, params.operationName)?.operation;
+            const result = (await (operation === 'subscription'
+              ? subscribe(args)
+              : execute(args))) as ExecutionResult | AsyncIterable<ExecutionResult>;
+            if (!isAsyncIterable(result)) return result.data === undefined ? once(result) : result;
+            return reservation ? counted(result, reservation) : result;
+          },
+        },
+        yoga.fetchAPI,
+      );
+    },
+    onRequest({ request, endResponse }) {
+      if (!handler || !fetchAPI) return;
+      const token = tokenOf(request);
+      if (request.method !== 'PUT' && token === null) return;
+      if (new URL(request.url).pathname !== GRAPHQL_PATH) return;
+      const owner = ownerOf(request);
+      const api = fetchAPI;
+      const refuse = (status: number, message: string, code?: string): void =>
+        endResponse(
+          api.Response.json(
+            { errors: [{ message, ...(code ? { extensions: { code } } : {}) }] },
+            { status },
+          ),
+        );
+      if (owner === null) {
+        refuse(
+          401,
+          'Credentials required on every request of a stream: Authorization: Basic base64(sys_id:auth_token), or X-Sys-Id with X-Auth-Token',
+          ErrorCode.Unauthenticated,
+        );
+        return;
+      }
+      if (request.method === 'PUT') {
+        if (options.live?.closing) {
+          refuse(503, 'This gateway copy is shutting down; reserve the stream again (any copy)');
+          return;
+        }
+        if (reservations.size >= options.maxStreams) {
+          refuse(503, 'Too many event streams on this gateway copy; try again later');
+          return;
+        }
+        let own = 0;
+        for (const reservation of reservations.values()) if (reservation.owner === owner) own += 1;
+        if (own >= options.maxStreamsPerCredentials) {
+          refuse(
+            429,
+            `These credentials already hold ${options.maxStreamsPerCredentials} event streams, the most allowed; close one first`,
+            SUBSCRIPTION_LIMIT,
+          );
+          return;
+        }
+        const fresh = randomUUID();
+        issued.set(request, fresh);
+        return handler(request).then((response) => {
+          if (response.status === 201) {
+            const reservation: Reservation = {
+              owner,
+              opened: false,
+              operations: 0,
+              expiry: undefined,
+              end: undefined,
+            };
+            reservation.expiry = setTimeout(() => void expire(fresh), RESERVATION_TTL_MS);
+            reservation.expiry.unref();
+            reservations.set(fresh, reservation);
+          }
+          endResponse(response);
+        });
+      }
+      const reservation = reservations.get(token ?? '');
+      if (!reservation || token === null) {
+        refuse(404, 'No such event stream: reserve one with PUT first (it lasts while it is open)');
+        return;
+      }
+      if (reservation.owner !== owner) {
+        refuse(
+          403,
+          'This event stream was reserved with other credentials: send the same credentials on every request of a stream',
+        );
+        return;
+      }
+      return handler(request).then((response) => {
+        const opening = request.method === 'GET' && response.status === 200 && response.body;
+        endResponse(opening ? openStream(token, reservation, response, api) : response);
+      });
+    },
+  };
+
+  /** The stream's response, ended by us on shutdown; its end frees the reservation. */
+  function openStream(
+    token: string,
+    reservation: Reservation,
+    response: Response,
+    api: { Response: typeof Response; ReadableStream: typeof ReadableStream },
+  ): Response {
+    reservation.opened = true;
+    clearTimeout(reservation.expiry);
+    const reader = response.body!.getReader();
+    let ended = false;
+    const body = new api.ReadableStream<Uint8Array>({
+      start(controller) {
+        reservation.end = () => {
+          if (ended) return;
+          ended = true;
+          forget(token);
+          controller.close();
+          void reader.cancel().catch(() => undefined);
+        };
+      },
+      async pull(controller) {
+        const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+        if (ended) return;
+        if (next.done) {
+          ended = true;
+          forget(token);
+          controller.close();
+        } else {
+          controller.enqueue(next.value);
+        }
+      },
+      async cancel(reason) {
+        ended = true;
+        forget(token);
+        await reader.cancel(reason).catch(() => undefined);
+      },
+    });
+    return new api.Response(body, { status: response.status, headers: response.headers });
+  }
+}
+
+/** The stream token a request carries, in the header or the query string. */
+function tokenOf(request: Request): string | null {
+  const header = request.headers.get(TOKEN_HEADER_KEY);
+  if (header) return header;
+  const index = request.url.indexOf('?');
+  if (index < 0) return null;
+  return new URLSearchParams(request.url.slice(index + 1)).get(TOKEN_QUERY_KEY) || null;
+}
+
+/**
+ * One result as a stream of one: graphql-sse's handler takes a returned object without `data`
+ * for execution arguments, and answers an error as HTTP 400, which its client retries.
+ */
+async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
+  yield result;
+}
+
+/**
+ * The results of a subscription, counted against its stream while it runs. Not an async
+ * generator: a generator waiting for the next event would hold a stop (`return()`) until that
+ * event came; this hands it to the subscription at once.
+ */
+function counted(
+  results: AsyncIterable<ExecutionResult>,
+  reservation: { operations: number },
+): AsyncGenerator<ExecutionResult> {
+  const inner = results[Symbol.asyncIterator]();
+  reservation.operations += 1;
+  let running = true;
+  const finish = (): void => {
+    if (running) reservation.operations -= 1;
+    running = false;
+  };
+  const iterator: AsyncGenerator<ExecutionResult> = {
+    async next() {
+      const next = await inner.next();
+      if (next.done) finish();
+      return next;
+    },
+    async return(value) {
+      finish();
+      return (await inner.return?.(value)) ?? { done: true, value };
+    },
+    async throw(error: unknown) {
+      finish();
+      if (inner.throw) return inner.throw(error);
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return iterator;
+    },
+  };
+  return iterator;
+}
