@@ -11,8 +11,7 @@ import type {
   RequestListener,
   ServerResponse,
 } from 'node:http';
-import { LRUCache } from 'lru-cache';
-import { readCredentials, type Credentials } from '../core/credentials.js';
+import { readCredentials } from '../core/credentials.js';
 import type { CredentialMemory } from '../upstream/verification.js';
 import {
   ANONYMOUS,
@@ -32,29 +31,16 @@ export function refusalOf(request: IncomingMessage | undefined): Refusal | undef
   return request ? refusals.get(request) : undefined;
 }
 
-/** Distinct credential headers whose parsed pair is kept, so repeat callers cost a map lookup. */
-const MAX_KNOWN_HEADERS = 2_000;
-
 /**
  * The tenant of a request, from its credential headers and what this copy knows of them: their
  * account once the service has accepted them, the pair itself until then, the anonymous pool
- * without (well-formed) credentials.
+ * without (well-formed) credentials. readCredentials keeps its readings, so this costs a lookup.
  */
 export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttpHeaders) => Tenant {
-  const known = new LRUCache<string, Credentials | false>({ max: MAX_KNOWN_HEADERS });
   return (headers) => {
-    const basic = headers.authorization;
-    const sysId = headers['x-sys-id'];
-    const token = headers['x-auth-token'];
-    if (basic === undefined && sysId === undefined && token === undefined) return ANONYMOUS;
-    const key = `${String(basic)}\u0000${String(sysId)}\u0000${String(token)}`;
-    let credentials = known.get(key);
-    if (credentials === undefined) {
-      const read = readCredentials({ get: (name) => headerValue(headers[name.toLowerCase()]) });
-      credentials = read.kind === 'present' ? read.credentials : false;
-      known.set(key, credentials);
-    }
-    if (credentials === false) return ANONYMOUS;
+    const read = readCredentials({ get: (name) => headerValue(headers[name.toLowerCase()]) });
+    if (read.kind !== 'present') return ANONYMOUS;
+    const credentials = read.credentials;
     return memory.verdict(credentials) === 'accepted'
       ? `account:${memory.account(credentials)}`
       : unverifiedPair(memory.fingerprint(credentials));
