@@ -90,11 +90,13 @@ export interface App {
    */
   drain(): void;
   /**
-   * Stops listening and resolves once every connection has ended by itself: busy ones after
-   * their response (which says `Connection: close`), idle ones when the keep-alive time they were
-   * told runs out (src/http/connections.ts). Live streams must be ended meanwhile.
+   * Stops listening, answering the requests held for that moment, and closes the connections idle
+   * since the drain began (src/http/connections.ts). End live streams after it: the held
+   * requests may have opened some.
    */
-  stopAccepting(): Promise<void>;
+  stopListening(): Promise<void>;
+  /** Resolves once every connection has ended: busy ones after their response. */
+  allClosed(): Promise<void>;
   /** The shutdown deadline's last resort: closes idle connections; returns requests still running. */
   closeRemaining(): number;
   /** Listens on config.port/config.host (0 = any free port). */
@@ -351,7 +353,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       ready = false;
       connections.closeAfterEachResponse();
     },
-    stopAccepting: () => connections.stopAccepting(),
+    stopListening: () => connections.stopListening(),
+    allClosed: () => connections.allClosed(),
     closeRemaining: () => connections.closeRemaining(),
     listen: () =>
       new Promise<AddressInfo>((resolve, reject) => {

@@ -101,9 +101,10 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, delayMs));
 
     if (logger) logger.info('draining: no longer accepting connections');
+    await app.stopListening();
     const streamsEnded = app.endStreams();
     metricsServer?.close();
-    await app.stopAccepting();
+    await app.allClosed();
     // Their Redis connections are quit before exit, not cut.
     await Promise.allSettled([streamsEnded, app.close()]);
     clearTimeout(force);

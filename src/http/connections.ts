@@ -3,17 +3,17 @@
  * and how a copy lets go of its connections when it drains (docs/deploy.md "Shutdown").
  *
  * The drain resets nothing a client wrote, with or without a balancer in front. A connection is
- * closed only (a) right after a response that said `Connection: close`, or (b) once it has been
- * idle for as long as the client was told it could stay (`Keep-Alive: timeout=`,
- * KEEP_ALIVE_TIMEOUT_MS), or (c) at the shutdown deadline, if idle. Node's own `server.close()`
- * is not used: it also closes every connection Node counts as idle, and a connection accepted a
- * moment ago is "idle" until its request's headers are parsed, so a request already on the wire
- * met a reset.
+ * closed only (a) right after a response that said `Connection: close`, (b) once it has been
+ * idle for as long as the client was told it could stay (`Keep-Alive: timeout=`), (c) when it
+ * had no request since the drain began (see closeIdleSinceDrain), or (d) at the shutdown
+ * deadline, if idle. Node's own `server.close()` is not used: it also closes every connection
+ * Node counts as idle, and a connection accepted a moment ago is "idle" until its request's
+ * headers are parsed, so a request already on the wire met a reset.
  *
  * - Once draining starts (SIGTERM), every response carries `Connection: close`, those in flight
  *   included: each busy connection closes right after an answer, and clients and balancers open
  *   the next one elsewhere.
- * - stopAccepting() then closes the listening socket. The kernel resets the connections still
+ * - stopListening() then closes the listening socket. The kernel resets the connections still
  *   queued on it, requests already written on them included; clients pinned to this copy
  *   (no balancer) reconnect after every answer, so that queue is never empty. So, for a moment,
  *   new requests are held unanswered: a client waiting for its answer opens no connection, the
@@ -46,8 +46,14 @@ export interface GatewayServer {
   readonly server: Server;
   /** From now on every response, in flight or new, closes its connection once sent. */
   closeAfterEachResponse(): void;
-  /** Stops listening; resolves once every connection has ended by itself. */
-  stopAccepting(): Promise<void>;
+  /**
+   * Stops listening (after a moment's hold, see above) and answers the requests held meanwhile;
+   * closes the connections that stayed idle since the drain began. Resolves once the listening
+   * socket is closed: end live streams then (the held requests may have opened some).
+   */
+  stopListening(): Promise<void>;
+  /** Resolves once every connection has ended. */
+  allClosed(): Promise<void>;
   /** The deadline's last resort: closes idle connections; returns the requests still running. */
   closeRemaining(): number;
 }
@@ -90,6 +96,9 @@ export function createGatewayServer(
   let lastConnectionAt = 0;
   server.on('connection', (socket: Socket) => {
     lastConnectionAt = performance.now();
+    lastActive.set(socket, lastConnectionAt);
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
     // A client that has sent a byte is Node's to time out (with a 408).
     const silent = setTimeout(() => {
       if (socket.bytesRead === 0) socket.destroy();
@@ -100,8 +109,12 @@ export function createGatewayServer(
   });
   const firstRequestArrived = (request: IncomingMessage): void =>
     clearTimeout(awaitingFirstRequest.get(request.socket));
-  // A WebSocket upgrade is a first request too.
-  server.prependListener('upgrade', firstRequestArrived);
+  // A WebSocket upgrade is a first request too, and its socket is no longer an HTTP connection:
+  // the WebSocket server ends it (with a close frame) when live streams end.
+  server.prependListener('upgrade', (request: IncomingMessage) => {
+    firstRequestArrived(request);
+    sockets.delete(request.socket);
+  });
 
   const inFlight = new Set<ServerResponse>();
   let draining = false;
@@ -111,6 +124,7 @@ export function createGatewayServer(
   // Before the gateway's own listener, so the header is in place before it answers.
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     firstRequestArrived(request);
+    lastActive.set(request.socket, performance.now());
     if (draining) closeAfter(response);
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
@@ -131,28 +145,51 @@ export function createGatewayServer(
     }
   };
 
-  let stopped: Promise<void> | null = null;
+  let listenerClosed: Promise<void> | null = null;
+  let closed: Promise<void> = Promise.resolve();
+  let drainStartedAt: number | null = null;
+  /**
+   * Connections with no request since the drain began have been idle through the whole
+   * readiness delay: a balancer has taken the copy out, and common clients drop an idle
+   * connection sooner (undici after 4 s, Node's agent after 5 s), so none is about to write.
+   * Waiting for the keep-alive time they were told (65 s) would hold every rollout that long.
+   */
+  const lastActive = new WeakMap<Socket, number>();
+  const closeIdleSinceDrain = (): void => {
+    const since = drainStartedAt ?? performance.now();
+    for (const socket of sockets) {
+      const busy = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+      if (!busy && (lastActive.get(socket) ?? 0) < since) socket.destroy();
+    }
+  };
+  const sockets = new Set<Socket>();
   return {
     server,
     closeAfterEachResponse() {
       draining = true;
+      drainStartedAt ??= performance.now();
       for (const response of inFlight) closeAfter(response);
     },
-    stopAccepting() {
+    stopListening() {
       draining = true;
-      stopped ??= (async () => {
+      drainStartedAt ??= performance.now();
+      listenerClosed ??= (async () => {
         held = [];
         await quiet();
-        const closed = new Promise<void>((resolve) => {
+        closed = new Promise<void>((resolve) => {
           // net.Server's close: stop listening, call back once the last connection has ended.
           NetServer.prototype.close.call(server, () => resolve());
         });
         const waiting = held;
         held = null;
         for (const answer of waiting) answer();
-        await closed;
+        closeIdleSinceDrain();
       })();
-      return stopped;
+      return listenerClosed;
+    },
+    async allClosed() {
+      await this.stopListening();
+      await closed;
     },
     closeRemaining() {
       server.closeIdleConnections();

@@ -128,6 +128,13 @@ export class LiveHub {
         }
       },
     });
+    if (this.closingNow) {
+      // A subscription that arrives as this copy drains (a client reconnecting on a connection
+      // still open) ends at once, as close() ended the others: its client reconnects elsewhere.
+      subscription.begin();
+      subscription.end();
+      return subscription;
+    }
     for (const [i, topic] of topics.entries()) {
       const target = targets[i] as PollTarget;
       const listener = (event: LiveEvent): void => subscription.onEvent(target.tid, event);

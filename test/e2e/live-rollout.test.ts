@@ -34,7 +34,7 @@ describe('SIGTERM of the serving copy while messages arrive', () => {
     lb.to(portOf(b));
     const beforeSigterm = stream.ids.length;
     a.child.kill('SIGTERM');
-    expect(await exited(a)).toBe(0);
+    expect(await exited(a), a.stderr()).toBe(0);
     // Until every client has five messages that arrived after the SIGTERM.
     const later = () => stream.ids.slice(beforeSigterm + 2);
     await until(
