@@ -4,18 +4,13 @@
  * all-retryable-errors`, `option redispatch`), so clients see no failed request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import { keepPosting, newTally, requestLines } from '../fixtures/fleet-load.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
 import { startHaproxy, type RunningHaproxy } from '../fixtures/haproxy.js';
 import { until } from '../../support/wait.js';
 
 const CLIENTS = 8;
-const AUTHORIZATION = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
-const BODY = JSON.stringify({ query: '{ ownedNumbers { tid } }' });
 
 let simulator: RunningSimulator;
 let crashing: GatewayProcess;
@@ -38,34 +33,13 @@ afterAll(async () => {
   await simulator?.close();
 });
 
-const requestLines = (gateway: GatewayProcess): number =>
-  gateway
-    .logs()
-    .split('\n')
-    .filter((line) => line.includes('"msg":"request"')).length;
-
 describe('a copy killed with SIGKILL behind the haproxy recipe, under load', () => {
   it('fails no request: the balancer retries them on the other copy', async () => {
-    const tally = { ok: 0, failures: [] as string[] };
+    const tally = newTally();
     let go = true;
-    const client = async (): Promise<void> => {
-      while (go) {
-        try {
-          const response = await fetch(`${balancer.url}/graphql`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: AUTHORIZATION },
-            body: BODY,
-          });
-          const text = await response.text();
-          if (response.status === 200 && text.includes('"data"') && !text.includes('"errors"')) {
-            tally.ok += 1;
-          } else tally.failures.push(`HTTP ${response.status} ${text.slice(0, 200)}`);
-        } catch (error) {
-          tally.failures.push(String((error as Error).cause ?? error));
-        }
-      }
-    };
-    const clients = Array.from({ length: CLIENTS }, client);
+    const clients = Array.from({ length: CLIENTS }, () =>
+      keepPosting(`${balancer.url}/graphql`, tally, () => go),
+    );
     await until(() => requestLines(crashing) > 20 && requestLines(staying) > 20, 30_000);
 
     crashing.child.kill('SIGKILL');

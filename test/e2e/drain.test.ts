@@ -7,18 +7,14 @@
  */
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
+import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
+import { DEMO_AUTHORIZATION, keepPosting, newTally, requestLines } from '../fixtures/fleet-load.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
 import { startHaproxy, type RunningHaproxy } from '../fixtures/haproxy.js';
 import { sleep, until } from '../../support/wait.js';
 
 const READINESS_DELAY_MS = 1_500;
 const CLIENTS = 8;
-const AUTHORIZATION = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
 const BODY = JSON.stringify({ query: '{ ownedNumbers { tid } }' });
 
 let simulator: RunningSimulator;
@@ -47,41 +43,13 @@ afterAll(async () => {
   await simulator?.close();
 });
 
-interface Tally {
-  ok: number;
-  failures: string[];
-}
-
-/** One client: POSTs back to back through the balancer until told to stop. */
-async function client(tally: Tally, running: () => boolean): Promise<void> {
-  while (running()) {
-    try {
-      const response = await fetch(`${balancer.url}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: AUTHORIZATION },
-        body: BODY,
-      });
-      const body = (await response.json()) as { data?: unknown; errors?: unknown };
-      if (response.status === 200 && body.data && !body.errors) tally.ok += 1;
-      else tally.failures.push(`HTTP ${response.status} ${JSON.stringify(body).slice(0, 200)}`);
-    } catch (error) {
-      tally.failures.push(String((error as Error).cause ?? error));
-    }
-  }
-}
-
-const requestLines = (gateway: GatewayProcess): number =>
-  gateway
-    .logs()
-    .split('\n')
-    .filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/graphql"'))
-    .length;
-
 describe('draining one copy of two behind haproxy, under load', () => {
   it('fails no request; the copy says 503 on /readiness while serving, then exits 0', async () => {
-    const tally: Tally = { ok: 0, failures: [] };
+    const tally = newTally();
     let go = true;
-    const clients = Array.from({ length: CLIENTS }, () => client(tally, () => go));
+    const clients = Array.from({ length: CLIENTS }, () =>
+      keepPosting(`${balancer.url}/graphql`, tally, () => go),
+    );
     // Both copies take their share before the drain.
     await until(() => requestLines(draining) > 20 && requestLines(staying) > 20, 30_000);
 
@@ -94,7 +62,7 @@ describe('draining one copy of two behind haproxy, under load', () => {
     expect(await readiness.json()).toMatchObject({ ready: false, status: 'draining' });
     const direct = await fetch(draining.endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: AUTHORIZATION },
+      headers: { 'content-type': 'application/json', authorization: DEMO_AUTHORIZATION },
       body: BODY,
     });
     expect(direct.status).toBe(200);
