@@ -212,7 +212,7 @@ describe('Subscription.messageAdded over SSE', () => {
     expect(s.upstream.callsOf('smshistory')).toBe(atWindow);
     // After the window, polling resumes and delivers what arrived meanwhile.
     const ids = s.upstream.add('T-A', 1);
-    await stream.waitFor(2, 5_000);
+    await stream.waitFor(2, 15_000);
     expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
   });
 
