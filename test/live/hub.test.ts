@@ -37,7 +37,7 @@ describe('Subscription.messageAdded over SSE', () => {
   it('delivers new messages once each, oldest first, and nothing that was there before', async () => {
     const s = await stack();
     const stream = await s.open(ON_A, ONE);
-    await polls(s, 1); // the first poll learns what is there
+    await polls(s, 2); // the subscription reads the head, then the first poll learns it
     const ids = s.upstream.add('T-A', 2);
     await stream.waitFor(2);
     await polls(s, 2);
@@ -55,7 +55,7 @@ describe('Subscription.messageAdded over SSE', () => {
   it('catches up when more arrive at once than a poll page holds', async () => {
     const s = await stack();
     const stream = await s.open(ON_A, ONE);
-    await polls(s, 1);
+    await polls(s, 2);
     const ids = s.upstream.add('T-A', 45);
     await stream.waitFor(45);
     expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
@@ -140,7 +140,7 @@ describe('Subscription.messageAdded over SSE', () => {
     const s = await stack({ maxPerAccount: 2 });
     await s.open(ON_A, ONE);
     await s.open(ON_A, ONE);
-    await polls(s, 1);
+    await polls(s, 2);
     const third = await s.open(ON_A, ONE);
     await third.waitFor(1);
     expect(third.events[0]?.errors?.[0]).toMatchObject({
@@ -156,7 +156,7 @@ describe('Subscription.messageAdded over SSE', () => {
   it('an unreadable new record is one error event; the messages around it are delivered', async () => {
     const s = await stack();
     const stream = await s.open(ON_A, ONE);
-    await polls(s, 1);
+    await polls(s, 2);
     const [before] = s.upstream.add('T-A', 1);
     s.upstream.addUnreadable('T-A');
     const [after] = s.upstream.add('T-A', 1);
@@ -175,7 +175,7 @@ describe('Subscription.messageAdded over SSE', () => {
   it('reports a failing service once, after three failed polls, then carries on', async () => {
     const s = await stack();
     const stream = await s.open(ON_A, ONE);
-    await polls(s, 1);
+    await polls(s, 2);
     s.upstream.failWith({ status: 503, text: '' });
     await stream.waitFor(1, 3_000);
     expect(stream.events[0]).toMatchObject({
@@ -200,7 +200,7 @@ describe('Subscription.messageAdded over SSE', () => {
   it('polls obey the 429 window like queries: no poll reaches the service inside it', async () => {
     const s = await stack({ failuresBeforeError: 1 });
     const stream = await s.open(ON_A, ONE);
-    await polls(s, 1);
+    await polls(s, 2);
     s.upstream.failWith({ status: 429, text: '', headers: { 'retry-after': '2' } });
     await polls(s, 1);
     s.upstream.failWith(null);
@@ -227,7 +227,7 @@ describe('Subscription.messageAdded over SSE', () => {
   it('shutdown ends every stream without `complete`, so clients reconnect', async () => {
     const s = await stack();
     const stream = await s.open(ON_A, ONE);
-    await polls(s, 1);
+    await polls(s, 2);
     await s.hub.close();
     for (let i = 0; i < 100 && !stream.done(); i += 1) await sleep(10);
     expect(stream.done()).toBe(true);
