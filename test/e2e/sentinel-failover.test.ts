@@ -48,25 +48,40 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  recording = false;
   for (const client of [...monitors, ...watchers]) client.disconnect();
   await gateway?.close();
   await redis?.close();
 });
 
-/** Every cache write a node executes, with the server's clock and the client's address. */
-async function recordWrites(port: number): Promise<Write[]> {
-  const writes: Write[] = [];
-  const client = new Redis(port, '127.0.0.1');
+/**
+ * Every cache write a node executes, with the server's clock and the client's address. Sentinel
+ * kills a reconfigured node's clients (CLIENT KILL TYPE normal), MONITOR's included: a monitor
+ * that ioredis reconnects itself mistakes monitor lines for replies ("Command queue state
+ * error"), so each monitor connection never reconnects, and a new one takes over when it closes.
+ */
+async function recordWrites(port: number, writes: Write[] = []): Promise<Write[]> {
+  const client = new Redis(port, '127.0.0.1', { retryStrategy: () => null });
+  client.on('error', () => undefined);
   monitors.push(client);
   const monitor = await client.monitor();
+  monitor.on('error', () => undefined);
   monitors.push(monitor);
   monitor.on('monitor', (time: string, args: string[], source: string) => {
     if (args[0]?.toLowerCase() === 'set' && args[1]?.startsWith(CACHE_PREFIX)) {
       writes.push({ at: Number(time) * 1000, source });
     }
   });
+  monitor.once('close', () => {
+    if (!recording) return;
+    client.disconnect();
+    void recordWrites(port, writes).catch(() => undefined);
+  });
   return writes;
 }
+
+/** Monitors are replaced while the test runs, not after. */
+let recording = true;
 
 /** When the first sentinel announces the new primary (each announces it once it knows). */
 async function switchAnnounced(): Promise<() => number | undefined> {
