@@ -13,7 +13,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build as esbuild, type Plugin } from 'esbuild';
+import { build as esbuild, type BuildOptions, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT_DIR = join(ROOT, 'dist');
@@ -47,49 +47,41 @@ const deferSubgraphPrinting: Plugin = {
   },
 };
 
+/** What both bundles share: ESM for Node 20, source maps without sources, one graphql. */
+const NODE_BUNDLE: BuildOptions = {
+  absWorkingDir: ROOT,
+  outdir: OUT_DIR,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  // The map names the sources (stack traces with --enable-source-maps) without carrying them.
+  sourcesContent: false,
+  // No keepNames: it wraps every function and class, closures made per request included, in
+  // a runtime __name() call (about a tenth of a small query's CPU in a profile). Names that
+  // matter are set explicitly (`error.name = ...`), and nothing is minified.
+  banner: { js: REQUIRE_SHIM },
+  // graphql ships CommonJS (main) and ESM (module) builds: one copy for every importer, or
+  // `instanceof GraphQLError` fails across the two. Node picks `main` too.
+  mainFields: ['main', 'module'],
+  logLevel: 'warning',
+  // Warnings from libraries' own guarded requires (optional peers), not from our code.
+  logOverride: { 'require-resolve-not-external': 'silent' },
+};
+
 export async function build(): Promise<void> {
   rmSync(OUT_DIR, { recursive: true, force: true });
   await esbuild({
-    absWorkingDir: ROOT,
+    ...NODE_BUNDLE,
     entryPoints: { main: 'src/main.ts' },
-    outdir: OUT_DIR,
-    bundle: true,
     // Lazy `import()`s become their own chunks, loaded only when that code path runs.
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: true,
-    // The map names the sources (stack traces with --enable-source-maps) without carrying them.
-    sourcesContent: false,
-    // No keepNames: it wraps every function and class, closures made per request included, in
-    // a runtime __name() call (about a tenth of a small query's CPU in a profile). Names that
-    // matter are set explicitly (`error.name = ...`), and nothing is minified.
-    banner: { js: REQUIRE_SHIM },
-    // graphql ships CommonJS (main) and ESM (module) builds: one copy for every importer, or
-    // `instanceof GraphQLError` fails across the two. Node picks `main` too.
-    mainFields: ['main', 'module'],
     plugins: [deferSubgraphPrinting],
-    logLevel: 'warning',
-    // Warnings from libraries' own guarded requires (optional peers), not from our code.
-    logOverride: { 'require-resolve-not-external': 'silent' },
   });
-  await esbuild({
-    absWorkingDir: ROOT,
-    entryPoints: { doctor: 'src/doctor/main.ts' },
-    outdir: OUT_DIR,
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: true,
-    sourcesContent: false,
-    banner: { js: REQUIRE_SHIM },
-    mainFields: ['main', 'module'],
-    logLevel: 'warning',
-    logOverride: { 'require-resolve-not-external': 'silent' },
-  });
+  // The doctor is its own bundle: main.js carries none of it.
+  await esbuild({ ...NODE_BUNDLE, entryPoints: { doctor: 'src/doctor/main.ts' } });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

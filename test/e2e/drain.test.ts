@@ -7,60 +7,48 @@
  */
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
-import { DEMO_AUTHORIZATION, keepPosting, newTally, requestLines } from '../fixtures/fleet-load.js';
-import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
-import { startHaproxy, type RunningHaproxy } from '../fixtures/haproxy.js';
+import {
+  DEMO_AUTHORIZATION,
+  keepPosting,
+  newTally,
+  requestLines,
+  twoCopiesBehindHaproxy,
+  type TwoCopies,
+} from '../fixtures/fleet-load.js';
 import { sleep, until } from '../../support/wait.js';
 
 const READINESS_DELAY_MS = 1_500;
 const CLIENTS = 8;
 const BODY = JSON.stringify({ query: '{ ownedNumbers { tid } }' });
 
-let simulator: RunningSimulator;
-let draining: GatewayProcess;
-let staying: GatewayProcess;
-let balancer: RunningHaproxy;
-
-const origin = (gateway: GatewayProcess): string => new URL(gateway.endpoint).origin;
-const hostPort = (gateway: GatewayProcess): string => new URL(gateway.endpoint).host;
+let fleet: TwoCopies;
 
 beforeAll(async () => {
-  // Each upstream call takes 20 ms: requests are always in flight when the drain begins.
-  simulator = await startSimulator({ latencyMs: 20 });
-  const env = {
-    UPSTREAM_URL: simulator.url,
+  fleet = await twoCopiesBehindHaproxy({
     SHUTDOWN_READINESS_DELAY_MS: String(READINESS_DELAY_MS),
-    LOG_LEVEL: 'info',
-  };
-  [draining, staying] = await Promise.all([startGatewayProcess(env), startGatewayProcess(env)]);
-  balancer = await startHaproxy({ backends: [hostPort(draining), hostPort(staying)] });
+  });
 }, 30_000);
 
-afterAll(async () => {
-  await balancer?.close();
-  await Promise.all([draining?.close(), staying?.close()]);
-  await simulator?.close();
-});
+afterAll(() => fleet?.close());
 
 describe('draining one copy of two behind haproxy, under load', () => {
   it('fails no request; the copy says 503 on /readiness while serving, then exits 0', async () => {
     const tally = newTally();
     let go = true;
     const clients = Array.from({ length: CLIENTS }, () =>
-      keepPosting(`${balancer.url}/graphql`, tally, () => go),
+      keepPosting(`${fleet.balancer.url}/graphql`, tally, () => go),
     );
     // Both copies take their share before the drain.
-    await until(() => requestLines(draining) > 20 && requestLines(staying) > 20, 30_000);
+    await until(() => requestLines(fleet.leaving) > 20 && requestLines(fleet.staying) > 20, 30_000);
 
-    const exited = once(draining.child, 'exit') as Promise<[number | null, string | null]>;
-    draining.child.kill('SIGTERM');
+    const exited = once(fleet.leaving.child, 'exit') as Promise<[number | null, string | null]>;
+    fleet.leaving.child.kill('SIGTERM');
     await sleep(200);
     // Draining, still serving: readiness is 503 with its reason, a query still answers.
-    const readiness = await fetch(`${origin(draining)}/readiness`);
+    const readiness = await fetch(`${fleet.leaving.url}/readiness`);
     expect(readiness.status).toBe(503);
     expect(await readiness.json()).toMatchObject({ ready: false, status: 'draining' });
-    const direct = await fetch(draining.endpoint, {
+    const direct = await fetch(fleet.leaving.endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: DEMO_AUTHORIZATION },
       body: BODY,
@@ -76,10 +64,10 @@ describe('draining one copy of two behind haproxy, under load', () => {
     go = false;
     await Promise.all(clients);
 
-    expect(tally.failures, balancer.output()).toEqual([]);
+    expect(tally.failures, fleet.balancer.output()).toEqual([]);
     expect(tally.ok).toBeGreaterThan(servedAfterExit);
     // Its own log says it drained in order.
-    const messages = draining
+    const messages = fleet.leaving
       .logs()
       .split('\n')
       .filter(Boolean)

@@ -14,6 +14,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 import { basicAuth } from '../fixtures/harness.js';
+import { untilAsync } from '../../support/wait.js';
 
 const LATENCY_MS = 150;
 const QUERY = '{ ownedNumbers { tid } }';
@@ -75,11 +76,10 @@ describe('admission over HTTP while the copy is busy', () => {
     const active = post(basicAuth(SECOND_DEMO_CREDENTIALS));
     const started = performance.now();
     const floodAnswers = [post(flood), post(flood), post(flood)];
-    const deadline = Date.now() + 15_000;
-    while (!(await metric('sms_admission_waiting')).includes('sms_admission_waiting 2')) {
-      if (Date.now() > deadline) throw new Error('the flood never waited in its line');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await untilAsync(
+      async () => (await metric('sms_admission_waiting')).includes('sms_admission_waiting 2'),
+      15_000,
+    );
     const sent = performance.now();
     const other = await post(basicAuth(SECOND_DEMO_CREDENTIALS));
     const answers = await Promise.all(floodAnswers);
@@ -196,11 +196,10 @@ describe('admission over HTTP while the copy is busy', () => {
     const flooding = basicAuth({ sysId: 'AC-made-up-0', authToken: 'token-0' });
     const active = post(basicAuth(SECOND_DEMO_CREDENTIALS));
     const flood = [post(flooding), post(flooding), post(flooding)];
-    const deadline = Date.now() + 5_000;
-    while (!(await metric('sms_admission_waiting')).includes('sms_admission_waiting 2')) {
-      if (Date.now() > deadline) throw new Error('the flood never waited in its line');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await untilAsync(
+      async () => (await metric('sms_admission_waiting')).includes('sms_admission_waiting 2'),
+      15_000,
+    );
     // A pair never seen before (a new user, or a real account after a restart) does not wait
     // behind that line: it goes in at once, one service round trip.
     const started = performance.now();
