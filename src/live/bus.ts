@@ -28,6 +28,12 @@ export type LiveEvent =
     } & Sequenced)
   /** The topic's polls keep failing; `code` and `message` are safe to show a client. */
   | { readonly kind: 'error'; readonly code: string; readonly message: string }
+  /**
+   * A poll loop's first look at a number: where its history stood then. A subscriber whose own
+   * first read came earlier checks the history for what arrived in between, which the loop saw
+   * already and will never publish.
+   */
+  | ({ readonly kind: 'head' } & Sequenced)
   /** Never published: the bus may have lost events (a reconnect); listeners check the history. */
   | { readonly kind: 'resync' };
 

@@ -112,7 +112,7 @@ export class PollLoop {
       if (this.stopped) return;
       if (events.length > 0) {
         await this.bus.publish(this.topic, events);
-        this.options.observer?.published(events.length);
+        this.options.observer?.published(events.filter((event) => event.kind !== 'head').length);
       }
       if (this.seen) await this.bus.saveSeen(this.topic, this.seen);
     } catch (error) {
@@ -131,8 +131,10 @@ export class PollLoop {
       const previous = this.seen;
       this.failures = 0;
       if (!previous) {
+        // Nothing is news on a first look, but a subscriber that read the head before it would
+        // miss what arrived in between: it hears where the head stands and checks.
         this.seen = seenFrom(page.totalCount, page.messages);
-        return [];
+        return [{ kind: 'head', seq: page.totalCount - 1, total: page.totalCount }];
       }
       let detection = detectNew(previous, page.totalCount, page.messages, false);
       if (detection.kind === 'read-more') {

@@ -195,6 +195,8 @@ function decodeEvents(payload: string): LiveEvent[] {
     } else if (sequenced && item.kind === 'unreadable') {
       const id = typeof item.id === 'string' ? item.id : null;
       events.push({ kind: 'unreadable', id, reason: String(item.reason), seq, total });
+    } else if (sequenced && item.kind === 'head') {
+      events.push({ kind: 'head', seq, total });
     } else if (item.kind === 'error') {
       events.push({ kind: 'error', code: String(item.code), message: String(item.message) });
     }

@@ -72,6 +72,8 @@ interface Track {
   /** Events held while the history is being read. */
   buffer: Sequenced[];
   busy: boolean;
+  /** The furthest head a poll loop's first look reported (-1: none): read up to it. */
+  head: number;
 }
 
 export interface SubscriptionOptions {
@@ -109,7 +111,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   constructor(private readonly options: SubscriptionOptions) {
     for (const target of options.targets) {
       const from = options.start?.get(target.tid) ?? null;
-      this.tracks.set(target.tid, { target, at: from, buffer: [], busy: false });
+      this.tracks.set(target.tid, { target, at: from, buffer: [], busy: false, head: -1 });
       if (from) this.taken.set(target.tid, from);
     }
   }
@@ -130,6 +132,9 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
       });
     } else if (event.kind === 'resync') {
       void this.fill(track);
+    } else if (event.kind === 'head') {
+      track.head = Math.max(track.head, event.seq);
+      if (!track.busy && track.at !== null && track.head > track.at.seq) void this.fill(track);
     } else {
       this.accept(track, event);
     }
@@ -215,6 +220,8 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     const buffered = track.buffer.sort((a, b) => a.seq - b.seq);
     track.buffer = [];
     for (const event of buffered) this.accept(track, event);
+    // A loop's first look reported a head past what this read reached: read again.
+    if (!track.busy && track.at !== null && track.head > track.at.seq) void this.fill(track);
   }
 
   private async catchUp(track: Track): Promise<void> {

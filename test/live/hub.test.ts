@@ -17,7 +17,7 @@ const ACCOUNTS = { 'AC-1': ['T-A', 'T-B'], 'AC-2': ['T-C'] };
 const stacks = liveStacks();
 
 function stack(
-  live: { maxPerAccount?: number; failuresBeforeError?: number } = {},
+  live: { maxPerAccount?: number; failuresBeforeError?: number; pageSize?: number } = {},
   metrics?: GatewayMetrics,
 ): Promise<LiveStack> {
   return stacks.start(ACCOUNTS, {
@@ -50,6 +50,24 @@ describe('Subscription.messageAdded over SSE', () => {
     ]);
     expect(stream.events.every((e) => e.errors === undefined)).toBe(true);
     expect(stream.events).toHaveLength(3);
+  });
+
+  it("delivers what arrives between the subscription's first read and its poll loop's first look", async () => {
+    // The loop reads 10 at a time, the subscription's own first read 20: the two are told apart.
+    const s = await stack({ pageSize: 10 });
+    let release = (): void => {};
+    const loopMayLook = new Promise<void>((resolve) => (release = resolve));
+    s.upstream.holdHistory((call) => (call.params.get('history_end') === '10' ? loopMayLook : null));
+    const stream = await s.open(ON_A, ONE);
+    const subscriptionRead = () =>
+      s.upstream.calls.some((c) => c.params.get('history_end') === '20');
+    await until(subscriptionRead, 15_000);
+    const ids = s.upstream.add('T-A', 2);
+    s.upstream.holdHistory(null);
+    release();
+    // No later arrival: the loop's first look is all there is to learn of these two from.
+    await stream.waitFor(2);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
   });
 
   it('catches up when more arrive at once than a poll page holds', async () => {
