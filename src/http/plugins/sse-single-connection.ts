@@ -40,6 +40,8 @@ export interface SseSingleConnectionOptions {
   readonly maxStreamsPerCredentials: number;
   /** Subscriptions one stream runs at once. */
   readonly maxOperationsPerStream: number;
+  /** @default RESERVATION_TTL_MS */
+  readonly reservationTtlMs?: number;
   /** Live updates (LiveHub): its close() ends every stream first. None: queries only. */
   readonly live: { readonly closing: boolean; onClose(listener: () => void): void } | null;
 }
@@ -199,7 +201,10 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
               expiry: undefined,
               end: undefined,
             };
-            reservation.expiry = setTimeout(() => void expire(fresh), RESERVATION_TTL_MS);
+            reservation.expiry = setTimeout(
+              () => void expire(fresh),
+              options.reservationTtlMs ?? RESERVATION_TTL_MS,
+            );
             reservation.expiry.unref();
             reservations.set(fresh, reservation);
           }
