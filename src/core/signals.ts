@@ -10,10 +10,7 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 
 /** Why a call was refused before it reached the service. */
 export type RefusalReason =
-  | 'rate_limited'
-  | 'account_breaker'
-  | 'service_breaker'
-  | 'refused_credentials';
+  'rate_limited' | 'account_breaker' | 'service_breaker' | 'refused_credentials';
 
 /** The shared adaptive limit and the calls under it, at one moment. */
 export interface ConcurrencySnapshot {

@@ -57,7 +57,9 @@ describe('Subscription.messageAdded over SSE', () => {
     const s = await stack({ pageSize: 10 });
     let release = (): void => {};
     const loopMayLook = new Promise<void>((resolve) => (release = resolve));
-    s.upstream.holdHistory((call) => (call.params.get('history_end') === '10' ? loopMayLook : null));
+    s.upstream.holdHistory((call) =>
+      call.params.get('history_end') === '10' ? loopMayLook : null,
+    );
     const stream = await s.open(ON_A, ONE);
     const subscriptionRead = () =>
       s.upstream.calls.some((c) => c.params.get('history_end') === '20');
