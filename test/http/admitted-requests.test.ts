@@ -14,7 +14,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 import { basicAuth } from '../fixtures/harness.js';
-import { untilAsync } from '../../support/wait.js';
+import { until, untilAsync } from '../../support/wait.js';
 
 const LATENCY_MS = 150;
 const QUERY = '{ ownedNumbers { tid } }';
@@ -96,10 +96,22 @@ describe('admission over HTTP while the copy is busy', () => {
 
   it('refuses past the line with 429, Retry-After and RATE_LIMITED, readable by the page that asked', async () => {
     const flood = basicAuth(DEMO_CREDENTIALS);
-    await post(basicAuth(SECOND_DEMO_CREDENTIALS)); // two tenants active: turns
-    const answers = await Promise.all([post(flood), post(flood), post(flood), post(flood)]);
+    // The other account keeps asking while the flood arrives, so tenants take turns throughout
+    // (one request of it, finished before the flood came in on a busy machine, left none).
+    let flooding = true;
+    let asked = 0;
+    const keepActive = (async () => {
+      for (; flooding; asked += 1) await post(basicAuth(SECOND_DEMO_CREDENTIALS));
+    })();
+    await until(() => asked >= 1, 15_000);
+    // One runs, two wait, the rest are refused at once: at least one of six whenever they
+    // arrive within a round trip of each other, which a busy machine may stretch.
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(flood)));
+    flooding = false;
+    await keepActive;
     const refused = answers.filter((a) => a.status === 429);
-    expect(refused).toHaveLength(1);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(answers.filter((a) => a.status !== 429 && a.status !== 200)).toEqual([]);
     const [refusal] = refused;
     expect(refusal?.headers['retry-after']).toBe('1');
     expect(refusal?.headers['access-control-allow-origin']).toBe(ORIGIN);
@@ -108,7 +120,7 @@ describe('admission over HTTP while the copy is busy', () => {
     expect(refusal?.body.errors?.[0]?.message).toMatch(/busy.*retry after 1 s/);
     expect(JSON.stringify(refusal?.body)).not.toContain(DEMO_CREDENTIALS.authToken);
     expect(await metric('sms_admission_refused_total')).toContain(
-      'sms_admission_refused_total{tenant="account"} 1',
+      `sms_admission_refused_total{tenant="account"} ${refused.length}`,
     );
   });
 
@@ -202,12 +214,12 @@ describe('admission over HTTP while the copy is busy', () => {
     );
     // A pair never seen before (a new user, or a real account after a restart) does not wait
     // behind that line: it goes in at once, one service round trip.
-    const started = performance.now();
     const newcomer = await post(basicAuth({ sysId: 'AC-made-up-1', authToken: 'token-1' }));
     const answers = await Promise.all(flood);
     await active;
-    // In a shared line it would have waited for the flood's running call first: two round trips.
-    expect(newcomer.at - started).toBeLessThan(LATENCY_MS * 2);
+    // In a shared line it would have been answered after the whole flood; in its own, it runs
+    // beside the flood's running call, before the flood's last request has had its turn.
+    expect(newcomer.at).toBeLessThan(Math.max(...answers.map((a) => a.at)));
     expect([...answers, newcomer].map((a) => a.body.errors?.[0]?.extensions?.code)).toEqual([
       'UNAUTHENTICATED',
       'UNAUTHENTICATED',
