@@ -274,8 +274,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     metricsEndpoint: config.metricsPort === null,
     persistedOperations: parts.persistedOperations ?? null,
     apqStore: parts.apqStore ?? null,
-    accepted: (c) => credentials.verdict(c) === 'accepted',
-    accountOf: (c) => credentials.account(c),
+    identities: credentials.identities,
+    accepted: (identity) => credentials.verdictOf(identity.pair) === 'accepted',
     corsOrigins: config.corsOrigins,
     allowLoopbackOrigins: simulator !== null,
     tracing: parts.tracing ?? null,
@@ -326,6 +326,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         // of their own, so a flood of anonymous HTTP requests cannot starve live updates.
         admit: (request) => admission.admit(upgradeTenant(tenantOf(request.headers))),
         verify: (c) => client.verify(c),
+        identities: credentials.identities,
       })
     : null;
 

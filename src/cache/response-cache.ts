@@ -28,7 +28,6 @@ import {
   DEFAULT_CACHE_MAX_ENTRY_BYTES,
   type ResponseCacheSettings,
 } from '../config/config.js';
-import { readCredentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import { CredentialMemory } from '../upstream/verification.js';
 
@@ -143,11 +142,10 @@ export function createResponseCache(
     // The plugin answers a conditional request 304 when the key it names is cached, before any
     // credentials are read: a browser shared by two accounts would show one the other's answer.
     // We send no ETag (see onResponse), so conditional requests simply bypass the cache.
-    const read = request.headers.has('if-none-match') ? null : readCredentials(request.headers);
-    session =
-      read?.kind === 'present'
-        ? `${verdicts.account(read.credentials)}:${verdicts.fingerprint(read.credentials)}`
-        : null;
+    const identity = request.headers.has('if-none-match')
+      ? null
+      : verdicts.identities.fromHeaders(request.headers);
+    session = identity?.kind === 'present' ? `${identity.account}:${identity.pair}` : null;
     sessions.set(request, session);
     return session;
   };

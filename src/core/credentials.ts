@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { createHmac, randomBytes } from 'node:crypto';
 
 /** The account credentials a request carries; forwarded upstream as `sys_id` / `auth_token`. */
@@ -18,32 +17,20 @@ const MAX_PART_LENGTH = 512;
 const SAFE_PART = /^[\x21-\x7e]+$/;
 
 /**
- * Distinct credential headers whose reading is kept: a request's headers are read in several
- * places (admission, APQ, the cache, the context, the log line), and each reading of the same
- * headers returns the same object, so the keyed hashes the credential memory derives from it
- * (a WeakMap per object) are computed once per pair, not once per place and request.
- */
-const MAX_KNOWN_READINGS = 2_000;
-const readings = new LRUCache<string, CredentialsResult>({ max: MAX_KNOWN_READINGS });
-
-/**
  * Reads credentials from `Authorization: Basic base64(sys_id:auth_token)` or from the pair
  * `X-Sys-Id` / `X-Auth-Token`. Never throws and never includes a secret in `reason`: missing
  * credentials are a normal state (introspection, GraphiQL) and are refused only by fields
- * that need the upstream.
+ * that need the upstream. The gateway reads them through Identities (identity.ts), which keeps
+ * each reading with the names derived from it.
  */
 export function readCredentials(headers: Pick<Headers, 'get'>): CredentialsResult {
-  const basic = headers.get('authorization');
-  const sysId = headers.get('x-sys-id');
-  const token = headers.get('x-auth-token');
-  if (basic === null && sysId === null && token === null) return MISSING;
-  const key = `${basic ?? ''}\u0000${sysId ?? '\u0001'}\u0000${token ?? '\u0001'}`;
-  let result = readings.get(key);
-  if (result === undefined) {
-    result = read(headers);
-    readings.set(key, result);
-  }
-  return result;
+  if (
+    headers.get('authorization') === null &&
+    headers.get('x-sys-id') === null &&
+    headers.get('x-auth-token') === null
+  )
+    return MISSING;
+  return read(headers);
 }
 
 const MISSING: CredentialsResult = { kind: 'missing' };

@@ -1,9 +1,10 @@
 /**
- * Per-request context: the credentials read from this request's headers and, on first use,
+ * Per-request context: the request's identity (its credentials) and, on first use,
  * a fresh set of loaders bound to them. Nothing here outlives the request.
  */
 import type { GatewayLimits } from '../config/config.js';
-import { readCredentials, type Credentials, type CredentialsResult } from '../core/credentials.js';
+import type { Credentials } from '../core/credentials.js';
+import type { Identity } from '../core/identity.js';
 import { unauthenticated } from '../core/errors.js';
 import type { CursorCodec } from './cursors.js';
 import type { LiveHub } from '../live/hub.js';
@@ -35,17 +36,17 @@ export interface ContextDependencies {
   readonly live?: LiveHub | null;
 }
 
-export function createContext(headers: Headers, deps: ContextDependencies): GatewayContext {
-  const credentials = readCredentials(headers);
+/** `identity`: who the request says it is (Identities.fromHeaders, read once at the edge). */
+export function createContext(identity: Identity, deps: ContextDependencies): GatewayContext {
   let loaders: RequestLoaders | undefined;
   const account = () => {
-    if (credentials.kind !== 'present') throw unauthenticated(refusal(credentials));
-    loaders ??= createRequestLoaders(deps.client, credentials.credentials, {
+    if (identity.kind !== 'present') throw unauthenticated(refusal(identity));
+    loaders ??= createRequestLoaders(deps.client, identity.credentials, {
       concurrency: deps.limits.upstreamConcurrency,
       maxCalls: deps.limits.maxUpstreamCalls,
       maxCallSpan: deps.limits.maxHistoryRange,
     });
-    return { credentials: credentials.credentials, loaders };
+    return { credentials: identity.credentials, loaders };
   };
   return {
     limits: deps.limits,
@@ -57,7 +58,7 @@ export function createContext(headers: Headers, deps: ContextDependencies): Gate
   };
 }
 
-function refusal(credentials: Exclude<CredentialsResult, { kind: 'present' }>): string {
+function refusal(credentials: Exclude<Identity, { kind: 'present' }>): string {
   return credentials.kind === 'missing'
     ? 'Credentials required: send "Authorization: Basic base64(sys_id:auth_token)" or the X-Sys-Id and X-Auth-Token headers'
     : `Malformed credentials: ${credentials.reason}`;

@@ -11,7 +11,6 @@ import type {
   RequestListener,
   ServerResponse,
 } from 'node:http';
-import { readCredentials } from '../core/credentials.js';
 import type { CredentialMemory } from '../upstream/verification.js';
 import {
   ANONYMOUS,
@@ -32,18 +31,19 @@ export function refusalOf(request: IncomingMessage | undefined): Refusal | undef
 }
 
 /**
- * The tenant of a request, from its credential headers and what this copy knows of them: their
- * account once the service has accepted them, the pair itself until then, the anonymous pool
- * without (well-formed) credentials. readCredentials keeps its readings, so this costs a lookup.
+ * The tenant of a request, from its identity and what this copy knows of it: its account once
+ * the service has accepted the pair, the pair itself until then, the anonymous pool without
+ * (well-formed) credentials. Identities keep their readings, so this costs a lookup.
  */
 export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttpHeaders) => Tenant {
   return (headers) => {
-    const read = readCredentials({ get: (name) => headerValue(headers[name.toLowerCase()]) });
-    if (read.kind !== 'present') return ANONYMOUS;
-    const credentials = read.credentials;
-    return memory.verdict(credentials) === 'accepted'
-      ? `account:${memory.account(credentials)}`
-      : unverifiedPair(memory.fingerprint(credentials));
+    const identity = memory.identities.fromHeaders({
+      get: (name) => headerValue(headers[name.toLowerCase()]),
+    });
+    if (identity.kind !== 'present') return ANONYMOUS;
+    return memory.verdictOf(identity.pair) === 'accepted'
+      ? `account:${identity.account}`
+      : unverifiedPair(identity.pair);
   };
 }
 

@@ -17,7 +17,7 @@ import type { ResponseCache } from '../cache/response-cache.js';
 import type { GatewayLimits } from '../config/config.js';
 import { createContext, type GatewayContext } from '../graph/context.js';
 import { upstreamErrorToGraphQL } from '../core/errors.js';
-import { readCredentials, type Credentials } from '../core/credentials.js';
+import { Identities, type Identity, type Named } from '../core/identity.js';
 import type { LiveHub } from '../live/hub.js';
 import { yogaLogger, type Logger } from '../observability/logger.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -70,16 +70,17 @@ export interface GatewayOptions {
   /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
   readonly apqStore?: APQStore | null;
   /**
-   * True when the service accepted these credentials recently (the traffic layer's memory of
-   * verdicts; nothing is asked of the service). An APQ registration is kept only for them, never
-   * for a caller without credentials. @default any credentials count as accepted
+   * How a request's credentials are read and named, once per distinct header set: its account
+   * id (a keyed hash of the sys_id) goes on request log lines, its pair scopes event streams.
+   * @default this process's names
    */
-  readonly accepted?: (credentials: Credentials) => boolean;
+  readonly identities?: Identities;
   /**
-   * The pseudonymous account id of credentials (CredentialMemory.account: a keyed hash of the
-   * sys_id), for request log lines. @default none logged
+   * True when the service accepted this pair recently (the traffic layer's memory of verdicts;
+   * nothing is asked of the service). An APQ registration is kept only for them, never for a
+   * caller without credentials. @default any credentials count as accepted
    */
-  readonly accountOf?: (credentials: Credentials) => string;
+  readonly accepted?: (identity: Named) => boolean;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
   /**
@@ -153,6 +154,7 @@ query NumbersWithLatestMessages {
 `;
 
 export function createGateway(options: GatewayOptions): Gateway {
+  const identities = options.identities ?? new Identities(null);
   const isReady = options.isReady ?? (() => true);
   const readiness = options.readiness;
   const readinessCheck = readiness
@@ -185,7 +187,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     // their text rather than yoga's 1024 documents (src/http/document-cache.ts).
     parserAndValidationCache: boundedDocumentCaches(),
     context: ({ request }) =>
-      createContext(request.headers, {
+      createContext(identities.fromHeaders(request.headers), {
         client: options.client,
         limits: options.limits,
         cursors,
@@ -215,6 +217,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       // graphql-sse's single connection mode (PUT, then a token on each request); the rest of
       // /graphql, SSE's distinct connections mode included, is yoga's own.
       useSseSingleConnection({
+        identities,
         maxStreams: 1_000,
         maxStreamsPerCredentials: 50,
         maxOperationsPerStream: 20,
@@ -232,7 +235,7 @@ export function createGateway(options: GatewayOptions): Gateway {
               logger,
               metrics: options.metrics ?? null,
               metricsEndpoint: options.metricsEndpoint ?? true,
-              callerOf: (request) => callerOf(request, options),
+              callerOf: (request) => callerOf(identities.fromHeaders(request.headers), options),
               warnings,
             }),
           ]
@@ -242,9 +245,9 @@ export function createGateway(options: GatewayOptions): Gateway {
         apqPlugin(options.apqStore, {
           onRequest: (result) => options.metrics?.apqRequest(result),
           keepsFor: (request) => {
-            const read = readCredentials(request.headers);
-            if (read.kind !== 'present') return false;
-            return options.accepted?.(read.credentials) ?? true;
+            const identity = identities.fromHeaders(request.headers);
+            if (identity.kind !== 'present') return false;
+            return options.accepted?.(identity) ?? true;
           },
         }),
       // After persisted operations (which turn a hash into its query), before everything else:
@@ -269,13 +272,11 @@ export function createGateway(options: GatewayOptions): Gateway {
 const ANONYMOUS: Caller = { trusted: () => false };
 
 /** The request's account id and whether its credentials were accepted lately; never the secret. */
-function callerOf(request: Request, options: GatewayOptions): Caller {
-  const read = readCredentials(request.headers);
-  if (read.kind !== 'present') return ANONYMOUS;
-  const account = options.accountOf?.(read.credentials);
+function callerOf(identity: Identity, options: GatewayOptions): Caller {
+  if (identity.kind !== 'present') return ANONYMOUS;
   return {
-    ...(account !== undefined ? { account } : {}),
-    trusted: () => options.accepted?.(read.credentials) ?? true,
+    account: identity.account,
+    trusted: () => options.accepted?.(identity) ?? true,
   };
 }
 

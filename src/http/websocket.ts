@@ -22,7 +22,8 @@ import type { Duplex } from 'node:stream';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { readCredentials, type Credentials } from '../core/credentials.js';
+import type { Credentials } from '../core/credentials.js';
+import { Identities } from '../core/identity.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import { whenAdmitted, type Refusal, type Release, type Waiting } from './fair-admission.js';
@@ -66,6 +67,8 @@ export interface WebSocketOptions {
    * @default every well-formed pair is kept
    */
   readonly verify?: (credentials: Credentials) => Promise<boolean>;
+  /** How connectionParams' credentials are read and named. @default this process's names */
+  readonly identities?: Identities;
   /** Connection events, for the log (src/observability/connection-log.ts). */
   readonly onConnected?: (socket: WebSocket, accepted: boolean) => void;
   readonly onOperation?: (socket: WebSocket) => void;
@@ -107,6 +110,7 @@ export function attachWebSocket(
   options: WebSocketOptions,
 ): AttachedWebSocket {
   const maxPayload = options.maxPayloadBytes ?? 100_000;
+  const identities = options.identities ?? new Identities(null);
   const maxInitBytes = Math.min(MAX_CONNECTION_INIT_BYTES, maxPayload);
   const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -163,7 +167,7 @@ export function attachWebSocket(
           socket.close(4413, `connection_init larger than ${maxInitBytes} bytes`);
           return false;
         }
-        const read = readCredentials(headersFromConnectionParams(ctx.connectionParams));
+        const read = identities.fromHeaders(headersFromConnectionParams(ctx.connectionParams));
         if (read.kind === 'present') {
           // Invented credentials hold nothing: 1,000 idle sockets of made-up pairs kept alive by
           // pings refused real accounts' connections (1013). An outage is not a refusal: the

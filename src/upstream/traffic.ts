@@ -290,7 +290,7 @@ export function withTrafficControl(
   function verify(credentials: Credentials): Promise<boolean> {
     const verdict = memory.verdict(credentials);
     if (verdict !== 'unknown') return Promise.resolve(verdict === 'accepted');
-    const fingerprint = memory.fingerprint(credentials);
+    const fingerprint = memory.identities.of(credentials).pair;
     let pending = verifying.get(fingerprint);
     if (!pending) {
       // ownednumbers (local): the smallest answer that needs valid credentials; the memory is

@@ -1,8 +1,7 @@
 /**
  * What this copy knows about credentials: whether the service accepted or refused them lately,
- * by fingerprint (an HMAC of the pair), and the two names everything else uses for them:
- * - `fingerprint(c)`: the exact credential pair, which answers are scoped to (response cache keys);
- * - `account(c)`: the keyed hash of the sys_id alone, which everything kept per account is keyed by.
+ * by pair (Identities' keyed hash of sys_id and token; the account is the sys_id's). It carries
+ * the copy's one Identities, so every part that asks it names accounts and pairs alike.
  *
  * Nothing that outlives a request (a subscription, a response-cache entry) is created for
  * credentials the service has not accepted recently. The traffic layer records every verdict the
@@ -13,17 +12,15 @@
  * verification call, never a wrong answer.
  */
 import { LRUCache } from 'lru-cache';
-import {
-  accountId,
-  credentialsHmac,
-  fingerprintKey,
-  type Credentials,
-} from '../core/credentials.js';
+import type { Credentials } from '../core/credentials.js';
+import { Identities } from '../core/identity.js';
 
 export type Verdict = 'accepted' | 'refused' | 'unknown';
 
 export interface CredentialMemoryOptions {
-  /** The secret (GATEWAY_SECRET); this process's random key when null. */
+  /** How accounts and pairs are named. @default new Identities(secret) */
+  readonly identities?: Identities;
+  /** The secret (GATEWAY_SECRET) when no `identities` are given; this process's key when null. */
   readonly secret?: string | null;
   /** How long an acceptance is trusted. @default 300000 (5 min) */
   readonly acceptedTtlMs?: number;
@@ -34,17 +31,13 @@ export interface CredentialMemoryOptions {
 }
 
 export class CredentialMemory {
-  private readonly key: Buffer | string;
+  readonly identities: Identities;
   private readonly verdicts: LRUCache<string, 'accepted' | 'refused'>;
-  private readonly names = new WeakMap<
-    Credentials,
-    { readonly fingerprint: string; readonly account: string }
-  >();
   private readonly acceptedTtlMs: number;
   private readonly refusedTtlMs: number;
 
   constructor(options: CredentialMemoryOptions = {}) {
-    this.key = fingerprintKey(options.secret);
+    this.identities = options.identities ?? new Identities(options.secret);
     this.acceptedTtlMs = options.acceptedTtlMs ?? 300_000;
     this.refusedTtlMs = options.refusedTtlMs ?? 60_000;
     this.verdicts = new LRUCache({ max: options.maxEntries ?? 20_000, ttlAutopurge: false });
@@ -55,32 +48,27 @@ export class CredentialMemory {
     return this.verdicts.size;
   }
 
-  /** The exact pair's name: HMAC of sys_id and token (base64url). */
-  fingerprint(credentials: Credentials): string {
-    return this.namesOf(credentials).fingerprint;
-  }
-
   /** The account's name: keyed hash of the sys_id alone. */
   account(credentials: Credentials): string {
-    return this.namesOf(credentials).account;
+    return this.identities.of(credentials).account;
   }
 
   verdict(credentials: Credentials): Verdict {
-    return this.verdictOf(this.fingerprint(credentials));
+    return this.verdictOf(this.identities.of(credentials).pair);
   }
 
-  /** The verdict by fingerprint (the response cache knows only its keys). */
-  verdictOf(fingerprint: string): Verdict {
-    return this.verdicts.get(fingerprint) ?? 'unknown';
+  /** The verdict by pair (the response cache knows only its keys). */
+  verdictOf(pair: string): Verdict {
+    return this.verdicts.get(pair) ?? 'unknown';
   }
 
   /** The service answered a call made with these credentials. */
   accepted(credentials: Credentials): void {
-    const fingerprint = this.fingerprint(credentials);
+    const pair = this.identities.of(credentials).pair;
     // Refreshing on every answer would cost an LRU write per call: once a minute is enough.
-    const left = this.verdicts.getRemainingTTL(fingerprint);
-    if (this.verdicts.get(fingerprint) === 'accepted' && left > this.acceptedTtlMs - 60_000) return;
-    this.verdicts.set(fingerprint, 'accepted', { ttl: this.acceptedTtlMs });
+    const left = this.verdicts.getRemainingTTL(pair);
+    if (this.verdicts.get(pair) === 'accepted' && left > this.acceptedTtlMs - 60_000) return;
+    this.verdicts.set(pair, 'accepted', { ttl: this.acceptedTtlMs });
   }
 
   /**
@@ -89,20 +77,8 @@ export class CredentialMemory {
    * call of a working pair, and the next check asks the service again (a revoked token).
    */
   refused(credentials: Credentials): void {
-    const fingerprint = this.fingerprint(credentials);
-    if (this.verdicts.get(fingerprint) === 'accepted') this.verdicts.delete(fingerprint);
-    else this.verdicts.set(fingerprint, 'refused', { ttl: this.refusedTtlMs });
-  }
-
-  private namesOf(credentials: Credentials): { fingerprint: string; account: string } {
-    let names = this.names.get(credentials);
-    if (!names) {
-      names = {
-        fingerprint: credentialsHmac(this.key, credentials),
-        account: accountId(this.key, credentials.sysId),
-      };
-      this.names.set(credentials, names);
-    }
-    return names;
+    const pair = this.identities.of(credentials).pair;
+    if (this.verdicts.get(pair) === 'accepted') this.verdicts.delete(pair);
+    else this.verdicts.set(pair, 'refused', { ttl: this.refusedTtlMs });
   }
 }

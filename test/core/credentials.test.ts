@@ -55,20 +55,3 @@ describe('readCredentials', () => {
     ).toBe('present');
   });
 });
-
-describe('readings kept', () => {
-  it('reading the same headers again returns the same object, so its keyed hashes are reused', () => {
-    const headers = new Headers({ authorization: `Basic ${btoa('AC-kept:token-1')}` });
-    const first = readCredentials(headers);
-    expect(readCredentials(new Headers(headers))).toBe(first);
-    const other = readCredentials(
-      new Headers({ authorization: `Basic ${btoa('AC-kept:token-2')}` }),
-    );
-    expect(other).not.toBe(first);
-    expect(other).toMatchObject({ kind: 'present', credentials: { authToken: 'token-2' } });
-    // A pair in X- headers is another reading, even for the same values.
-    const pair = readCredentials(new Headers({ 'x-sys-id': 'AC-kept', 'x-auth-token': 'token-1' }));
-    expect(pair).not.toBe(first);
-    expect(pair).toEqual(first);
-  });
-});

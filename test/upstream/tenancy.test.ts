@@ -208,7 +208,7 @@ describe('verification', () => {
     expect(memory.size).toBe(100);
     const a = { sysId: 'AC-a:b', authToken: 'c' };
     const b = { sysId: 'AC-a', authToken: 'b:c' };
-    expect(memory.fingerprint(a)).not.toBe(memory.fingerprint(b));
+    expect(memory.identities.of(a).pair).not.toBe(memory.identities.of(b).pair);
     expect(memory.account({ sysId: 'AC-1', authToken: 'x' })).toBe(
       memory.account({ sysId: 'AC-1', authToken: 'y' }),
     );

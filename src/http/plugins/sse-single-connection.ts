@@ -20,12 +20,12 @@
  * Requests without a token (other than `PUT`) are left to yoga: plain GraphQL over HTTP and SSE's
  * "distinct connections" mode stay as they were.
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { readCredentials } from '../../core/credentials.js';
+import type { Identities } from '../../core/identity.js';
 import { ErrorCode } from '../../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../../live/hub.js';
 import { GRAPHQL_PATH } from '../paths.js';
@@ -40,6 +40,8 @@ export interface SseSingleConnectionOptions {
   readonly maxStreamsPerCredentials: number;
   /** Subscriptions one stream runs at once. */
   readonly maxOperationsPerStream: number;
+  /** How a request's credentials are read and named (a stream's owner is its pair). */
+  readonly identities: Identities;
   /** @default RESERVATION_TTL_MS */
   readonly reservationTtlMs?: number;
   /** Live updates (LiveHub): its close() ends every stream first. None: queries only. */
@@ -58,17 +60,10 @@ interface Reservation {
 type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
 
 export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
-  const ownerKey = randomBytes(32);
   const reservations = new Map<string, Reservation>();
   const ownerOf = (request: Request): string | null => {
-    const read = readCredentials(request.headers);
-    if (read.kind !== 'present') return null;
-    const { sysId, authToken } = read.credentials;
-    return createHmac('sha256', ownerKey)
-      .update(sysId)
-      .update('\u0000')
-      .update(authToken)
-      .digest('base64url');
+    const identity = options.identities.fromHeaders(request.headers);
+    return identity.kind === 'present' ? identity.pair : null;
   };
   // Tokens this plugin issued for PUT requests (the library asks `authenticate` for one).
   const issued = new WeakMap<Request, string>();

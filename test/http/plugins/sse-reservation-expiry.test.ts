@@ -6,6 +6,7 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import { describe, expect, it } from 'vitest';
+import { Identities } from '../../../src/core/identity.js';
 import { useSseSingleConnection } from '../../../src/http/plugins/sse-single-connection.js';
 import { untilAsync } from '../../../support/wait.js';
 
@@ -22,6 +23,7 @@ function gatewayWithTtl(reservationTtlMs: number) {
         maxStreamsPerCredentials: 1,
         maxOperationsPerStream: 5,
         reservationTtlMs,
+        identities: new Identities(null),
         live: null,
       }),
     ],

@@ -1,0 +1,83 @@
+/**
+ * Who is asking, read once: the credentials a request carries and the two names everything
+ * else keys by, computed together under the gateway's one secret.
+ * - `account`: a keyed hash of the sys_id alone. Everything kept per account (fair share,
+ *   breakers, 429 windows, subscription caps, the cache's share, log lines) is keyed by it, so
+ *   inventing tokens for one sys_id makes no new account.
+ * - `pair`: a keyed hash of sys_id and token. Answers and verdicts are scoped to it (cache keys,
+ *   the credential memory, event stream owners), and a pair the service has not accepted is its
+ *   own small tenant.
+ * Neither can be turned back into credentials. Without a secret, the names are this process's
+ * (fingerprintKey): the same everywhere in it, different on every other copy.
+ *
+ * Reading is memoised by the credential headers' text (bounded), so admission, APQ, the cache,
+ * the context, the request log and WebSockets all get the same Identity object for the same
+ * headers, and its hashes are computed once per distinct header set, not once per place.
+ */
+import { LRUCache } from 'lru-cache';
+import {
+  accountId,
+  credentialsHmac,
+  fingerprintKey,
+  readCredentials,
+  type Credentials,
+} from './credentials.js';
+
+export interface Named {
+  readonly kind: 'present';
+  readonly credentials: Credentials;
+  /** Keyed hash of the sys_id: the account's one name. */
+  readonly account: string;
+  /** Keyed hash of sys_id and token: the exact credential pair. */
+  readonly pair: string;
+}
+
+export type Identity =
+  Named | { readonly kind: 'missing' } | { readonly kind: 'malformed'; readonly reason: string };
+
+/** Distinct credential header sets whose reading is kept. */
+const MAX_KNOWN_HEADER_SETS = 2_000;
+
+const MISSING: Identity = { kind: 'missing' };
+
+export class Identities {
+  private readonly key: Buffer | string;
+  private readonly byHeaders = new LRUCache<string, Identity>({ max: MAX_KNOWN_HEADER_SETS });
+  private readonly byCredentials = new WeakMap<Credentials, Named>();
+
+  /** `secret`: GATEWAY_SECRET; null: this process's random key. */
+  constructor(secret: string | null | undefined) {
+    this.key = fingerprintKey(secret);
+  }
+
+  /** The identity `Authorization`, or `X-Sys-Id` with `X-Auth-Token`, carry. Never throws. */
+  fromHeaders(headers: Pick<Headers, 'get'>): Identity {
+    const basic = headers.get('authorization');
+    const sysId = headers.get('x-sys-id');
+    const token = headers.get('x-auth-token');
+    if (basic === null && sysId === null && token === null) return MISSING;
+    const text = `${basic ?? ''}\u0000${sysId ?? '\u0001'}\u0000${token ?? '\u0001'}`;
+    let identity = this.byHeaders.get(text);
+    if (identity === undefined) {
+      const read = readCredentials(headers);
+      identity = read.kind === 'present' ? this.of(read.credentials) : read;
+      this.byHeaders.set(text, identity);
+    }
+    return identity;
+  }
+
+  /** The names of credentials already read (a subscription's, a call's). */
+  of(credentials: Credentials): Named {
+    let named = this.byCredentials.get(credentials);
+    if (!named) {
+      named = {
+        kind: 'present',
+        credentials,
+        account: accountId(this.key, credentials.sysId),
+        pair: credentialsHmac(this.key, credentials),
+      };
+      this.byCredentials.set(credentials, named);
+    }
+    return named;
+  }
+}
