@@ -472,7 +472,7 @@ const PLANS: Record<Flood, FloodPlan> = {
   },
 
   'one-sysid-many-tokens': {
-    env: { UPSTREAM_RETRY_AFTER_DEFAULT_MS: '2000', UPSTREAM_BREAKER_COOLDOWN_MS: '2000' },
+    env: {},
     workers: 8,
     front: true,
     async worker({ gatewayUrl, next }) {

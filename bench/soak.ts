@@ -40,7 +40,6 @@ const usage = `npm run soak [-- --name=value ...]   (or BENCH_NAME=value)
   --scenario=mix      or cache-flood: distinct large answers from one account, cache on
   --seconds=30        cache-flood: how long to flood
   --cache-max-bytes=  cache-flood: the gateway's CACHE_MAX_BYTES (default: the gateway's own)
-  --cache-max-entry-bytes=  cache-flood: its CACHE_MAX_ENTRY_BYTES (default: the gateway's own)
   --cache-ttl=600000  cache-flood: its CACHE_TTL_MS (0: the same load with the cache off)
   --scenario=floods   the tenancy floods, each for --flood-seconds (or one: ${FLOODS.join(', ')})
   --flood-seconds=10`;
@@ -68,7 +67,6 @@ const settings = {
   scenario: setting('scenario', 'mix'),
   seconds: numberSetting('seconds', 30, 1),
   cacheMaxBytes: setting('cache-max-bytes', ''),
-  cacheMaxEntryBytes: setting('cache-max-entry-bytes', ''),
   cacheTtlMs: setting('cache-ttl', '600000'),
   floodSeconds: numberSetting('flood-seconds', 10, 1),
 };
@@ -235,7 +233,7 @@ const FLOOD_MAX_ALIASES = 30;
 /**
  * A distinct operation (its name carries a counter) asking for `aliases` copies of a 1,000-message
  * range of the load-test account's largest number (450 messages), so answers run from ~150 kB
- * (stored) to several MB (over CACHE_MAX_ENTRY_BYTES, refused).
+ * (stored) to several MB (over the 1 MiB FIXED_CACHE_MAX_ENTRY_BYTES, refused).
  */
 function floodQuery(counter: number, aliases: number): string {
   const fields = Array.from(
@@ -261,7 +259,6 @@ async function floodCache(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
   if (settings.cacheMaxBytes !== '') env.CACHE_MAX_BYTES = settings.cacheMaxBytes;
-  if (settings.cacheMaxEntryBytes !== '') env.CACHE_MAX_ENTRY_BYTES = settings.cacheMaxEntryBytes;
   const gateway = await startGateway(env, ['--expose-gc']);
   const credentials = benchCredentials(0);
   const authorization = basic(credentials.sysId, credentials.authToken);
@@ -269,8 +266,7 @@ async function floodCache(): Promise<void> {
     const fresh = rssBytes(gateway.pid);
     console.log(
       `cache-flood: ${gateway.url}/graphql, pid ${gateway.pid}, CACHE_TTL_MS ${settings.cacheTtlMs}, ` +
-        `CACHE_MAX_BYTES ${settings.cacheMaxBytes || 'default'}, CACHE_MAX_ENTRY_BYTES ` +
-        `${settings.cacheMaxEntryBytes || 'default'}; fresh RSS ${mb(fresh)}`,
+        `CACHE_MAX_BYTES ${settings.cacheMaxBytes || 'default'}; fresh RSS ${mb(fresh)}`,
     );
     let counter = 0;
     let answered = 0;

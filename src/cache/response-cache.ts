@@ -23,11 +23,8 @@ import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
 import { connectRedis, redisAnswerStore, type RedisConnection } from './redis-store.js';
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
-import {
-  DEFAULT_CACHE_MAX_BYTES,
-  DEFAULT_CACHE_MAX_ENTRY_BYTES,
-  type ResponseCacheSettings,
-} from '../config/config.js';
+import { DEFAULT_CACHE_MAX_BYTES, type ResponseCacheSettings } from '../config/config.js';
+import { FIXED_CACHE_MAX_ENTRY_BYTES } from '../config/fixed.js';
 import type { Logger } from '../observability/logger.js';
 import { CredentialMemory } from '../upstream/verification.js';
 
@@ -131,7 +128,7 @@ export function createResponseCache(
     : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_CACHE_MAX_BYTES, accountOf });
   const answers = createAnswerCache(
     redis ? redisAnswerStore(redis) : (memory as MemoryAnswerStore),
-    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? DEFAULT_CACHE_MAX_ENTRY_BYTES },
+    { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? FIXED_CACHE_MAX_ENTRY_BYTES },
   );
 
   // Read once per request (the plugin asks three times): `${account}:${pair}`, or null.

@@ -2,7 +2,7 @@
 export interface StoredAnswer {
   /** The execution result, serialised once: its size is known and no caller can mutate it. */
   readonly json: string;
-  /** UTF-8 bytes of `json`: what CACHE_MAX_BYTES and CACHE_MAX_ENTRY_BYTES count. */
+  /** UTF-8 bytes of `json`: what CACHE_MAX_BYTES and FIXED_CACHE_MAX_ENTRY_BYTES count. */
   readonly bytes: number;
   /** When it was stored (ms since the epoch), so any copy can tell its age. */
   readonly storedAt: number;

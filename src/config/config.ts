@@ -1,6 +1,30 @@
 /** Environment -> validated, frozen configuration. Every bad value is reported, each in one line. */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
+import {
+  FIXED_ADMISSION_BUSY_CONCURRENCY,
+  FIXED_ADMISSION_MAX_WAITING,
+  FIXED_ADMISSION_MAX_WAIT_MS,
+  FIXED_CACHE_MAX_ENTRY_BYTES,
+  FIXED_CREDENTIALS_REFUSED_TTL_MS,
+  FIXED_CREDENTIALS_VERIFIED_TTL_MS,
+  FIXED_HEAP_GROWING_PERCENT,
+  FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  FIXED_MAX_DIRECTIVES,
+  FIXED_MAX_NODE_IDS,
+  FIXED_MAX_TOKENS,
+  FIXED_MAX_UPSTREAM_CALLS,
+  FIXED_SIMULATOR_HISTORY_END,
+  FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT,
+  FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT,
+  FIXED_UPSTREAM_BREAKER_COOLDOWN_MS,
+  FIXED_UPSTREAM_BREAKER_THRESHOLD,
+  FIXED_UPSTREAM_CONCURRENCY,
+  FIXED_UPSTREAM_RETRIES,
+  FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS,
+  FIXED_UPSTREAM_RETRY_BASE_MS,
+  RETIRED_VARIABLES,
+} from './fixed.js';
 import { unknownVariables } from './unknown-variables.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -17,10 +41,11 @@ export type HistoryEndReading = (typeof HISTORY_END_READINGS)[number];
 export interface QueryLimits {
   /** Largest request body, in bytes. */
   readonly maxBodyBytes: number;
-  /** Most lexical tokens in one document. */
+  /** Most lexical tokens in one document. @default FIXED_MAX_TOKENS */
   readonly maxTokens: number;
   readonly maxAliases: number;
   readonly maxDepth: number;
+  /** @default FIXED_MAX_DIRECTIVES */
   readonly maxDirectives: number;
   /**
    * Most items (objects, each list at its size) an operation may return or fetch, estimated
@@ -33,9 +58,12 @@ export interface QueryLimits {
 export interface GatewayLimits extends QueryLimits {
   /** Widest `history(start, end)` range accepted, as `end - start`. @default 1000 */
   readonly maxHistoryRange: number;
-  /** Upstream calls one GraphQL request may make in all. @default 250 */
+  /** Upstream calls one GraphQL request may make in all. @default FIXED_MAX_UPSTREAM_CALLS */
   readonly maxUpstreamCalls: number;
-  /** Ids one `nodes(ids:)` may name, and representations one `_entities` may carry. @default 100 */
+  /**
+   * Ids one `nodes(ids:)` may name, and representations one `_entities` may carry.
+   * @default FIXED_MAX_NODE_IDS
+   */
   readonly maxNodeIds: number;
   /**
    * Bytes of data one answer may hold, counted while it is built (src/graph/response-budget.ts);
@@ -44,7 +72,7 @@ export interface GatewayLimits extends QueryLimits {
   readonly maxResponseBytes: number;
   /**
    * Upstream calls one GraphQL request may have in flight at once; 0 leaves it to the shared
-   * adaptive limit alone (see UpstreamSettings.connections). @default 0
+   * adaptive limit alone (see UpstreamSettings.connections). @default FIXED_UPSTREAM_CONCURRENCY
    */
   readonly upstreamConcurrency: number;
 }
@@ -54,32 +82,59 @@ export interface UpstreamSettings {
   readonly url: URL | null;
   /** The whole wait for one upstream answer, retries and backoff included, in ms. @default 10000 */
   readonly timeoutMs: number;
-  /** One attempt's own limit, so a hung attempt can be retried within timeoutMs. @default timeoutMs */
+  /**
+   * One attempt's own limit, so a hung attempt can be retried within timeoutMs.
+   * @default timeoutMs (FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT of it)
+   */
   readonly attemptTimeoutMs: number;
   /**
    * Keep-alive connections to the upstream, shared by all requests: the hard cap of calls in
    * flight, under which the adaptive limit moves. @default 128
    */
   readonly connections: number;
-  /** How long an account's calls pause after a 429 without a usable Retry-After, in ms. @default 5000 */
+  /**
+   * How long an account's calls pause after a 429 without a usable Retry-After, in ms.
+   * @default FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS
+   */
   readonly defaultRetryAfterMs: number;
-  /** Extra attempts after a transient failure (reset, 502/503/504, timeout). @default 2 */
+  /**
+   * Extra attempts after a transient failure (reset, 502/503/504, timeout).
+   * @default FIXED_UPSTREAM_RETRIES
+   */
   readonly retries: number;
-  /** First retry delay; later ones grow exponentially with jitter. @default 50 */
+  /**
+   * First retry delay; later ones grow exponentially with jitter.
+   * @default FIXED_UPSTREAM_RETRY_BASE_MS
+   */
   readonly retryBaseDelayMs: number;
-  /** Faults in a row that open an account's breaker, or the service's on service-wide evidence. @default 5 */
+  /**
+   * Faults in a row that open an account's breaker, or the service's on service-wide evidence.
+   * @default FIXED_UPSTREAM_BREAKER_THRESHOLD
+   */
   readonly breakerThreshold: number;
-  /** How long an open breaker fails fast before probing. @default 3000 */
+  /**
+   * How long an open breaker fails fast before probing.
+   * @default FIXED_UPSTREAM_BREAKER_COOLDOWN_MS
+   */
   readonly breakerCooldownMs: number;
-  /** The percentage of the adaptive limit one account (sys_id) may hold in flight. @default 50 */
+  /**
+   * The percentage of the adaptive limit one account (sys_id) may hold in flight.
+   * @default FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT
+   */
   readonly accountSharePercent: number;
-  /** How long credentials the service accepted count as verified, in ms. @default 300000 */
+  /**
+   * How long credentials the service accepted count as verified, in ms.
+   * @default FIXED_CREDENTIALS_VERIFIED_TTL_MS
+   */
   readonly verifiedTtlMs: number;
-  /** How long credentials the service refused are remembered as refused, in ms. @default 60000 */
+  /**
+   * How long credentials the service refused are remembered as refused, in ms.
+   * @default FIXED_CREDENTIALS_REFUSED_TTL_MS
+   */
   readonly refusedTtlMs: number;
   /**
    * UPSTREAM_HISTORY_END: how the service reads `history_end` (`npm run doctor` finds out).
-   * @default "exclusive" (in demo mode: the simulator's reading, SIMULATOR_HISTORY_END)
+   * @default "exclusive"
    */
   readonly historyEnd: HistoryEndReading;
 }
@@ -97,7 +152,10 @@ export interface ResponseCacheSettings {
   readonly staleIfErrorMs: number;
   /** Bytes (of answers' JSON) the in-memory store may hold, stale copies included. @default 67108864 (64 MiB) */
   readonly maxBytes: number;
-  /** Larger answers are not stored at all, in memory or in Redis. @default 1048576 (1 MiB) */
+  /**
+   * Larger answers are not stored at all, in memory or in Redis.
+   * @default FIXED_CACHE_MAX_ENTRY_BYTES
+   */
   readonly maxEntryBytes: number;
 }
 
@@ -125,12 +183,19 @@ export interface RedisSettings {
 export interface AdmissionSettings {
   /**
    * Requests one account (or the pool of unverified credentials, or of none) may have running
-   * while the event loop is busy and shared; 0 turns admission off. @default 2
+   * while the event loop is busy and shared; 0 turns admission off.
+   * @default FIXED_ADMISSION_BUSY_CONCURRENCY
    */
   readonly busyConcurrency: number;
-  /** Requests one account may have waiting for its turn; more get 429 at once. @default 100 */
+  /**
+   * Requests one account may have waiting for its turn; more get 429 at once.
+   * @default FIXED_ADMISSION_MAX_WAITING
+   */
   readonly maxWaiting: number;
-  /** The longest a request waits for its turn before it gets 429, in ms. @default 5000 */
+  /**
+   * The longest a request waits for its turn before it gets 429, in ms.
+   * @default FIXED_ADMISSION_MAX_WAIT_MS
+   */
   readonly maxWaitMs: number;
 }
 
@@ -185,17 +250,20 @@ export interface Config {
   readonly limits: GatewayLimits;
   readonly admission: AdmissionSettings;
   /**
-   * HEAP_GROWING_PERCENT: how far V8 lets the old generation grow past what the last full
-   * collection kept before it collects again (V8's --heap-growing-percent, set by src/main.ts);
-   * 0 leaves V8's own pacing, which under Node's default heap limit lets it grow fourfold.
-   * @default 50
+   * How far V8 lets the old generation grow past what the last full collection kept before it
+   * collects again (V8's --heap-growing-percent, set by src/main.ts); 0 leaves V8's own pacing,
+   * which under Node's default heap limit lets it grow fourfold.
+   * @default FIXED_HEAP_GROWING_PERCENT
    */
   readonly heapGrowingPercent: number;
   /** Artificial latency of the built-in simulator, in milliseconds. @default 0 */
   readonly simulatorLatencyMs: number;
   /** Demo mode: an inbound message arrives this often, for live updates to show; 0 never. @default 0 */
   readonly simulatorArrivalsMs: number;
-  /** Demo mode: how the built-in simulator reads `history_end`. @default "exclusive" */
+  /**
+   * Demo mode: how the built-in simulator reads `history_end`.
+   * @default FIXED_SIMULATOR_HISTORY_END
+   */
   readonly simulatorHistoryEnd: HistoryEndReading;
   /** Browser origins allowed by CORS; empty sends no CORS headers. @default [] */
   readonly corsOrigins: readonly string[];
@@ -225,7 +293,10 @@ export interface LiveSettings {
   readonly pollMs: number;
   /** Live subscriptions one account may hold on one gateway copy. @default 50 */
   readonly maxPerAccount: number;
-  /** Operations one WebSocket connection may run at once. @default 20 */
+  /**
+   * Operations one WebSocket connection may run at once.
+   * @default FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION
+   */
   readonly maxPerConnection: number;
   /** Live subscriptions this copy holds in all, every account together. @default 5000 */
   readonly maxTotal: number;
@@ -245,15 +316,14 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 const GIB = 1024 * MIB;
 
-/** Defaults that code outside loadConfig also falls back on (imported from here, not repeated). */
-export const DEFAULT_RETRY_AFTER_MS = 5_000;
+/** A default that code outside loadConfig also falls back on (imported from here, not repeated). */
 export const DEFAULT_CACHE_MAX_BYTES = 64 * MIB;
-export const DEFAULT_CACHE_MAX_ENTRY_BYTES = MIB;
 
 /**
  * Every variable loadConfig reads, and only those: reading a name not listed here does not
  * compile (KnownEnv), and test/config/config.test.ts checks that each one listed is read. Any
- * other variable that looks meant for the gateway stops start-up (unknown-variables.ts).
+ * other variable that looks meant for the gateway stops start-up (unknown-variables.ts), a
+ * former one with the value it is now fixed at (fixed.ts).
  */
 export const CONFIG_VARIABLES = [
   'NODE_ENV',
@@ -264,33 +334,14 @@ export const CONFIG_VARIABLES = [
   'UPSTREAM_URL',
   'UPSTREAM_TIMEOUT_MS',
   'UPSTREAM_HISTORY_END',
-  'UPSTREAM_ATTEMPT_TIMEOUT_MS',
   'UPSTREAM_CONNECTIONS',
-  'UPSTREAM_RETRY_AFTER_DEFAULT_MS',
-  'UPSTREAM_RETRIES',
-  'UPSTREAM_RETRY_BASE_MS',
-  'UPSTREAM_BREAKER_THRESHOLD',
-  'UPSTREAM_BREAKER_COOLDOWN_MS',
-  'UPSTREAM_ACCOUNT_SHARE_PERCENT',
-  'UPSTREAM_CONCURRENCY',
-  'CREDENTIALS_VERIFIED_TTL_MS',
-  'CREDENTIALS_REFUSED_TTL_MS',
   'MAX_HISTORY_RANGE',
-  'MAX_UPSTREAM_CALLS',
-  'MAX_NODE_IDS',
   'MAX_BODY_BYTES',
-  'MAX_TOKENS',
   'MAX_ALIASES',
   'MAX_DEPTH',
-  'MAX_DIRECTIVES',
   'MAX_QUERY_COST',
   'MAX_RESPONSE_BYTES',
-  'ADMISSION_BUSY_CONCURRENCY',
-  'ADMISSION_MAX_WAITING',
-  'ADMISSION_MAX_WAIT_MS',
-  'HEAP_GROWING_PERCENT',
   'SIMULATOR_LATENCY_MS',
-  'SIMULATOR_HISTORY_END',
   'SIMULATOR_ARRIVALS_MS',
   'CORS_ORIGINS',
   'PERSISTED_OPERATIONS',
@@ -303,7 +354,6 @@ export const CONFIG_VARIABLES = [
   'CACHE_TTL_MS',
   'CACHE_STALE_IF_ERROR_MS',
   'CACHE_MAX_BYTES',
-  'CACHE_MAX_ENTRY_BYTES',
   'REDIS_URL',
   'REDIS_SENTINELS',
   'REDIS_SENTINEL_NAME',
@@ -313,7 +363,6 @@ export const CONFIG_VARIABLES = [
   'KEEP_ALIVE_TIMEOUT_MS',
   'LIVE_POLL_MS',
   'LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT',
-  'LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION',
   'LIVE_MAX_SUBSCRIPTIONS',
   'WS_MAX_CONNECTIONS',
 ] as const;
@@ -337,7 +386,7 @@ export const DEMO_SECRET = createHash('sha256')
 
 export function loadConfig(environment: Env): Config {
   const env: KnownEnv = environment;
-  const problems: string[] = unknownVariables(environment, CONFIG_VARIABLES);
+  const problems: string[] = unknownVariables(environment, CONFIG_VARIABLES, RETIRED_VARIABLES);
   const production = env.NODE_ENV?.trim() === 'production';
   const int = (name: ConfigVariable, fallback: number, min: number, max: number): number => {
     const raw = env[name]?.trim();
@@ -353,24 +402,27 @@ export function loadConfig(environment: Env): Config {
   if (!LOG_LEVELS.includes(logLevel))
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
 
-  // Read in this order so problems are listed in it; the attempt timeout defaults to the deadline.
+  // Read in this order so problems are listed in it.
   const port = int('PORT', 4000, 0, 65535);
   const url = readUpstreamUrl(env.UPSTREAM_URL, production, problems);
   const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
-  const simulatorHistoryEnd =
-    readHistoryEnd('SIMULATOR_HISTORY_END', env.SIMULATOR_HISTORY_END, problems) ?? 'exclusive';
-  // Demo mode talks to the simulator: the gateway reads history_end as it does, unless told.
+  // Demo mode included: its simulator reads history_end so (FIXED_SIMULATOR_HISTORY_END).
   const historyEnd =
-    readHistoryEnd('UPSTREAM_HISTORY_END', env.UPSTREAM_HISTORY_END, problems) ??
-    (url === null ? simulatorHistoryEnd : 'exclusive');
+    readHistoryEnd('UPSTREAM_HISTORY_END', env.UPSTREAM_HISTORY_END, problems) ?? 'exclusive';
   const livePollMs = readPollMs(int('LIVE_POLL_MS', 3_000, 0, 3_600_000), problems);
   const responseCache = readResponseCache(
     env,
     {
       ttlMs: int('CACHE_TTL_MS', 0, 0, 86_400_000),
       staleIfErrorMs: int('CACHE_STALE_IF_ERROR_MS', 0, 0, 604_800_000),
-      maxBytes: int('CACHE_MAX_BYTES', DEFAULT_CACHE_MAX_BYTES, 64 * KIB, 64 * GIB),
-      maxEntryBytes: int('CACHE_MAX_ENTRY_BYTES', DEFAULT_CACHE_MAX_ENTRY_BYTES, KIB, GIB),
+      // Room for at least one answer of the largest size stored.
+      maxBytes: int(
+        'CACHE_MAX_BYTES',
+        DEFAULT_CACHE_MAX_BYTES,
+        FIXED_CACHE_MAX_ENTRY_BYTES,
+        64 * GIB,
+      ),
+      maxEntryBytes: FIXED_CACHE_MAX_ENTRY_BYTES,
     },
     livePollMs > 0,
     problems,
@@ -383,45 +435,40 @@ export function loadConfig(environment: Env): Config {
     upstream: {
       url,
       timeoutMs,
-      attemptTimeoutMs: int('UPSTREAM_ATTEMPT_TIMEOUT_MS', timeoutMs, 1, 600_000),
+      attemptTimeoutMs: Math.ceil((timeoutMs * FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT) / 100),
       connections: int('UPSTREAM_CONNECTIONS', 128, 1, 10_000),
-      defaultRetryAfterMs: int(
-        'UPSTREAM_RETRY_AFTER_DEFAULT_MS',
-        DEFAULT_RETRY_AFTER_MS,
-        0,
-        600_000,
-      ),
-      retries: int('UPSTREAM_RETRIES', 2, 0, 10),
-      retryBaseDelayMs: int('UPSTREAM_RETRY_BASE_MS', 50, 1, 60_000),
-      breakerThreshold: int('UPSTREAM_BREAKER_THRESHOLD', 5, 1, 10_000),
-      breakerCooldownMs: int('UPSTREAM_BREAKER_COOLDOWN_MS', 3_000, 1, 600_000),
-      accountSharePercent: int('UPSTREAM_ACCOUNT_SHARE_PERCENT', 50, 1, 100),
-      verifiedTtlMs: int('CREDENTIALS_VERIFIED_TTL_MS', 300_000, 1_000, 86_400_000),
-      refusedTtlMs: int('CREDENTIALS_REFUSED_TTL_MS', 60_000, 1_000, 86_400_000),
+      defaultRetryAfterMs: FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS,
+      retries: FIXED_UPSTREAM_RETRIES,
+      retryBaseDelayMs: FIXED_UPSTREAM_RETRY_BASE_MS,
+      breakerThreshold: FIXED_UPSTREAM_BREAKER_THRESHOLD,
+      breakerCooldownMs: FIXED_UPSTREAM_BREAKER_COOLDOWN_MS,
+      accountSharePercent: FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT,
+      verifiedTtlMs: FIXED_CREDENTIALS_VERIFIED_TTL_MS,
+      refusedTtlMs: FIXED_CREDENTIALS_REFUSED_TTL_MS,
       historyEnd,
     },
     limits: {
       maxHistoryRange: int('MAX_HISTORY_RANGE', 1000, 1, 1_000_000),
-      maxUpstreamCalls: int('MAX_UPSTREAM_CALLS', 250, 1, 100_000),
-      maxNodeIds: int('MAX_NODE_IDS', 100, 1, 10_000),
+      maxUpstreamCalls: FIXED_MAX_UPSTREAM_CALLS,
+      maxNodeIds: FIXED_MAX_NODE_IDS,
       maxResponseBytes: int('MAX_RESPONSE_BYTES', 8 * MIB, KIB, GIB),
-      upstreamConcurrency: int('UPSTREAM_CONCURRENCY', 0, 0, 10_000),
+      upstreamConcurrency: FIXED_UPSTREAM_CONCURRENCY,
       maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
-      maxTokens: int('MAX_TOKENS', 2_000, 10, 1_000_000),
+      maxTokens: FIXED_MAX_TOKENS,
       maxAliases: int('MAX_ALIASES', 30, 0, 10_000),
       maxDepth: int('MAX_DEPTH', 10, 1, 1_000),
-      maxDirectives: int('MAX_DIRECTIVES', 20, 0, 10_000),
+      maxDirectives: FIXED_MAX_DIRECTIVES,
       maxCost: int('MAX_QUERY_COST', 100_000, 1, 1_000_000_000),
     },
     admission: {
-      busyConcurrency: int('ADMISSION_BUSY_CONCURRENCY', 2, 0, 10_000),
-      maxWaiting: int('ADMISSION_MAX_WAITING', 100, 1, 1_000_000),
-      maxWaitMs: int('ADMISSION_MAX_WAIT_MS', 5_000, 1, 600_000),
+      busyConcurrency: FIXED_ADMISSION_BUSY_CONCURRENCY,
+      maxWaiting: FIXED_ADMISSION_MAX_WAITING,
+      maxWaitMs: FIXED_ADMISSION_MAX_WAIT_MS,
     },
-    heapGrowingPercent: int('HEAP_GROWING_PERCENT', 50, 0, 400),
+    heapGrowingPercent: FIXED_HEAP_GROWING_PERCENT,
     simulatorLatencyMs: int('SIMULATOR_LATENCY_MS', 0, 0, 60_000),
     simulatorArrivalsMs: int('SIMULATOR_ARRIVALS_MS', 0, 0, 3_600_000),
-    simulatorHistoryEnd,
+    simulatorHistoryEnd: FIXED_SIMULATOR_HISTORY_END,
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
     persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
     metrics: readSwitch('METRICS', env.METRICS, true, problems),
@@ -442,7 +489,7 @@ export function loadConfig(environment: Env): Config {
     live: {
       pollMs: livePollMs,
       maxPerAccount: int('LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT', 50, 1, 100_000),
-      maxPerConnection: int('LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
+      maxPerConnection: FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
       maxTotal: int('LIVE_MAX_SUBSCRIPTIONS', 5_000, 1, 1_000_000),
       maxConnections: int('WS_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
     },
@@ -741,7 +788,7 @@ function readResponseCache(
   liveOn: boolean,
   problems: string[],
 ): ResponseCacheSettings {
-  const { ttlMs, maxBytes, maxEntryBytes } = sizes;
+  const { ttlMs } = sizes;
   let redisUrl: URL | null = null;
   const rawUrl = env.REDIS_URL?.trim();
   if (rawUrl) {
@@ -760,12 +807,6 @@ function readResponseCache(
   if ((ttlMs > 0 || liveOn) && rawUrl && !env.GATEWAY_SECRET && !env.CACHE_HMAC_KEY) {
     problems.push(
       `GATEWAY_SECRET is required with REDIS_URL: the same secret of at least ${MIN_SECRET_LENGTH} characters on every gateway copy`,
-    );
-  }
-  // An entry the budget cannot hold would be stored only to evict everything else.
-  if (maxEntryBytes > maxBytes) {
-    problems.push(
-      `CACHE_MAX_ENTRY_BYTES (${maxEntryBytes}) must not exceed CACHE_MAX_BYTES (${maxBytes})`,
     );
   }
   return { ...sizes, redisUrl };

@@ -2,25 +2,24 @@
  * Variables that look meant for the gateway but are not among the names it reads: a typo
  * (`UPSTREM_URL`, `REDIS_ULR`) would otherwise be ignored without a word and the default used,
  * which for UPSTREAM_URL is the demo simulator. One line per such variable, with the closest
- * known name ("did you mean X?").
+ * known name ("did you mean X?"); a former setting (or a near miss of one), with the value it
+ * is now fixed at, since setting it would change nothing.
  *
  * A name counts as meant for the gateway when it starts with one of the gateway's prefixes, or
- * when it is one or two edits from a known name. Names a container platform sets for other
+ * when it is one or two edits from a known name or a former one. Names a container platform sets for other
  * services (Kubernetes' service links, e.g. REDIS_PORT, GATEWAY_SERVICE_HOST) are left alone.
  */
 
 /**
  * Prefixes of the gateway's own variables: any other name starting with one is a mistake.
  * Deliberately not NODE_ (Node's own), OTEL_ (the OpenTelemetry SDK's), or single words such as
- * PORT_ or HOST_ that unrelated tools use. docs/configuration.md lists them.
+ * PORT_ or HOST_ that unrelated tools use; nor those of former settings only (ADMISSION_,
+ * CREDENTIALS_, HEAP_): those are refused by name. docs/configuration.md lists them.
  */
 export const GATEWAY_PREFIXES = [
-  'ADMISSION_',
   'CACHE_',
   'CORS_',
-  'CREDENTIALS_',
   'GATEWAY_',
-  'HEAP_',
   'KEEP_ALIVE_',
   'LIVE_',
   'LOG_',
@@ -92,15 +91,30 @@ function closest(name: string, known: readonly string[]): { name: string; distan
   return best;
 }
 
-/** One problem line per variable of `env` that looks meant for the gateway but is not `known`. */
+/** Where a former setting's refusal sends the reader. */
+export const FIXED_VALUES_DOC = 'docs/configuration.md#fixed-values';
+
+/**
+ * One problem line per variable of `env` that looks meant for the gateway but is not `known`;
+ * `retired`: former settings -> the value each is fixed at, said in its line.
+ */
 export function unknownVariables(
   env: Readonly<Record<string, string | undefined>>,
   known: readonly string[],
+  retired: Readonly<Record<string, string>> = {},
 ): string[] {
   const knownSet = new Set(known);
+  const retiredNames = Object.keys(retired);
   const problems: string[] = [];
   for (const name of Object.keys(env).sort()) {
     if (knownSet.has(name)) continue;
+    const fixedAt = Object.hasOwn(retired, name) ? retired[name] : undefined;
+    if (fixedAt !== undefined) {
+      problems.push(
+        `${name} is no longer a setting: it is fixed at ${fixedAt} (${FIXED_VALUES_DOC})`,
+      );
+      continue;
+    }
     const upper = name.toUpperCase();
     if (name !== upper) {
       // Lower-case names are other programs' (npm_config_*); only an exact miscasing is ours.
@@ -112,7 +126,12 @@ export function unknownVariables(
     const prefix = GATEWAY_PREFIXES.find((p) => name.startsWith(p));
     const near = closest(name, known);
     const typo = near.distance <= tolerance(near.name);
-    if (typo) {
+    const former = closest(name, retiredNames);
+    if (former.distance < near.distance && former.distance <= tolerance(former.name)) {
+      problems.push(
+        `${name} is not a setting of the gateway, nor is ${former.name} any longer: it is fixed at ${retired[former.name]} (${FIXED_VALUES_DOC})`,
+      );
+    } else if (typo) {
       problems.push(`${name} is not a setting of the gateway: did you mean ${near.name}?`);
     } else if (prefix) {
       const same = known.filter((k) => k.startsWith(prefix));

@@ -5,6 +5,7 @@
  * "holds" exactly when the gateway would read what the service sent as intended.
  */
 import type { HistoryEndReading } from '../config/config.js';
+import { FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS } from '../config/fixed.js';
 import { parseRetryAfter } from '../upstream/client.js';
 import {
   parseDirection,
@@ -287,6 +288,10 @@ function rateLimit(seen: Observations): Finding {
       `limit headers seen: ${headerNames.join(', ')} (the gateway reads only Retry-After)`,
     );
   const withoutRetryAfter = limited.filter((a) => a.limitHeaders['retry-after'] === undefined);
+  if (withoutRetryAfter.length > 0)
+    evidence.push(
+      `no Retry-After on ${withoutRetryAfter.length} of the 429s: the gateway pauses the account ${FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS} ms after each (a fixed value)`,
+    );
   return {
     id: 'rateLimit',
     question: 'Rate limits and their signals?',
@@ -297,10 +302,7 @@ function rateLimit(seen: Observations): Finding {
     evidence,
     gatewayAssumes: '429 with Retry-After pauses the account (else the default pause)',
     holds: unreadable.length === 0,
-    set:
-      withoutRetryAfter.length > 0
-        ? 'UPSTREAM_RETRY_AFTER_DEFAULT_MS (429 came without Retry-After)'
-        : '',
+    set: '',
   };
 }
 

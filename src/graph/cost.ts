@@ -7,6 +7,7 @@
  * Message, an edge) costs 1, a scalar 0, and a list multiplies what each of its items costs by
  * its size. docs/limits.md "Cost" says how the router's reading and the gateway's differ.
  */
+import { FIXED_MAX_NODE_IDS } from '../config/fixed.js';
 import { DEFAULT_PAGE_SIZE } from './paging.js';
 
 /**
@@ -17,10 +18,10 @@ import { DEFAULT_PAGE_SIZE } from './paging.js';
 export const ASSUMED_NUMBERS_PER_ACCOUNT = 200;
 
 /**
- * `nodes(ids:)` as a router sees it: the default MAX_NODE_IDS. Routers only slice by Int
+ * `nodes(ids:)` as a router sees it: the most ids it may carry. Routers only slice by Int
  * arguments, so they cannot count the ids; the gateway counts every one (listArgument, below).
  */
-export const ASSUMED_NODE_IDS = 100;
+export const ASSUMED_NODE_IDS = FIXED_MAX_NODE_IDS;
 
 /** The `@listSize` arguments, as @pothos/plugin-federation takes them. */
 export interface ListSize {

@@ -22,7 +22,7 @@ export const schema = builder.toSubGraphSchema({
 
 // `_service { sdl }` prints on the first router request, not at every start (service-sdl.ts).
 printServiceSdlOnDemand(schema);
-// nodes(ids:) and _entities cost per id and are capped (MAX_NODE_IDS).
+// nodes(ids:) and _entities cost per id and are capped (FIXED_MAX_NODE_IDS).
 boundListLookups(schema);
 // Every list an answer holds is charged to the request's MAX_RESPONSE_BYTES as it is built.
 chargeListFields(schema);

@@ -26,7 +26,7 @@
  *    not a fault.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
-import { DEFAULT_RETRY_AFTER_MS } from '../config/config.js';
+import { FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS } from '../config/fixed.js';
 import type { Credentials } from '../core/credentials.js';
 import { CredentialMemory } from './verification.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
@@ -58,7 +58,10 @@ export interface TrafficOptions {
   readonly initialConcurrency?: number;
   /** The adaptive limit's floor. @default min(4, maxInFlight) */
   readonly minConcurrency?: number;
-  /** The 429 window when the service sends no usable Retry-After. @default DEFAULT_RETRY_AFTER_MS (config) */
+  /**
+   * The 429 window when the service sends no usable Retry-After.
+   * @default FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS
+   */
   readonly defaultRetryAfterMs?: number;
   /** The fraction of the adaptive limit one account may hold in flight. @default 0.5 */
   readonly accountShare?: number;
@@ -99,7 +102,7 @@ export function withTrafficControl(
     options.attemptTimeoutMs ?? options.timeoutMs,
     options.timeoutMs,
   );
-  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? DEFAULT_RETRY_AFTER_MS;
+  const defaultRetryAfterMs = options.defaultRetryAfterMs ?? FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS;
   const limit = new AdaptiveLimit({
     initial: options.initialConcurrency ?? options.maxInFlight,
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),

@@ -402,7 +402,7 @@ describe.each(['memory', 'redis'] as const)('response cache in %s', (store) => {
 });
 
 describe('response cache in memory, bounded', () => {
-  it('keeps the most recently used answers within CACHE_MAX_BYTES, and none over CACHE_MAX_ENTRY_BYTES', async () => {
+  it('keeps the most recently used answers within CACHE_MAX_BYTES, and none over maxEntryBytes', async () => {
     // About a dozen small answers fit in 10 kB (each costs its JSON, its key and an overhead).
     const { gateway, hits } = await cachedGateway('memory', {
       maxBytes: 10_000,

@@ -6,6 +6,8 @@ import {
   loadConfig,
   loadDoctorSettings,
 } from '../../src/config/config.js';
+import { RETIRED_VARIABLES } from '../../src/config/fixed.js';
+import { GATEWAY_PREFIXES } from '../../src/config/unknown-variables.js';
 
 const HMAC_KEY = 'k'.repeat(32);
 const PREVIOUS_KEY = 'p'.repeat(32);
@@ -65,34 +67,18 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'warn',
       UPSTREAM_URL: 'https://sms.example.com/v2/',
       UPSTREAM_TIMEOUT_MS: '2500',
-      UPSTREAM_ATTEMPT_TIMEOUT_MS: '800',
+      UPSTREAM_HISTORY_END: 'inclusive',
       UPSTREAM_CONNECTIONS: '10',
-      UPSTREAM_RETRY_AFTER_DEFAULT_MS: '2000',
-      UPSTREAM_RETRIES: '0',
-      UPSTREAM_RETRY_BASE_MS: '20',
-      UPSTREAM_BREAKER_THRESHOLD: '3',
-      UPSTREAM_BREAKER_COOLDOWN_MS: '1000',
-      UPSTREAM_ACCOUNT_SHARE_PERCENT: '25',
-      CREDENTIALS_VERIFIED_TTL_MS: '60000',
-      CREDENTIALS_REFUSED_TTL_MS: '5000',
-      MAX_NODE_IDS: '12',
-      ADMISSION_BUSY_CONCURRENCY: '3',
-      ADMISSION_MAX_WAITING: '40',
-      ADMISSION_MAX_WAIT_MS: '1500',
-      HEAP_GROWING_PERCENT: '0',
       LIVE_MAX_SUBSCRIPTIONS: '900',
       WS_MAX_CONNECTIONS: '80',
-      UPSTREAM_CONCURRENCY: '4',
       MAX_HISTORY_RANGE: '200',
-      MAX_UPSTREAM_CALLS: '40',
       MAX_BODY_BYTES: '5000',
-      MAX_TOKENS: '300',
       MAX_ALIASES: '5',
       MAX_DEPTH: '7',
-      MAX_DIRECTIVES: '3',
       MAX_QUERY_COST: '9',
       MAX_RESPONSE_BYTES: '65536',
       SIMULATOR_LATENCY_MS: '20',
+      SIMULATOR_ARRIVALS_MS: '2000',
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
       PERSISTED_OPERATIONS: 'ops.json',
       METRICS: 'off',
@@ -104,10 +90,8 @@ describe('loadConfig', () => {
       GATEWAY_SECRET_PREVIOUS: PREVIOUS_KEY,
       LIVE_POLL_MS: '1500',
       LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '7',
-      LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: '3',
       CACHE_STALE_IF_ERROR_MS: '300000',
       CACHE_MAX_BYTES: '8000000',
-      CACHE_MAX_ENTRY_BYTES: '200000',
       INSTANCE_ID: 'gw-eu-1.pod-7',
       SHUTDOWN_READINESS_DELAY_MS: '15000',
       SHUTDOWN_TIMEOUT_MS: '20000',
@@ -123,36 +107,36 @@ describe('loadConfig', () => {
       upstream: {
         url: new URL('https://sms.example.com/v2/'),
         timeoutMs: 2500,
-        historyEnd: 'exclusive',
-        attemptTimeoutMs: 800,
+        historyEnd: 'inclusive',
+        attemptTimeoutMs: 2500,
         connections: 10,
-        defaultRetryAfterMs: 2000,
-        retries: 0,
-        retryBaseDelayMs: 20,
-        breakerThreshold: 3,
-        breakerCooldownMs: 1000,
-        accountSharePercent: 25,
-        verifiedTtlMs: 60_000,
-        refusedTtlMs: 5_000,
+        defaultRetryAfterMs: 5000,
+        retries: 2,
+        retryBaseDelayMs: 50,
+        breakerThreshold: 5,
+        breakerCooldownMs: 3000,
+        accountSharePercent: 50,
+        verifiedTtlMs: 300_000,
+        refusedTtlMs: 60_000,
       },
-      admission: { busyConcurrency: 3, maxWaiting: 40, maxWaitMs: 1500 },
-      heapGrowingPercent: 0,
+      admission: { busyConcurrency: 2, maxWaiting: 100, maxWaitMs: 5000 },
+      heapGrowingPercent: 50,
       limits: {
-        upstreamConcurrency: 4,
+        upstreamConcurrency: 0,
         maxHistoryRange: 200,
-        maxUpstreamCalls: 40,
-        maxNodeIds: 12,
+        maxUpstreamCalls: 250,
+        maxNodeIds: 100,
         maxResponseBytes: 65_536,
         maxBodyBytes: 5000,
-        maxTokens: 300,
+        maxTokens: 2000,
         maxAliases: 5,
         maxDepth: 7,
-        maxDirectives: 3,
+        maxDirectives: 20,
         maxCost: 9,
       },
       simulatorLatencyMs: 20,
       simulatorHistoryEnd: 'exclusive',
-      simulatorArrivalsMs: 0,
+      simulatorArrivalsMs: 2000,
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
       persistedOperationsPath: 'ops.json',
       metrics: false,
@@ -163,7 +147,7 @@ describe('loadConfig', () => {
         redisUrl: new URL('redis://redis.internal:6380/2'),
         staleIfErrorMs: 300_000,
         maxBytes: 8_000_000,
-        maxEntryBytes: 200_000,
+        maxEntryBytes: 1_048_576,
       },
       secret: { current: HMAC_KEY, previous: PREVIOUS_KEY, source: 'configured' },
       redis: {
@@ -179,7 +163,7 @@ describe('loadConfig', () => {
       live: {
         pollMs: 1500,
         maxPerAccount: 7,
-        maxPerConnection: 3,
+        maxPerConnection: 20,
         maxTotal: 900,
         maxConnections: 80,
       },
@@ -199,7 +183,7 @@ describe('loadConfig', () => {
         PORT: 'eighty',
         UPSTREAM_TIMEOUT_MS: '0',
         UPSTREAM_URL: 'ftp://x',
-        UPSTREAM_CONCURRENCY: '-1',
+        UPSTREAM_CONNECTIONS: '-1',
         LOG_LEVEL: 'loud',
       });
     } catch (caught) {
@@ -209,7 +193,7 @@ describe('loadConfig', () => {
     const problems = (error as ConfigError).problems;
     expect(problems).toHaveLength(5);
     expect(problems.join('\n')).toMatch(
-      /LOG_LEVEL[\s\S]*PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONCURRENCY/,
+      /LOG_LEVEL[\s\S]*PORT[\s\S]*UPSTREAM_URL[\s\S]*UPSTREAM_TIMEOUT_MS[\s\S]*UPSTREAM_CONNECTIONS/,
     );
   });
 
@@ -397,14 +381,13 @@ describe('loadConfig', () => {
         loadConfig({
           CACHE_TTL_MS: '5000',
           CACHE_STALE_IF_ERROR_MS: '600000',
-          CACHE_MAX_BYTES: '1000000',
-          CACHE_MAX_ENTRY_BYTES: '100000',
+          CACHE_MAX_BYTES: '2000000',
         }).responseCache,
       ).toMatchObject({
         ttlMs: 5000,
         staleIfErrorMs: 600_000,
-        maxBytes: 1_000_000,
-        maxEntryBytes: 100_000,
+        maxBytes: 2_000_000,
+        maxEntryBytes: 1_048_576,
       });
     });
 
@@ -413,44 +396,32 @@ describe('loadConfig', () => {
         problemsOf({
           CACHE_STALE_IF_ERROR_MS: '-1',
           CACHE_MAX_BYTES: '10',
-          CACHE_MAX_ENTRY_BYTES: '1MB',
         }),
       ).toEqual([
         'CACHE_STALE_IF_ERROR_MS must be a whole number from 0 to 604800000 (got "-1")',
-        'CACHE_MAX_BYTES must be a whole number from 65536 to 68719476736 (got "10")',
-        'CACHE_MAX_ENTRY_BYTES must be a whole number from 1024 to 1073741824 (got "1MB")',
+        'CACHE_MAX_BYTES must be a whole number from 1048576 to 68719476736 (got "10")',
       ]);
-      // One answer larger than the whole budget could only be stored by evicting everything.
-      expect(problemsOf({ CACHE_MAX_BYTES: '100000', CACHE_MAX_ENTRY_BYTES: '200000' })).toEqual([
-        'CACHE_MAX_ENTRY_BYTES (200000) must not exceed CACHE_MAX_BYTES (100000)',
+      // A budget smaller than the largest answer stored (1 MiB, fixed) could hold none of them.
+      expect(problemsOf({ CACHE_MAX_BYTES: '1000000' })).toEqual([
+        'CACHE_MAX_BYTES must be a whole number from 1048576 to 68719476736 (got "1000000")',
       ]);
     });
   });
 
   describe('the reading of history_end', () => {
-    it('is exclusive by default; in demo mode it follows the simulator unless told', () => {
+    it('is exclusive by default, demo mode included, where the simulator reads it so too', () => {
       expect(loadConfig({ UPSTREAM_URL: 'https://sms.example.com' }).upstream.historyEnd).toBe(
         'exclusive',
       );
       expect(loadConfig({}).upstream.historyEnd).toBe('exclusive');
       expect(loadConfig({}).simulatorHistoryEnd).toBe('exclusive');
-      expect(loadConfig({ SIMULATOR_HISTORY_END: 'inclusive' }).upstream.historyEnd).toBe(
+      expect(loadConfig({ UPSTREAM_HISTORY_END: 'inclusive' }).upstream.historyEnd).toBe(
         'inclusive',
       );
-      expect(
-        loadConfig({ SIMULATOR_HISTORY_END: 'inclusive', UPSTREAM_HISTORY_END: 'exclusive' })
-          .upstream.historyEnd,
-      ).toBe('exclusive');
-      // A real service is never assumed to read it as the simulator does.
-      expect(
-        loadConfig({ UPSTREAM_URL: 'https://sms.example.com', SIMULATOR_HISTORY_END: 'inclusive' })
-          .upstream.historyEnd,
-      ).toBe('exclusive');
     });
 
     it('refuses anything but exclusive or inclusive, naming the variable and the doctor', () => {
-      expect(problemsOf({ UPSTREAM_HISTORY_END: 'closed', SIMULATOR_HISTORY_END: '1' })).toEqual([
-        'SIMULATOR_HISTORY_END must be exclusive or inclusive (got "1"); `npm run doctor` tells which the service uses',
+      expect(problemsOf({ UPSTREAM_HISTORY_END: 'closed' })).toEqual([
         'UPSTREAM_HISTORY_END must be exclusive or inclusive (got "closed"); `npm run doctor` tells which the service uses',
       ]);
     });
@@ -560,6 +531,104 @@ describe('loadConfig', () => {
       );
       loadConfig(recording);
       expect([...read].sort()).toEqual([...CONFIG_VARIABLES].sort());
+    });
+  });
+
+  describe('former settings, now fixed values', () => {
+    const DOC = 'docs/configuration.md#fixed-values';
+
+    it('reads at most 40 variables, none of them a former setting', () => {
+      expect(CONFIG_VARIABLES.length).toBeLessThanOrEqual(40);
+      expect(CONFIG_VARIABLES.filter((name) => name in RETIRED_VARIABLES)).toEqual([]);
+    });
+
+    it.each([
+      ['UPSTREAM_ATTEMPT_TIMEOUT_MS', 'the whole UPSTREAM_TIMEOUT_MS'],
+      ['UPSTREAM_RETRIES', '2'],
+      ['UPSTREAM_RETRY_BASE_MS', '50'],
+      ['UPSTREAM_RETRY_AFTER_DEFAULT_MS', '5000'],
+      ['UPSTREAM_BREAKER_THRESHOLD', '5'],
+      ['UPSTREAM_BREAKER_COOLDOWN_MS', '3000'],
+      ['UPSTREAM_ACCOUNT_SHARE_PERCENT', '50'],
+      ['UPSTREAM_CONCURRENCY', '0, no per-request ceiling'],
+      ['CREDENTIALS_VERIFIED_TTL_MS', '300000'],
+      ['CREDENTIALS_REFUSED_TTL_MS', '60000'],
+      ['ADMISSION_BUSY_CONCURRENCY', '2'],
+      ['ADMISSION_MAX_WAITING', '100'],
+      ['ADMISSION_MAX_WAIT_MS', '5000'],
+      ['HEAP_GROWING_PERCENT', '50'],
+      ['CACHE_MAX_ENTRY_BYTES', '1048576'],
+      ['LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION', '20'],
+      ['MAX_TOKENS', '2000'],
+      ['MAX_DIRECTIVES', '20'],
+      ['MAX_UPSTREAM_CALLS', '250'],
+      ['MAX_NODE_IDS', '100'],
+      ['SIMULATOR_HISTORY_END', 'exclusive'],
+    ])('refuses %s, saying it is fixed at %s', (name, value) => {
+      expect(problemsOf({ [name]: '1' })).toEqual([
+        `${name} is no longer a setting: it is fixed at ${value} (${DOC})`,
+      ]);
+    });
+
+    it('refuses every former setting, each in its own line beside other problems', () => {
+      const names = Object.keys(RETIRED_VARIABLES);
+      expect(names).toHaveLength(21);
+      const problems = problemsOf({
+        ...Object.fromEntries(names.map((name) => [name, '1'])),
+        PORT: 'x',
+      });
+      expect(problems).toHaveLength(22);
+      for (const name of names)
+        expect(problems).toContain(
+          `${name} is no longer a setting: it is fixed at ${RETIRED_VARIABLES[name]} (${DOC})`,
+        );
+    });
+
+    it('names the former setting a typo was meant for, and its value', () => {
+      expect(problemsOf({ MAX_TOKEN: '5000', HEAP_GROWING_PERCNT: '0' })).toEqual([
+        `HEAP_GROWING_PERCNT is not a setting of the gateway, nor is HEAP_GROWING_PERCENT any longer: it is fixed at 50 (${DOC})`,
+        `MAX_TOKEN is not a setting of the gateway, nor is MAX_TOKENS any longer: it is fixed at 2000 (${DOC})`,
+      ]);
+      // A name nearer one still read is taken for a typo of that one.
+      expect(problemsOf({ MAX_DEPT: '5' })).toEqual([
+        'MAX_DEPT is not a setting of the gateway: did you mean MAX_DEPTH?',
+      ]);
+    });
+
+    it('keeps every prefix that marks a gateway variable in use by one read', () => {
+      for (const prefix of GATEWAY_PREFIXES)
+        expect(
+          CONFIG_VARIABLES.some((name) => name.startsWith(prefix)),
+          prefix,
+        ).toBe(true);
+    });
+
+    it('fills the fields with the former defaults, unchanged', () => {
+      const config = loadConfig({ UPSTREAM_TIMEOUT_MS: '4000' });
+      expect(config.upstream).toMatchObject({
+        attemptTimeoutMs: 4000,
+        retries: 2,
+        retryBaseDelayMs: 50,
+        defaultRetryAfterMs: 5000,
+        breakerThreshold: 5,
+        breakerCooldownMs: 3000,
+        accountSharePercent: 50,
+        verifiedTtlMs: 300_000,
+        refusedTtlMs: 60_000,
+      });
+      expect(config.limits).toMatchObject({
+        upstreamConcurrency: 0,
+        maxTokens: 2000,
+        maxDirectives: 20,
+        maxUpstreamCalls: 250,
+        maxNodeIds: 100,
+      });
+      expect(config.admission).toEqual({ busyConcurrency: 2, maxWaiting: 100, maxWaitMs: 5000 });
+      expect(config.heapGrowingPercent).toBe(50);
+      expect(config.responseCache.maxEntryBytes).toBe(1_048_576);
+      expect(config.live.maxPerConnection).toBe(20);
+      expect(config.simulatorHistoryEnd).toBe('exclusive');
+      expect(loadConfig({}).upstream.attemptTimeoutMs).toBe(10_000);
     });
   });
 

@@ -2,11 +2,14 @@
  * The documentation holds together: every relative link in README.md and docs/*.md reaches a
  * file (and its #anchor a heading there); every environment variable src/config/config.ts reads has
  * a row in docs/configuration.md, and README's short table (which links it) shows only real
- * variables, each row as it stands there.
+ * variables, each row as it stands there; its "Fixed values" are src/config/fixed.ts's constants,
+ * each at its value, and its list of prefixes is the one unknown-variables.ts refuses by.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as fixed from '../../src/config/fixed.js';
+import { GATEWAY_PREFIXES } from '../../src/config/unknown-variables.js';
 import { ROOT } from '../../support/dist.js';
 
 const pages = [
@@ -92,15 +95,38 @@ function variableRows(markdown: string): Map<string, string[]> {
   return rows;
 }
 
+/** The section of `markdown` under the heading `heading` (up to the next `## `). */
+function section(markdown: string, heading: string): string {
+  const start = markdown.indexOf(`\n${heading}\n`);
+  if (start < 0) return '';
+  const end = markdown.indexOf('\n## ', start + 1);
+  return markdown.slice(start, end < 0 ? undefined : end);
+}
+
 describe('configuration tables', () => {
   const page = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
-  const full = variableRows(page);
+  const fixedValues = section(page, '## Fixed values');
+  const full = variableRows(page.replace(fixedValues, ''));
 
   it('docs/configuration.md lists every environment variable src/config/config.ts reads, and no other', () => {
     const read = variablesRead();
     expect(read.size).toBeGreaterThan(30);
     expect([...read].filter((name) => !full.has(name))).toEqual([]);
     expect([...full.keys()].filter((name) => !read.has(name))).toEqual([]);
+  });
+
+  it('"Fixed values" lists every constant of src/config/fixed.ts, each at its value', () => {
+    const constants = Object.entries(fixed).filter(([name]) => name.startsWith('FIXED_'));
+    expect(constants.length).toBeGreaterThan(10);
+    const rows = variableRows(fixedValues);
+    expect([...rows.keys()].sort()).toEqual(constants.map(([name]) => name).sort());
+    for (const [name, value] of constants) expect(rows.get(name)?.[1], name).toBe(`\`${value}\``);
+  });
+
+  it('lists the prefixes that mark a variable as meant for the gateway', () => {
+    const sentence = /starts with one of the gateway's prefixes: ([^;]+);/.exec(page)?.[1] ?? '';
+    const listed = [...sentence.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]);
+    expect(listed).toEqual([...GATEWAY_PREFIXES]);
   });
 
   it("README's short table links the full one and repeats its rows unchanged", () => {

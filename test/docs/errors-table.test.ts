@@ -200,12 +200,12 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
       ),
     },
     'invented node id': { argumentName: 'id', request: query('{ node(id: "x") { id } }') },
-    'nodes over MAX_NODE_IDS': {
+    'nodes over maxNodeIds': {
       argumentName: 'ids',
       gateway: () => ({ limits: { maxNodeIds: 1 } }),
       request: query('{ nodes(ids: ["a", "b"]) { id } }'),
     },
-    '_entities over MAX_NODE_IDS': {
+    '_entities over maxNodeIds': {
       argumentName: 'representations',
       gateway: () => ({ limits: { maxNodeIds: 1 } }),
       request: query(
@@ -255,7 +255,7 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
     },
   },
   UPSTREAM_CALL_LIMIT: {
-    'MAX_UPSTREAM_CALLS 1': {
+    'maxUpstreamCalls 1': {
       gateway: () => ({ limits: { maxUpstreamCalls: 1 } }),
       request: query('{ ownedNumbers { tid history(start: 0, end: 1) { totalCount } } }'),
     },
@@ -332,25 +332,25 @@ const SCENARIOS: Record<ErrorCode, Record<string, Scenario> | 'stream'> = {
   GRAPHQL_VALIDATION_FAILED: {
     'unknown field': { request: query('{ ownedNumbers { nope } }') },
     mutation: { request: query('mutation { __typename }') },
-    MAX_TOKENS: {
+    maxTokens: {
       gateway: limited,
       request: query(`{ ownedNumbers { ${'tid '.repeat(50)} } }`),
     },
-    MAX_ALIASES: {
+    maxAliases: {
       gateway: limited,
       request: query('{ a: ownedNumbers { tid } b: ownedNumbers { tid } }'),
     },
-    MAX_DEPTH: {
+    maxDepth: {
       gateway: limited,
       request: query(
         '{ number(tid: "T") { history(start: 0, end: 1) { messages { status { code } } } } }',
       ),
     },
-    MAX_DIRECTIVES: {
+    maxDirectives: {
       gateway: limited,
       request: query('{ ownedNumbers @skip(if: false) { tid @include(if: true) } }'),
     },
-    MAX_QUERY_COST: {
+    maxCost: {
       gateway: limited,
       request: query(
         '{ a: node(id: "x") { id } b: node(id: "y") { id } number(tid: "T") { tid } }',

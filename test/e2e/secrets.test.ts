@@ -58,10 +58,6 @@ beforeAll(async () => {
     env: {
       UPSTREAM_URL: upstream.url,
       UPSTREAM_TIMEOUT_MS: '200',
-      UPSTREAM_RETRIES: '1',
-      UPSTREAM_RETRY_BASE_MS: '5',
-      UPSTREAM_BREAKER_THRESHOLD: '1000',
-      UPSTREAM_BREAKER_COOLDOWN_MS: '100',
       LOG_LEVEL: 'debug',
       GATEWAY_SECRET,
       GATEWAY_SECRET_PREVIOUS,

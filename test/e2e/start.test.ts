@@ -173,12 +173,13 @@ describe('bad configuration', () => {
     return { code, stderr };
   }
 
-  it('refuses misspelt variables, each with the name meant, and starts nothing', async () => {
+  it('refuses misspelt variables, each with the name meant, and former ones, and starts nothing', async () => {
     const { code, stderr } = await refused({
       UPSTREM_URL: 'https://sms.example.com',
       REDIS_ULR: 'redis://redis:6379',
       LIVE_POL_MS: '1000',
       MAX_QUERY_COSTS: '80',
+      MAX_TOKENS: '5000',
     });
     expect(code).not.toBe(0);
     expect(stderr).toContain(
@@ -190,6 +191,10 @@ describe('bad configuration', () => {
     );
     expect(stderr).toContain(
       'MAX_QUERY_COSTS is not a setting of the gateway: did you mean MAX_QUERY_COST?',
+    );
+    // A former setting: its value is fixed now, and the line says at what.
+    expect(stderr).toContain(
+      'MAX_TOKENS is no longer a setting: it is fixed at 2000 (docs/configuration.md#fixed-values)',
     );
     expect(stderr).not.toMatch(/listening|curl/);
   });

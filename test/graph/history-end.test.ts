@@ -61,14 +61,17 @@ it("describes end exactly, and says it is translated to the service's reading", 
   expect(field?.description).toMatch(/UPSTREAM_HISTORY_END/);
 });
 
-describe('demo mode with SIMULATOR_HISTORY_END=inclusive', () => {
-  it('starts the simulator inclusive, and the gateway follows it without being told', async () => {
-    const config = loadConfig({
-      SIMULATOR_HISTORY_END: 'inclusive',
-      LIVE_POLL_MS: '0',
-      METRICS: 'off',
-      LOG_LEVEL: 'silent',
-    });
+describe('demo mode with an inclusive simulator (Config.simulatorHistoryEnd)', () => {
+  it('starts the simulator inclusive, and the gateway told so reads it inclusive', async () => {
+    const config = {
+      ...loadConfig({
+        UPSTREAM_HISTORY_END: 'inclusive',
+        LIVE_POLL_MS: '0',
+        METRICS: 'off',
+        LOG_LEVEL: 'silent',
+      }),
+      simulatorHistoryEnd: 'inclusive' as const,
+    };
     const app = await createApp(config, { logger: false });
     try {
       const { body } = await executeText<Ids>(

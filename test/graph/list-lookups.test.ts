@@ -1,8 +1,8 @@
 /**
  * `nodes(ids:)` and `_entities(representations:)` cost in proportion to their input: counted per
- * id in the query cost, capped by MAX_NODE_IDS before any upstream call, and message ids found
- * through one per-request index (one owned-numbers call and one history window per number,
- * however many ids).
+ * id in the query cost, capped at 100 ids (FIXED_MAX_NODE_IDS) before any upstream call, and
+ * message ids found through one per-request index (one owned-numbers call and one history window
+ * per number, however many ids).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
@@ -22,9 +22,9 @@ type Stack = Awaited<ReturnType<typeof startStack>>;
 let tight: Stack;
 let generous: Stack;
 beforeAll(async () => {
-  // A cost limit that 1,000 ids reach (the default, 100,000, is past MAX_NODE_IDS and the body limit).
+  // A cost limit that 1,000 ids reach (the default, 100,000, is past the id cap and the body limit).
   tight = await startStack({}, { limits: { maxCost: 1_000 } });
-  // A cost limit high enough that MAX_NODE_IDS is what refuses.
+  // A cost limit high enough that the 100-id cap is what refuses.
   generous = await startStack({}, { limits: { maxCost: 10_000 } });
 });
 afterAll(async () => {
@@ -56,10 +56,10 @@ describe('nodes(ids:)', () => {
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(50 * 1024 * 1024);
   });
 
-  it('refuses more than MAX_NODE_IDS ids with BAD_USER_INPUT, before any upstream call', async () => {
+  it('refuses more than 100 ids with BAD_USER_INPUT, before any upstream call', async () => {
     const { body } = await executeText(generous.gateway, NODES, { ids: fakeIds(101) }, auth);
     expect(body.errors?.[0]).toMatchObject({
-      message: 'nodes: 101 ids given, at most 100 allowed (MAX_NODE_IDS); split the lookup',
+      message: 'nodes: 101 ids given, at most 100 allowed; split the lookup',
       extensions: { code: 'BAD_USER_INPUT', argumentName: 'ids' },
     });
     expect(generous.simulator.calls).toEqual([]);
@@ -87,7 +87,7 @@ describe('nodes(ids:)', () => {
 });
 
 describe('_entities', () => {
-  it('counts each representation in the cost and refuses more than MAX_NODE_IDS', async () => {
+  it('counts each representation in the cost and refuses more than 100', async () => {
     const representations = (count: number) =>
       Array.from({ length: count }, (_, i) => ({ __typename: 'Message', id: fakeIds(count)[i] }));
     const costly = await executeText(
@@ -106,8 +106,7 @@ describe('_entities', () => {
       auth,
     );
     expect(capped.body.errors?.[0]).toMatchObject({
-      message:
-        '_entities: 101 representations given, at most 100 allowed (MAX_NODE_IDS); split the lookup',
+      message: '_entities: 101 representations given, at most 100 allowed; split the lookup',
       extensions: { code: 'BAD_USER_INPUT' },
     });
     expect(tight.simulator.calls).toEqual([]);

@@ -221,7 +221,7 @@ describe('circuit breakers', () => {
 });
 
 describe('per-request call budget', () => {
-  it('refuses calls beyond MAX_UPSTREAM_CALLS with UPSTREAM_CALL_LIMIT, keeping what fitted', async () => {
+  it('refuses calls beyond maxUpstreamCalls with UPSTREAM_CALL_LIMIT, keeping what fitted', async () => {
     const stack = await switchable({ limits: { maxUpstreamCalls: 3 } });
     stack.setReply((call) =>
       call.operation === 'smshistory'

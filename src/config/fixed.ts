@@ -1,0 +1,78 @@
+/**
+ * Fixed values: former settings no operator needs to tune, each with why it has its value
+ * (docs/configuration.md "Fixed values" lists them). loadConfig fills Config's fields from them,
+ * so tests and embedders can still set those fields; the environment cannot, and a former
+ * variable set there stops start-up with the value it is fixed at (RETIRED_VARIABLES).
+ */
+import type { HistoryEndReading } from './config.js';
+
+/** One attempt may use all of UPSTREAM_TIMEOUT_MS: a shorter one would cut off slow answers. */
+export const FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT = 100;
+/** Three attempts ride out a reset or a 502/503 of a restart; more only load a failing service. */
+export const FIXED_UPSTREAM_RETRIES = 2;
+/** First retry after 50 ms, later ones longer (jittered, at most 2 s): small next to a deadline. */
+export const FIXED_UPSTREAM_RETRY_BASE_MS = 50;
+/** The pause after a 429 without a usable Retry-After; a service wanting another says so in one. */
+export const FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS = 5_000;
+/** More than one call's three attempts, so one unlucky call never opens a breaker. */
+export const FIXED_UPSTREAM_BREAKER_THRESHOLD = 5;
+/** A probe every 3 s: a healed service is back within seconds, a down one gets a call per 3 s. */
+export const FIXED_UPSTREAM_BREAKER_COOLDOWN_MS = 3_000;
+/** Half the adaptive limit per account while others wait: none starves the rest (alone: more). */
+export const FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT = 50;
+/** No per-request ceiling: the adaptive limit and account shares already bound calls in flight. */
+export const FIXED_UPSTREAM_CONCURRENCY = 0;
+/** Every answered call renews an acceptance and a refusal ends it: the length hardly matters. */
+export const FIXED_CREDENTIALS_VERIFIED_TTL_MS = 300_000;
+/** 1 min: a flood of invented credentials costs the service one call per pair a minute at most. */
+export const FIXED_CREDENTIALS_REFUSED_TTL_MS = 60_000;
+/** Two per account while the copy is busy: a client's queries still overlap, a flood waits. */
+export const FIXED_ADMISSION_BUSY_CONCURRENCY = 2;
+/** Far more waiting requests than a real client keeps in flight; past them, 429 at once. */
+export const FIXED_ADMISSION_MAX_WAITING = 100;
+/** A client whose turn has not come within 5 s is better told 429 than kept hanging. */
+export const FIXED_ADMISSION_MAX_WAIT_MS = 5_000;
+/** Measured in the APQ flood: V8's own pacing let request bodies' garbage pile up (limits.md). */
+export const FIXED_HEAP_GROWING_PERCENT = 50;
+/** 1 MiB: a larger answer would take the room of many small ones, in memory or in Redis. */
+export const FIXED_CACHE_MAX_ENTRY_BYTES = 1024 * 1024;
+/** A screen needs one subscription (several tids in it); 20 leaves room and bounds one socket. */
+export const FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION = 20;
+/** Parsing stops at 2000 tokens, so a huge document costs little; real operations use far fewer. */
+export const FIXED_MAX_TOKENS = 2_000;
+/** Real operations use a few @include/@skip; 20 bounds the validation of crafted documents. */
+export const FIXED_MAX_DIRECTIVES = 20;
+/** A 200-number fan-out (ASSUMED_NUMBERS_PER_ACCOUNT) with room to spare; cost bounds the rest. */
+export const FIXED_MAX_UPSTREAM_CALLS = 250;
+/** A page's worth of ids (MAX_PAGE_SIZE), as routers assume (ASSUMED_NODE_IDS); each is costed. */
+export const FIXED_MAX_NODE_IDS = 100;
+/** The demo simulator reads history_end as the gateway assumes by default; tests pass an option. */
+export const FIXED_SIMULATOR_HISTORY_END: HistoryEndReading = 'exclusive';
+
+/**
+ * Former variables -> what they are fixed at, as the line that refuses one says it:
+ * `MAX_TOKENS is no longer a setting: it is fixed at 2000 (docs/configuration.md#fixed-values)`.
+ */
+export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
+  UPSTREAM_ATTEMPT_TIMEOUT_MS: 'the whole UPSTREAM_TIMEOUT_MS',
+  UPSTREAM_RETRIES: String(FIXED_UPSTREAM_RETRIES),
+  UPSTREAM_RETRY_BASE_MS: String(FIXED_UPSTREAM_RETRY_BASE_MS),
+  UPSTREAM_RETRY_AFTER_DEFAULT_MS: String(FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS),
+  UPSTREAM_BREAKER_THRESHOLD: String(FIXED_UPSTREAM_BREAKER_THRESHOLD),
+  UPSTREAM_BREAKER_COOLDOWN_MS: String(FIXED_UPSTREAM_BREAKER_COOLDOWN_MS),
+  UPSTREAM_ACCOUNT_SHARE_PERCENT: String(FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT),
+  UPSTREAM_CONCURRENCY: `${FIXED_UPSTREAM_CONCURRENCY}, no per-request ceiling`,
+  CREDENTIALS_VERIFIED_TTL_MS: String(FIXED_CREDENTIALS_VERIFIED_TTL_MS),
+  CREDENTIALS_REFUSED_TTL_MS: String(FIXED_CREDENTIALS_REFUSED_TTL_MS),
+  ADMISSION_BUSY_CONCURRENCY: String(FIXED_ADMISSION_BUSY_CONCURRENCY),
+  ADMISSION_MAX_WAITING: String(FIXED_ADMISSION_MAX_WAITING),
+  ADMISSION_MAX_WAIT_MS: String(FIXED_ADMISSION_MAX_WAIT_MS),
+  HEAP_GROWING_PERCENT: String(FIXED_HEAP_GROWING_PERCENT),
+  CACHE_MAX_ENTRY_BYTES: String(FIXED_CACHE_MAX_ENTRY_BYTES),
+  LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: String(FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION),
+  MAX_TOKENS: String(FIXED_MAX_TOKENS),
+  MAX_DIRECTIVES: String(FIXED_MAX_DIRECTIVES),
+  MAX_UPSTREAM_CALLS: String(FIXED_MAX_UPSTREAM_CALLS),
+  MAX_NODE_IDS: String(FIXED_MAX_NODE_IDS),
+  SIMULATOR_HISTORY_END: FIXED_SIMULATOR_HISTORY_END,
+};
