@@ -194,8 +194,9 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
       Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context)),
     );
     const gcBefore = await stack.gateway.ask<GcReport>({ type: 'gc' });
-    // Idle means idle: the warm-up's tenants gone and the loop quiet again (src/http/fair-admission.ts
-    // makes tenants take turns for a second after the loop was last busy).
+    // Idle means idle: the warm-up's tenants gone and the loop quiet again
+    // (src/traffic/fair-admission.ts makes tenants take turns for a second after the loop was last
+    // busy).
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const idle = await bystander(stack.bystander, gatewayUrl, { count: 40 }, stack.simulator.url);
     const idleP50Ms = median(idle.times);
@@ -231,7 +232,7 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
         stack.simulator.url,
       ),
     );
-    // Halfway: what admission is doing (src/http/fair-admission.ts), as an operator would see it.
+    // Halfway: what admission is doing (src/traffic/fair-admission.ts), as an operator sees it.
     const midway = new Promise((resolve) => setTimeout(resolve, (seconds * 1000) / 2)).then(() =>
       admissionNow(gatewayUrl),
     );

@@ -14,9 +14,14 @@ import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
 import { createGatewayServer, defaultMaxConnections } from './http/connections.js';
-import { Admission, upgradeTenant, type LoopLoad, type TenantKind } from './http/fair-admission.js';
-import { admitRequests, tenantResolver } from './http/admitted-requests.js';
-import { processLoopUtilization } from './observability/loop-utilization.js';
+import {
+  Admission,
+  upgradeTenant,
+  type LoopLoad,
+  type TenantKind,
+} from './traffic/fair-admission.js';
+import { admitRequests, tenantResolver } from './traffic/admitted-requests.js';
+import { processLoopUtilization } from './traffic/loop-utilization.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { createGateway, GRAPHQL_PATH, type Gateway, type ReadinessReport } from './http/server.js';
@@ -32,8 +37,8 @@ import { webSocketLog } from './observability/connection-log.js';
 import type { RedisConnection, RedisUse } from './redis/connection.js';
 import type { RunningSimulator } from './simulator/index.js';
 import { createUpstream } from './upstream/index.js';
-import type { ManagedUpstreamClient, TrafficOptions } from './upstream/traffic.js';
-import { CredentialMemory } from './upstream/verification.js';
+import type { ManagedUpstreamClient, TrafficOptions } from './traffic/traffic.js';
+import { CredentialMemory } from './traffic/verification.js';
 
 /** Parts that createApp() loads or builds from the Config; tests may pass their own. */
 export interface AppParts {
@@ -308,10 +313,13 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     utilization: loopLoad.utilization,
   }));
   const tenantOf = tenantResolver(credentials);
-  const connections = createGatewayServer(admitRequests(gateway, admission, tenantOf), {
-    keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
-    maxConnections: defaultMaxConnections(),
-  });
+  const connections = createGatewayServer(
+    admitRequests(gateway, admission, tenantOf, GRAPHQL_PATH),
+    {
+      keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
+      maxConnections: defaultMaxConnections(),
+    },
+  );
   const { server } = connections;
   const webSocket: AttachedWebSocket | null = live
     ? attachWebSocket(server, gateway, {

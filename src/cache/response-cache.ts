@@ -8,7 +8,7 @@
  * Only requests with usable credentials take part: anything else is neither read from nor
  * written to the cache, so an answer can only ever reach a request carrying the very same
  * sys_id and auth_token as the one that produced it. And only credentials the service accepted
- * lately (src/upstream/verification.ts) may store an answer: invented credentials asking what
+ * lately (src/traffic/verification.ts) may store an answer: invented credentials asking what
  * needs no upstream call get their answer, but keep nothing.
  *
  * With CACHE_STALE_IF_ERROR_MS, answers are kept that much longer and one is served, marked
@@ -26,7 +26,7 @@ import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.j
 import { DEFAULT_CACHE_MAX_BYTES, type ResponseCacheSettings } from '../config/config.js';
 import { FIXED_CACHE_MAX_ENTRY_BYTES } from '../config/fixed.js';
 import type { Logger } from '../observability/logger.js';
-import { CredentialMemory } from '../upstream/verification.js';
+import { CredentialMemory } from '../traffic/verification.js';
 
 export type CacheStore = 'memory' | 'redis';
 

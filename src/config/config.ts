@@ -179,7 +179,10 @@ export interface RedisSettings {
   readonly clusterNodes: readonly HostPort[];
 }
 
-/** Accounts taking turns while the event loop is busy (src/http/fair-admission.ts); see docs/limits.md. */
+/**
+ * Accounts taking turns while the event loop is busy (src/traffic/fair-admission.ts); see
+ * docs/limits.md.
+ */
 export interface AdmissionSettings {
   /**
    * Requests one account (or the pool of unverified credentials, or of none) may have running

@@ -1,6 +1,7 @@
 /**
- * What the upstream layer reports about itself, as plain types: the upstream layer emits them,
- * observability (metrics) consumes them, and neither imports the other for it.
+ * What the calls to the service report, as plain types: the upstream client and traffic control
+ * (src/traffic/traffic.ts) emit them, observability (metrics) consumes them, and neither imports
+ * the other for it.
  */
 
 /** The service's three operations (docs/upstream-quirks.md). */

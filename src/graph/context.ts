@@ -8,7 +8,7 @@ import type { Identity } from '../core/identity.js';
 import { unauthenticated } from '../core/errors.js';
 import type { CursorCodec } from './cursors.js';
 import type { LiveHub } from '../live/hub.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { UpstreamClient } from '../core/upstream-client.js';
 import { createRequestLoaders, type RequestLoaders } from '../upstream/loaders.js';
 import { createResponseBudget, type ResponseBudget } from './response-budget.js';
 

@@ -42,7 +42,7 @@ import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { useSseSingleConnection } from './plugins/sse-single-connection.js';
 import { schema } from '../graph/schema.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { UpstreamClient } from '../core/upstream-client.js';
 
 export interface GatewayOptions {
   readonly client: UpstreamClient;

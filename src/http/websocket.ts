@@ -26,7 +26,12 @@ import type { Credentials } from '../core/credentials.js';
 import { Identities } from '../core/identity.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
-import { whenAdmitted, type Refusal, type Release, type Waiting } from './fair-admission.js';
+import {
+  whenAdmitted,
+  type Refusal,
+  type Release,
+  type Waiting,
+} from '../traffic/fair-admission.js';
 import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
@@ -56,8 +61,9 @@ export interface WebSocketOptions {
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
   /**
-   * Admission (fair-admission.ts) of each upgrade: a connection takes its tenant's turn until its
-   * first message (the connection_init) has been handled, then holds no place while it stays open.
+   * Admission (src/traffic/fair-admission.ts) of each upgrade: a connection takes its tenant's
+   * turn until its first message (the connection_init) has been handled, then holds no place
+   * while it stays open.
    * @default every upgrade goes in at once
    */
   readonly admit?: (request: IncomingMessage) => Release | Waiting | Refusal;

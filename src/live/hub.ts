@@ -12,14 +12,14 @@
  */
 import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { UpstreamClient } from '../core/upstream-client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
-import { SubscriptionAdmission, type AdmissionOptions } from './admission.js';
+import { SubscriptionAdmission, type AdmissionOptions } from '../traffic/subscription-admission.js';
 import type { LiveObserver } from './observer.js';
 import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
 import { LiveSubscription, type Delivery, type Positions } from './subscription.js';
 
-export { SUBSCRIPTION_LIMIT } from './admission.js';
+export { SUBSCRIPTION_LIMIT } from '../traffic/subscription-admission.js';
 
 /** Events a reader may fall behind before it is ended with SLOW_CONSUMER. */
 export const DEFAULT_QUEUE_LIMIT = 1_000;
@@ -39,7 +39,7 @@ export interface LiveHubOptions extends PollLoopOptions {
   readonly resumeLimit?: number;
   readonly logger?: Logger;
   readonly observer?: LiveObserver;
-  /** Admission (src/live/admission.ts): per-copy cap, account names, verification. */
+  /** Admission (src/traffic/subscription-admission.ts): per-copy cap, account names, verifying. */
   readonly admission?: Omit<AdmissionOptions, 'maxPerAccount'>;
 }
 
@@ -68,7 +68,10 @@ export class LiveHub {
     });
   }
 
-  /** Resolves once the service accepts these credentials (admission.ts); else UNAUTHENTICATED. */
+  /**
+   * Resolves once the service accepts these credentials (src/traffic/subscription-admission.ts);
+   * else UNAUTHENTICATED.
+   */
   verified(credentials: Credentials): Promise<void> {
     return this.admission.verified(credentials);
   }

@@ -16,7 +16,7 @@ import type { Credentials } from '../core/credentials.js';
 import { isUnreadable } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { UpstreamClient } from '../core/upstream-client.js';
 import type { LiveBus, LiveEvent } from './bus.js';
 import { detectNew, seenFrom, type SeenState } from './detect.js';
 import type { LiveObserver } from './observer.js';

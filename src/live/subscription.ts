@@ -17,7 +17,7 @@
 import type { Credentials } from '../core/credentials.js';
 import { isUnreadable, type Message } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
-import type { UpstreamClient } from '../upstream/client.js';
+import type { UpstreamClient } from '../core/upstream-client.js';
 import type { LiveEvent } from './bus.js';
 import type { LiveObserver } from './observer.js';
 import type { PollTarget } from './poll-loop.js';

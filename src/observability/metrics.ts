@@ -45,7 +45,7 @@ export interface GatewayMetrics {
   watchAccounts(counts: () => { readonly breakerOpen: number; readonly rateLimited: number }): void;
   /** Reports admission at each scrape: requests waiting, turn-taking, the loop's utilization. */
   watchAdmission(state: () => AdmissionState): void;
-  /** A request refused by admission (src/http/fair-admission.ts), by the kind of tenant. */
+  /** A request refused by admission (src/traffic/fair-admission.ts), by the kind of tenant. */
   admissionRefused(kind: 'account' | 'unverified' | 'anonymous'): void;
   /** An APQ lookup: a hash known, unknown, or a document registered. */
   apqRequest(result: 'hit' | 'miss' | 'registered'): void;

@@ -2,35 +2,17 @@
  * The service's three operations over an injected undici dispatcher (a keep-alive Pool in
  * production, pointed at a loopback server in tests): form-encoded POST, one attempt per call,
  * every body consumed, failures turned into UpstreamError with a stable code. Deadlines, retries
- * and fair share live a layer up (traffic.ts), which hands each attempt an AbortSignal.
+ * and fair share live in src/traffic/traffic.ts, which wraps this client and hands each attempt
+ * an AbortSignal.
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
 import type { Credentials } from '../core/credentials.js';
-import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
+import type { UpstreamClient } from '../core/upstream-client.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamObserver, UpstreamOperation } from '../core/signals.js';
 import { fitToRange, wireBounds, type HistoryEndReading } from './history-end.js';
 import { parseHistory, parseOwnedNumbers } from './wire.js';
-
-export interface CallOptions {
-  /** Aborts the call; its `reason`, when an UpstreamError, is what the call fails with. */
-  readonly signal?: AbortSignal;
-}
-
-export interface UpstreamClient {
-  history(
-    credentials: Credentials,
-    request: HistoryRequest,
-    options?: CallOptions,
-  ): Promise<History>;
-  ownedNumbers(
-    credentials: Credentials,
-    type: Exclude<NumberType, 'UNKNOWN'>,
-    options?: CallOptions,
-  ): Promise<OwnedNumber[]>;
-  allOwnedNumbers(credentials: Credentials, options?: CallOptions): Promise<OwnedNumber[]>;
-}
 
 export interface UpstreamClientOptions {
   /** Sends the requests; bound to the upstream's origin. */

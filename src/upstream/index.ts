@@ -3,8 +3,12 @@ import type { Pool } from 'undici';
 import type { UpstreamSettings } from '../config/config.js';
 import type { Logger } from '../observability/logger.js';
 import { createUpstreamClient, createUpstreamPool, type UpstreamObserver } from './client.js';
-import { withTrafficControl, type ManagedUpstreamClient, type TrafficOptions } from './traffic.js';
-import { CredentialMemory } from './verification.js';
+import {
+  withTrafficControl,
+  type ManagedUpstreamClient,
+  type TrafficOptions,
+} from '../traffic/traffic.js';
+import { CredentialMemory } from '../traffic/verification.js';
 
 export interface Upstream {
   readonly client: ManagedUpstreamClient;

@@ -11,15 +11,15 @@
  *   otherwise one `allownednumbers`, filtered locally;
  * - at most `maxCalls` upstream calls are made in all (a list's length is only known at run
  *   time, so this backs up the static cost limit); how many run at once is the shared traffic
- *   layer's call (traffic.ts: adaptive limit, fair between accounts), under an optional
+ *   layer's call (src/traffic/traffic.ts: adaptive limit, fair between accounts), under an optional
  *   per-request ceiling `concurrency`.
  */
 import DataLoader from 'dataloader';
 import type { Credentials } from '../core/credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
-import type { UpstreamClient } from './client.js';
-import { createLimit } from './per-request-cap.js';
+import type { UpstreamClient } from '../core/upstream-client.js';
+import { createLimit } from '../traffic/per-request-cap.js';
 import { coalesceRanges, sliceFor, type Range } from './ranges.js';
 
 export interface RequestLoaders {

@@ -1,12 +1,12 @@
 /**
- * Answers a request that admission refused (src/http/admitted-requests.ts) before its body is
+ * Answers a request that admission refused (src/traffic/admitted-requests.ts) before its body is
  * read: 429 with Retry-After and `RATE_LIMITED`, through yoga's own error path so that it carries
  * CORS headers and a request id, and is logged and counted like every other answer.
  */
 import type { IncomingMessage } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../../core/errors.js';
-import { refusalOf } from '../admitted-requests.js';
+import { refusalOf } from '../../traffic/admitted-requests.js';
 
 export function useAdmissionRefusals(): Plugin {
   return {

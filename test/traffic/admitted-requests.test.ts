@@ -8,8 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admitRequests } from '../../src/http/admitted-requests.js';
-import type { Admission, LoopLoad } from '../../src/http/fair-admission.js';
+import { admitRequests } from '../../src/traffic/admitted-requests.js';
+import type { Admission, LoopLoad } from '../../src/traffic/fair-admission.js';
+import { GRAPHQL_PATH } from '../../src/http/paths.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
@@ -248,6 +249,7 @@ describe('how long a request holds its place', () => {
         },
         admission,
         () => 'anonymous',
+        GRAPHQL_PATH,
       ),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

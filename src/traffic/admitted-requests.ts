@@ -3,7 +3,8 @@
  * GraphQL path is admitted, or waits its tenant's turn, before yoga reads a byte of its body. Its
  * place is freed once its response is written (a stream's: once its headers are out) or its
  * client goes away. A refused request still goes through yoga, marked, so that it is answered like any
- * other error: CORS headers, request id, log line and metrics included (plugins/admission-refusals.ts).
+ * other error: CORS headers, request id, log line and metrics included
+ * (src/http/plugins/admission-refusals.ts).
  */
 import type {
   IncomingHttpHeaders,
@@ -11,7 +12,7 @@ import type {
   RequestListener,
   ServerResponse,
 } from 'node:http';
-import type { CredentialMemory } from '../upstream/verification.js';
+import type { CredentialMemory } from './verification.js';
 import {
   ANONYMOUS,
   unverifiedPair,
@@ -21,7 +22,6 @@ import {
   type Release,
   type Tenant,
 } from './fair-admission.js';
-import { GRAPHQL_PATH } from './paths.js';
 
 const refusals = new WeakMap<IncomingMessage, Refusal>();
 
@@ -52,14 +52,19 @@ function headerValue(value: string | string[] | undefined): string | null {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** The gateway's listener behind admission; other paths and preflights go straight through. */
+/**
+ * The gateway's listener behind admission; other paths and preflights go straight through.
+ * `path`: where GraphQL is served (GRAPHQL_PATH, src/http/paths.ts; passed in, as this layer sits
+ * below src/http).
+ */
 export function admitRequests(
   listener: RequestListener,
   admission: Admission,
   tenantOf: (headers: IncomingHttpHeaders) => Tenant,
+  path: string,
 ): RequestListener {
   return (request, response) => {
-    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url)) {
+    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url, path)) {
       listener(request, response);
       return;
     }
@@ -75,9 +80,9 @@ export function admitRequests(
   };
 }
 
-function onGraphQLPath(url: string | undefined): boolean {
-  if (!url?.startsWith(GRAPHQL_PATH)) return false;
-  const next = url.charAt(GRAPHQL_PATH.length);
+function onGraphQLPath(url: string | undefined, path: string): boolean {
+  if (!url?.startsWith(path)) return false;
+  const next = url.charAt(path.length);
   return next === '' || next === '?' || next === '/';
 }
 

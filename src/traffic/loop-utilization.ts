@@ -1,6 +1,6 @@
 /**
  * Whether this process's event loop is busy: the share of wall time it spent running code
- * (perf_hooks event-loop utilization, ELU) over the last window. Admission (src/http/fair-admission.ts)
+ * (perf_hooks event-loop utilization, ELU) over the last window. Admission (fair-admission.ts)
  * reads `busy` to decide when accounts must take turns.
  *
  * Busy starts when one window is at least BUSY_AT, and ends only after QUIET_WINDOWS windows in a

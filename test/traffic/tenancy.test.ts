@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { refusesCredentials } from '../../src/upstream/wire.js';
-import { CredentialMemory } from '../../src/upstream/verification.js';
+import { CredentialMemory } from '../../src/traffic/verification.js';
 import { createTestGateway, execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { OwnedNumbersQuery } from '../fixtures/operations.js';
 import {

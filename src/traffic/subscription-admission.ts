@@ -1,7 +1,7 @@
 /**
  * Who may hold a live subscription on this copy, and how many:
  * - only credentials the service accepted lately (`verify`: from memory, else one cheap call;
- *   src/upstream/verification.ts), so invented credentials hold nothing;
+ *   verification.ts, traffic.ts), so invented credentials hold nothing;
  * - at most `maxPerAccount` per account, the account being the sys_id (its keyed hash), so new
  *   tokens for one sys_id do not make room;
  * - at most `maxTotal` on this copy, every account together.

@@ -35,7 +35,7 @@ import { AccountTraffic, type AccountRefusal } from './accounts.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { processEventLoopLag } from './event-loop-lag.js';
 import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
-import type { CallOptions, UpstreamClient } from './client.js';
+import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import { FairScheduler, type Release } from './fair-scheduler.js';
 import { ServiceHealth } from './service-health.js';
 

@@ -6,7 +6,7 @@
  * waits behind a flood of invented ones), or the `anonymous` pool (no or malformed credentials).
  *
  * While the event loop has room, every request goes in at once and this costs a counter. Once the
- * loop is busy (src/observability/loop-utilization.ts) and more than one tenant has been active
+ * loop is busy (loop-utilization.ts) and more than one tenant has been active
  * within the last second, tenants take turns:
  * - each may have at most `busyConcurrency` requests running; the others wait in its line, and
  *   lines are served round-robin;

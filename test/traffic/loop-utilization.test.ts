@@ -5,7 +5,7 @@ import {
   QUIET_BELOW,
   QUIET_WINDOWS,
   processLoopUtilization,
-} from '../../src/observability/loop-utilization.js';
+} from '../../src/traffic/loop-utilization.js';
 
 describe('LoopUtilization', () => {
   it('is busy from the first window at BUSY_AT, and stays busy through windows in between', () => {

@@ -15,7 +15,7 @@ import {
   type Refusal,
   type Release,
   type Waiting,
-} from '../../src/http/fair-admission.js';
+} from '../../src/traffic/fair-admission.js';
 
 class FakeLoad implements LoopLoad {
   busy = false;

@@ -3,8 +3,8 @@
  * (not the token), and a cap per copy across every account.
  */
 import { describe, expect, it } from 'vitest';
-import { SubscriptionAdmission } from '../../src/live/admission.js';
-import { CredentialMemory } from '../../src/upstream/verification.js';
+import { SubscriptionAdmission } from '../../src/traffic/subscription-admission.js';
+import { CredentialMemory } from '../../src/traffic/verification.js';
 
 const memory = new CredentialMemory();
 const creds = (sysId: string, authToken = 'tok') => ({ sysId, authToken });

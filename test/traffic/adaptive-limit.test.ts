@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AdaptiveLimit } from '../../src/upstream/adaptive-limit.js';
-import { EventLoopLag } from '../../src/upstream/event-loop-lag.js';
-import { FairScheduler, type Release } from '../../src/upstream/fair-scheduler.js';
+import { AdaptiveLimit } from '../../src/traffic/adaptive-limit.js';
+import { EventLoopLag } from '../../src/traffic/event-loop-lag.js';
+import { FairScheduler, type Release } from '../../src/traffic/fair-scheduler.js';
 import { parseRetryAfter } from '../../src/upstream/client.js';
 
 /** Feeds `count` samples of `rttMs`, each with the limit fully used. */

@@ -1,6 +1,6 @@
-/** The per-request cap on upstream calls in flight (src/upstream/per-request-cap.ts). */
+/** The per-request cap on upstream calls in flight (src/traffic/per-request-cap.ts). */
 import { describe, expect, it } from 'vitest';
-import { createLimit } from '../../src/upstream/per-request-cap.js';
+import { createLimit } from '../../src/traffic/per-request-cap.js';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
