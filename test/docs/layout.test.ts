@@ -1,6 +1,7 @@
 /**
  * The layout of docs/development.md is the tree's: every path the map names exists, every folder
- * of src/ is named and opens with a one-line README, test/ mirrors src/, no import in src/
+ * of src/ is named and its README opens with a one-line summary (and names only paths that
+ * exist), test/ mirrors src/, no import in src/
  * runs back up a layer (the map's order), and what tests and benches share lives in support/,
  * which imports neither (nor do they import each other).
  */
@@ -41,7 +42,14 @@ describe('docs/development.md map', () => {
     expect(srcFolders.filter((folder) => !layers.includes(folder))).toEqual([]);
     for (const folder of srcFolders) {
       const readme = readFileSync(join(ROOT, 'src', folder, 'README.md'), 'utf8').trim();
-      expect(readme.split('\n'), folder).toHaveLength(1);
+      const [summary, next] = readme.split('\n');
+      expect(summary, folder).toMatch(new RegExp(`^# src/${folder} — \\S`));
+      // A README with more than its summary (src/traffic's table) sets the summary apart.
+      if (next !== undefined) expect(next, folder).toBe('');
+      // And every path it names exists.
+      const named = [...readme.matchAll(/`((?:src|test|support|scripts|bench|docs)\/[^`*<]*)`/g)];
+      const missing = named.map((m) => m[1] ?? '').filter((path) => !existsSync(join(ROOT, path)));
+      expect(missing, folder).toEqual([]);
     }
   });
 
