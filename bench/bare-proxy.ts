@@ -26,7 +26,7 @@ type Json = Record<string, unknown>;
 const upstream = new URL(process.env.UPSTREAM_URL ?? '');
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const pool = createUpstreamPool(upstream, {
-  connections: Number(process.env.UPSTREAM_CONNECTIONS ?? 128),
+  connections: Number(process.env.UPSTREAM_CONNECTIONS ?? 256),
   timeoutMs: 10_000,
 });
 

@@ -317,7 +317,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     admitRequests(gateway, admission, tenantOf, GRAPHQL_PATH),
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
-      maxConnections: defaultMaxConnections(),
+      maxConnections: defaultMaxConnections(config.upstream.connections),
     },
   );
   const { server } = connections;

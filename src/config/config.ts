@@ -439,7 +439,9 @@ export function loadConfig(environment: Env): Config {
       url,
       timeoutMs,
       attemptTimeoutMs: Math.ceil((timeoutMs * FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT) / 100),
-      connections: int('UPSTREAM_CONNECTIONS', 128, 1, 10_000),
+      // 256: a 200-number fan-out (ASSUMED_NUMBERS_PER_ACCOUNT) goes in one wave, with room; at
+      // 128 it took two service round trips (p50 103 ms against 81 ms at 20 ms latency).
+      connections: int('UPSTREAM_CONNECTIONS', 256, 1, 10_000),
       defaultRetryAfterMs: FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS,
       retries: FIXED_UPSTREAM_RETRIES,
       retryBaseDelayMs: FIXED_UPSTREAM_RETRY_BASE_MS,

@@ -220,21 +220,25 @@ const OVER_CAP_RESPONSE =
   `Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(OVER_CAP_BODY)}\r\n\r\n` +
   OVER_CAP_BODY;
 
-/** File descriptors kept back from the cap: the service's pool (128), Redis, logs, the runtime. */
-const RESERVED_DESCRIPTORS = 256;
+/** File descriptors kept back beside the service's pool: Redis, logs, the runtime. */
+const RESERVED_DESCRIPTORS = 128;
 
 /**
- * The default cap: what the process's open-file limit leaves after RESERVED_DESCRIPTORS (at
- * least 64), read from /proc/self/limits on Linux; elsewhere no cap.
+ * The default cap: what the process's open-file limit leaves after the service's pool
+ * (`upstreamConnections`) and RESERVED_DESCRIPTORS (at least 64), read from /proc/self/limits on
+ * Linux; elsewhere no cap.
  */
-export function defaultMaxConnections(limitsFile = '/proc/self/limits'): number | null {
+export function defaultMaxConnections(
+  upstreamConnections: number,
+  limitsFile = '/proc/self/limits',
+): number | null {
   try {
     const line = readFileSync(limitsFile, 'utf8')
       .split('\n')
       .find((l) => l.startsWith('Max open files'));
     const soft = Number(line?.split(/\s{2,}/)[1]);
     if (!Number.isFinite(soft)) return null;
-    return Math.max(64, soft - RESERVED_DESCRIPTORS);
+    return Math.max(64, soft - upstreamConnections - RESERVED_DESCRIPTORS);
   } catch {
     return null;
   }

@@ -33,7 +33,7 @@ describe('loadConfig', () => {
         url: null,
         timeoutMs: 10_000,
         attemptTimeoutMs: 10_000,
-        connections: 128,
+        connections: 256,
         defaultRetryAfterMs: 5_000,
         retries: 2,
         breakerThreshold: 5,

@@ -117,13 +117,13 @@ describe('defaultMaxConnections', () => {
         'Limit                     Soft Limit           Hard Limit           Units     \n' +
           'Max open files            1024                 1048576              files     \n',
       );
-      expect(defaultMaxConnections(file)).toBe(768);
+      expect(defaultMaxConnections(256, file)).toBe(640);
       await writeFile(
         file,
         'Max open files            100                  100                  files\n',
       );
-      expect(defaultMaxConnections(file)).toBe(64);
-      expect(defaultMaxConnections(join(dir, 'missing'))).toBeNull();
+      expect(defaultMaxConnections(256, file)).toBe(64);
+      expect(defaultMaxConnections(256, join(dir, 'missing'))).toBeNull();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
