@@ -93,7 +93,11 @@ function run(
   response: ServerResponse,
   release: Release,
 ): void {
-  response.once('close', release);
+  // What the answer took on the wire is the work admission charges beside the request itself
+  // (one request at a time per connection: HTTP/1.1 without pipelining).
+  const socket = response.socket;
+  const before = socket?.bytesWritten ?? 0;
+  response.once('close', () => release((socket?.bytesWritten ?? before) - before));
   // An answer holds its place until it is written (a large one, the GraphiQL page among them,
   // costs its writing too); a stream (SSE, @defer) holds none once its headers are out, for as
   // long as it stays open. Node sends implicit headers through writeHead too, so this sees every
@@ -102,7 +106,7 @@ function run(
   response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     response.writeHead = writeHead;
     const result = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    if (isStream(contentTypeOf(response, args))) release();
+    if (isStream(contentTypeOf(response, args))) release(0);
     return result;
   } as typeof response.writeHead;
   listener(request, response);

@@ -10,9 +10,12 @@
  * within the last second, tenants take turns:
  * - each may have at most `busyConcurrency` requests running; the others wait in its line, and
  *   lines are served round-robin;
- * - a tenant that started over 1.5 times its share of the recent requests rests after each one
- *   for as long as it took, times the number of other active tenants (at most ACTIVE_MS): a flood
- *   of cheap requests, sent one after another, then leaves room too. This gives up some of the
+ * - a tenant that used over 1.5 times its share of the recent work rests after each request for
+ *   as long as it took, times the number of other active tenants (at most ACTIVE_MS): a flood of
+ *   cheap requests, sent one after another, then leaves room too. Work is counted in units: one
+ *   per request, plus one per BYTES_PER_UNIT it wrote back (writing and serialising an answer is
+ *   most of a request's CPU here), so a tenant asking for 1 MB answers uses its share in far
+ *   fewer requests than one asking for number lists. This gives up some of the
  *   flood's throughput (the loop may idle while a quiet tenant pauses) for the others' latency;
  *   tenants asking alike never rest, and once the loop has been quiet for a second, turns end.
  * A tenant that was quiet therefore goes in at once, next to at most `busyConcurrency` requests of
@@ -29,8 +32,11 @@ export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
 
-/** Frees the request's place; idempotent. */
-export type Release = () => void;
+/** Frees the request's place, told the bytes its answer took when known; idempotent. */
+export type Release = (bytesWritten?: number) => void;
+
+/** Bytes of answer that count as much work as one request (a number list is about 300). */
+export const BYTES_PER_UNIT = 16 * 1024;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -96,11 +102,11 @@ export class Admission {
   private readonly running = new Map<Tenant, number>();
   /** While tenants take turns: when each may start its next request (see `rest`). */
   private readonly readyAt = new Map<Tenant, number>();
-  /** Requests started per tenant in this window of ACTIVE_MS and the one before, and in all. */
-  private startedNow = new Map<Tenant, number>();
-  private startedBefore = new Map<Tenant, number>();
-  private startedTotal = 0;
-  private startedBeforeTotal = 0;
+  /** Work units used per tenant in this window of ACTIVE_MS and the one before, and in all. */
+  private usedNow = new Map<Tenant, number>();
+  private usedBefore = new Map<Tenant, number>();
+  private usedTotal = 0;
+  private usedBeforeTotal = 0;
   private windowStart = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
@@ -198,11 +204,12 @@ export class Admission {
   private take(tenant: Tenant): Release {
     this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
     const started = this.now();
-    this.countStart(tenant, started);
+    this.charge(tenant, 1, started);
     let released = false;
-    return () => {
+    return (bytesWritten = 0) => {
       if (released) return;
       released = true;
+      if (bytesWritten > 0) this.charge(tenant, bytesWritten / BYTES_PER_UNIT, this.now());
       this.rest(tenant, started);
       const left = (this.running.get(tenant) ?? 1) - 1;
       if (left > 0) this.running.set(tenant, left);
@@ -211,23 +218,23 @@ export class Admission {
     };
   }
 
-  /** Counts a request's start in the current window (two windows of ACTIVE_MS are kept). */
-  private countStart(tenant: Tenant, now: number): void {
+  /** Counts work in the current window (two windows of ACTIVE_MS are kept). */
+  private charge(tenant: Tenant, units: number, now: number): void {
     if (now - this.windowStart >= ACTIVE_MS) {
       const skipped = now - this.windowStart >= 2 * ACTIVE_MS;
-      this.startedBefore = skipped ? new Map() : this.startedNow;
-      this.startedBeforeTotal = skipped ? 0 : this.startedTotal - this.startedBeforeTotal;
-      this.startedNow = new Map();
-      this.startedTotal = this.startedBeforeTotal;
+      this.usedBefore = skipped ? new Map() : this.usedNow;
+      this.usedBeforeTotal = skipped ? 0 : this.usedTotal - this.usedBeforeTotal;
+      this.usedNow = new Map();
+      this.usedTotal = this.usedBeforeTotal;
       this.windowStart = now;
     }
-    this.startedNow.set(tenant, (this.startedNow.get(tenant) ?? 0) + 1);
-    this.startedTotal += 1;
+    this.usedNow.set(tenant, (this.usedNow.get(tenant) ?? 0) + units);
+    this.usedTotal += units;
   }
 
   /**
-   * While tenants take turns, a tenant that started more than one and a half times its share of
-   * the recent requests (1/N of them, N tenants active) rests after each request: as long as the request
+   * While tenants take turns, a tenant that used more than one and a half times its share of the
+   * recent work (1/N of it, N tenants active) rests after each request: as long as the request
    * took, once per other active tenant (at most ACTIVE_MS). Tenants asking alike never rest, so
    * many accounts sharing a busy copy evenly lose nothing; a flood leaves room for the others.
    * Active, not only running: a client that pauses between requests is still there, and if the
@@ -239,8 +246,8 @@ export class Admission {
       return;
     }
     const active = this.activeTenants();
-    const mine = (this.startedNow.get(tenant) ?? 0) + (this.startedBefore.get(tenant) ?? 0);
-    if (2 * mine * active <= 3 * this.startedTotal) return;
+    const mine = (this.usedNow.get(tenant) ?? 0) + (this.usedBefore.get(tenant) ?? 0);
+    if (2 * mine * active <= 3 * this.usedTotal) return;
     const now = this.now();
     const from = Math.max(now, this.readyAt.get(tenant) ?? 0);
     this.readyAt.set(tenant, Math.min(from + (now - started) * (active - 1), now + ACTIVE_MS));

@@ -231,10 +231,14 @@ describe('admission over HTTP while the copy is busy', () => {
 
 describe('how long a request holds its place', () => {
   /** A server whose one request writes its head, then its body 100 ms later; logs the release. */
-  async function holding(contentType: string) {
+  async function holding(contentType: string, bodyBytes = 0) {
     const events: string[] = [];
+    const charged: number[] = [];
     const admission = {
-      admit: () => () => events.push('released'),
+      admit: () => (bytes?: number) => {
+        events.push('released');
+        charged.push(bytes ?? 0);
+      },
     } as unknown as Admission;
     const server = createServer(
       admitRequests(
@@ -244,7 +248,7 @@ describe('how long a request holds its place', () => {
           events.push('head written');
           setTimeout(() => {
             events.push('body written');
-            response.end();
+            response.end('x'.repeat(bodyBytes));
           }, 100);
         },
         admission,
@@ -257,7 +261,9 @@ describe('how long a request holds its place', () => {
       const { port } = server.address() as AddressInfo;
       const response = await request(`http://127.0.0.1:${port}/graphql`);
       await response.body.text();
-      return events;
+      // The close that releases the place may follow the last byte read by a moment.
+      await until(() => events.includes('released'), 5_000);
+      return Object.assign(events, { charged });
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
@@ -266,6 +272,14 @@ describe('how long a request holds its place', () => {
   it('holds it until an answer is written, so a large one (the GraphiQL page) pays for its writing', async () => {
     const events = await holding('text/html');
     expect(events.indexOf('released')).toBeGreaterThan(events.indexOf('body written'));
+  });
+
+  it('tells admission the bytes the answer took, so it charges work and not only the request', async () => {
+    const { charged } = await holding('application/json', 200_000);
+    expect(charged).toHaveLength(1);
+    // The body, its head and chunk framing: at least the body, not much more.
+    expect(charged[0]).toBeGreaterThanOrEqual(200_000);
+    expect(charged[0]).toBeLessThan(201_000);
   });
 
   it('frees it once the head of a stream is out (SSE, @defer): an open stream holds none', async () => {

@@ -7,6 +7,7 @@ import {
   ACTIVE_MS,
   ANONYMOUS,
   Admission,
+  BYTES_PER_UNIT,
   UNVERIFIED,
   isRefusal,
   tenantKind,
@@ -138,6 +139,33 @@ describe('Admission', () => {
     expect(started).toBe(false);
     clock += 2;
     await vi.advanceTimersByTimeAsync(2);
+    expect(started).toBe(true);
+  });
+
+  it('charges the bytes an answer took, not only the request: large answers use a share sooner', async () => {
+    // Two tenants, one request each of 10 ms; one answer 300 bytes, the other 64 KiB.
+    const alike = (bigBytes: number) => {
+      const { admission: gate, load } = admission({ busyConcurrency: 5 });
+      load.set(true);
+      const small = released(gate.admit('account:small'));
+      clock += 10;
+      small(300);
+      const big = released(gate.admit('account:big'));
+      clock += 10;
+      big(bigBytes);
+      return gate;
+    };
+    // Counted by requests alone they ask alike: nobody rests.
+    expect(typeof alike(300).admit('account:big')).toBe('function');
+    // Counted by work, 64 KiB is four more units: the large tenant rests as long as its request
+    // took, while the small one still goes in at once.
+    const gate = alike(4 * BYTES_PER_UNIT);
+    const next = waiting(gate.admit('account:big'));
+    let started = false;
+    void next.outcome.then(() => (started = true));
+    expect(typeof gate.admit('account:small')).toBe('function');
+    clock += 11;
+    await vi.advanceTimersByTimeAsync(11);
     expect(started).toBe(true);
   });
 
