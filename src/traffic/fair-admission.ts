@@ -27,6 +27,8 @@
  * rest) is ours, and the rest is a few counters and lines.
  */
 
+import { RoundRobinLines } from './round-robin-lines.js';
+
 /** `account:<accountId>`, `unverified:<pair fingerprint>`, or `anonymous`. */
 export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
@@ -94,7 +96,6 @@ export const ACTIVE_MS = 250;
 const RETRY_AFTER_SECONDS = 1;
 
 interface Waiter {
-  readonly tenant: Tenant;
   grant(release: Release): void;
 }
 
@@ -110,12 +111,11 @@ export class Admission {
   private windowStart = 0;
   private wakeTimer: NodeJS.Timeout | null = null;
   private wakeAt = Number.POSITIVE_INFINITY;
-  /** Waiting requests per tenant; Map order is the round-robin order. */
-  private readonly lines = new Map<Tenant, Waiter[]>();
+  /** Waiting requests, one line per tenant, served round-robin. */
+  private readonly lines = new RoundRobinLines<Waiter>();
   /** When each recently active tenant last sent a request. */
   private readonly lastSeen = new Map<Tenant, number>();
   private lastPrune = 0;
-  private waitingCount = 0;
   private readonly now: () => number;
 
   constructor(private readonly options: AdmissionOptions) {
@@ -127,7 +127,7 @@ export class Admission {
 
   /** Requests waiting, all tenants together. */
   get waiting(): number {
-    return this.waitingCount;
+    return this.lines.waiting;
   }
 
   /** Whether tenants take turns now (the loop is busy and shared). */
@@ -142,34 +142,31 @@ export class Admission {
     this.prune(now);
     this.lastSeen.delete(tenant);
     this.lastSeen.set(tenant, now);
-    const line = this.lines.get(tenant);
-    if (!line && this.mayStart(tenant, now)) return this.take(tenant);
-    if ((line?.length ?? 0) >= this.options.maxWaiting) {
+    const queued = this.lines.lengthOf(tenant);
+    if (queued === 0 && this.mayStart(tenant, now)) return this.take(tenant);
+    if (queued >= this.options.maxWaiting) {
       return this.refuse(tenant, 'line-full');
     }
     let settle: (outcome: Release | Refusal) => void = () => undefined;
     const outcome = new Promise<Release | Refusal>((resolve) => (settle = resolve));
     const timer = setTimeout(() => {
-      if (this.remove(waiter)) settle(this.refuse(tenant, 'waited-too-long'));
+      if (this.lines.remove(tenant, waiter)) settle(this.refuse(tenant, 'waited-too-long'));
     }, this.options.maxWaitMs);
     timer.unref();
     const waiter: Waiter = {
-      tenant,
       grant: (release) => {
         clearTimeout(timer);
         settle(release);
       },
     };
-    if (line) line.push(waiter);
-    else this.lines.set(tenant, [waiter]);
-    this.waitingCount += 1;
+    this.lines.push(tenant, waiter);
     // Others may be at their limit while this tenant is not: it may still go now.
     this.dispatch();
     return {
       outcome,
       cancel: () => {
         clearTimeout(timer);
-        this.remove(waiter);
+        this.lines.remove(tenant, waiter);
       },
     };
   }
@@ -255,29 +252,17 @@ export class Admission {
 
   /** Fills free places from the lines, one request per tenant in turn. */
   private dispatch(): void {
-    let skipped = 0;
     let earliest = Number.POSITIVE_INFINITY;
-    while (this.lines.size > 0 && skipped < this.lines.size) {
-      const now = this.now();
-      const next = this.lines.entries().next();
-      if (next.done) break;
-      const [tenant, line] = next.value;
-      this.lines.delete(tenant);
-      if (!this.mayStart(tenant, now)) {
-        this.lines.set(tenant, line);
-        skipped += 1;
+    this.lines.serve(
+      (tenant) => this.mayStart(tenant, this.now()),
+      (tenant, waiter) => waiter.grant(this.take(tenant)),
+      undefined,
+      // A resting tenant keeps its place: wake up when the first of them may start.
+      (tenant) => {
         const ready = this.readyAt.get(tenant) ?? 0;
-        if (ready > now) earliest = Math.min(earliest, ready);
-        continue;
-      }
-      skipped = 0;
-      const waiter = line.shift();
-      if (line.length > 0) this.lines.set(tenant, line);
-      if (waiter) {
-        this.waitingCount -= 1;
-        waiter.grant(this.take(tenant));
-      }
-    }
+        if (ready > this.now()) earliest = Math.min(earliest, ready);
+      },
+    );
     if (earliest !== Number.POSITIVE_INFINITY) this.wakeUpAt(earliest);
   }
 
@@ -295,16 +280,6 @@ export class Admission {
       Math.max(0, at - this.now()),
     );
     this.wakeTimer.unref();
-  }
-
-  private remove(waiter: Waiter): boolean {
-    const line = this.lines.get(waiter.tenant);
-    const index = line?.indexOf(waiter) ?? -1;
-    if (!line || index < 0) return false;
-    line.splice(index, 1);
-    if (line.length === 0) this.lines.delete(waiter.tenant);
-    this.waitingCount -= 1;
-    return true;
   }
 
   private refuse(tenant: Tenant, refused: Refusal['refused']): Refusal {

@@ -12,6 +12,7 @@
  * bookkeeping, and what the queues are keyed by (the account, a keyed hash of the sys_id) is ours.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
+import { RoundRobinLines } from './round-robin-lines.js';
 
 /** Hands the slot back; `rttMs` feeds the adaptive limit when the service answered. */
 export type Release = (feedback?: {
@@ -30,8 +31,8 @@ interface Waiter {
 
 export class FairScheduler {
   private inFlightCount = 0;
-  /** Waiting calls per account; Map order is the round-robin order (served account goes last). */
-  private readonly queues = new Map<string, Waiter[]>();
+  /** Waiting calls, one line per account, served round-robin. */
+  private readonly queues = new RoundRobinLines<Waiter>();
   /** Calls in flight per account (only accounts with some). */
   private readonly perAccount = new Map<string, number>();
 
@@ -48,7 +49,7 @@ export class FairScheduler {
 
   /** The most calls `account` may have in flight now: nearly all of them when no one else waits. */
   private capOf(account: string): number {
-    const othersWaiting = this.queues.size > (this.queues.has(account) ? 1 : 0);
+    const othersWaiting = this.queues.keys > (this.queues.has(account) ? 1 : 0);
     if (othersWaiting) return this.accountCap;
     const limit = this.limit.current;
     return Math.max(1, limit - Math.ceil(limit * RESERVE_FRACTION));
@@ -59,9 +60,7 @@ export class FairScheduler {
   }
 
   get waiting(): number {
-    let count = 0;
-    for (const queue of this.queues.values()) count += queue.length;
-    return count;
+    return this.queues.waiting;
   }
 
   /**
@@ -71,7 +70,7 @@ export class FairScheduler {
   acquire(account: string, signal: AbortSignal): Promise<Release> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     if (
-      this.queues.size === 0 &&
+      this.queues.keys === 0 &&
       this.inFlightCount < this.limit.current &&
       (this.perAccount.get(account) ?? 0) < this.capOf(account)
     ) {
@@ -85,13 +84,11 @@ export class FairScheduler {
         },
       };
       const onAbort = (): void => {
-        this.remove(account, waiter);
+        this.queues.remove(account, waiter);
         reject(signal.reason as Error);
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      const queue = this.queues.get(account);
-      if (queue) queue.push(waiter);
-      else this.queues.set(account, [waiter]);
+      this.queues.push(account, waiter);
       // Another account at its share may be all that is queued: this call may still go now.
       this.dispatch();
     });
@@ -109,7 +106,7 @@ export class FairScheduler {
         this.limit.sample(
           feedback.rttMs,
           this.inFlightCount,
-          this.queues.size > 0,
+          this.queues.keys > 0,
           feedback.operation,
         );
       }
@@ -126,29 +123,10 @@ export class FairScheduler {
    * share (they keep their place until one of their calls ends).
    */
   private dispatch(): void {
-    let skipped = 0;
-    while (this.inFlightCount < this.limit.current && skipped < this.queues.size) {
-      const next = this.queues.entries().next();
-      if (next.done) return;
-      const [account, queue] = next.value;
-      this.queues.delete(account);
-      if ((this.perAccount.get(account) ?? 0) >= this.capOf(account)) {
-        this.queues.set(account, queue);
-        skipped += 1;
-        continue;
-      }
-      skipped = 0;
-      const waiter = queue.shift();
-      if (queue.length > 0) this.queues.set(account, queue);
-      if (waiter) waiter.grant(this.take(account));
-    }
-  }
-
-  private remove(account: string, waiter: Waiter): void {
-    const queue = this.queues.get(account);
-    if (!queue) return;
-    const index = queue.indexOf(waiter);
-    if (index >= 0) queue.splice(index, 1);
-    if (queue.length === 0) this.queues.delete(account);
+    this.queues.serve(
+      (account) => (this.perAccount.get(account) ?? 0) < this.capOf(account),
+      (account, waiter) => waiter.grant(this.take(account)),
+      () => this.inFlightCount < this.limit.current,
+    );
   }
 }
