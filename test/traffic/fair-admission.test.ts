@@ -8,6 +8,7 @@ import {
   ANONYMOUS,
   Admission,
   BYTES_PER_UNIT,
+  groupOf,
   UNVERIFIED,
   isRefusal,
   tenantKind,
@@ -167,6 +168,25 @@ describe('Admission', () => {
     clock += 11;
     await vi.advanceTimersByTimeAsync(11);
     expect(started).toBe(true);
+  });
+
+  it('counts a flood of one-shot unverified pairs as one tenant: an account asking as often never rests', () => {
+    const { admission: gate, load } = admission({ busyConcurrency: 5 });
+    load.set(true);
+    for (let i = 0; i < 30; i += 1) {
+      // A new invented pair per request, then the account's own request, each taking 5 ms.
+      const invented = released(gate.admit(`${UNVERIFIED}:pair-${i}`));
+      clock += 5;
+      invented();
+      const own = gate.admit('account:bystander');
+      // Were each pair a tenant of its own, 30 of them would be active: the account's share
+      // would be 1/31 and it would rest after each request.
+      expect(typeof own).toBe('function');
+      clock += 5;
+      (own as Release)();
+    }
+    expect(groupOf(`${UNVERIFIED}:pair-1`)).toBe(UNVERIFIED);
+    expect(groupOf('account:a')).toBe('account:a');
   });
 
   it('never makes tenants rest that ask alike', () => {
