@@ -3,10 +3,11 @@
  * process (building and sending its requests) never shows in the bystander's times. Over IPC:
  * `{ type: 'measure', url, count?, seconds?, pauseMs? }` sends one small query of another account
  * at a time (never a cache hit: `$n` changes per request), `count` of them or for `seconds`, and
- * answers `{ type: 'measure', times }` in ms; `clients` runs that many at once (the warm-up). With `directUrl` (the simulator), each round also
- * times one call of the same account straight to the service (`directTimes`): the control that
- * tells what the machine itself (the flood's client, the simulator, the scheduler of 2 cores)
- * adds, apart from the gateway.
+ * answers `{ type: 'measure', times }` in ms (with `error`, and the times before it, once a query
+ * failed); `clients` runs that many at once (the warm-up). With `directUrl` (the simulator), each
+ * round also times one call of the same account straight to the service (`directTimes`): the
+ * control that tells what the machine itself (the flood's client, the simulator, the scheduler
+ * of 2 cores) adds, apart from the gateway.
  */
 import { request } from 'undici';
 import { benchCredentials } from '../src/simulator/index.js';
@@ -65,9 +66,10 @@ interface Measure {
 
 process.on('message', (message: Measure) => {
   if (message.type !== 'measure') return;
+  // Kept outside the loop, so a failure still reports the times measured before it.
+  const times: number[] = [];
+  const directTimes: number[] = [];
   void (async () => {
-    const times: number[] = [];
-    const directTimes: number[] = [];
     const pause = (): Promise<unknown> =>
       new Promise((resolve) => setTimeout(resolve, message.pauseMs ?? 0));
     const deadline = performance.now() + (message.seconds ?? 0) * 1000;
@@ -86,7 +88,7 @@ process.on('message', (message: Measure) => {
     await Promise.all(Array.from({ length: message.clients ?? 1 }, loop));
     process.send?.({ type: 'measure', times, directTimes });
   })().catch((error: unknown) => {
-    process.send?.({ type: 'measure', times: [], error: String(error) });
+    process.send?.({ type: 'measure', times, directTimes, error: String(error) });
   });
 });
 // The IPC channel is unref'd by child-hooks.mjs: this keeps the process up until stop() (SIGTERM).

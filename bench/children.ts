@@ -75,11 +75,13 @@ export function startEntry(
  * ephemeral loopback port, with the starter the e2e tests use (support/gateway-process.ts), and
  * times spawn to a healthy /health. The IPC channel only carries child-hooks.mjs's GC and
  * parent-gone handling. Another checkout (`root`) must have run `npm ci` (which builds it).
+ * `launcher` runs node under a command that execs it (e.g. prlimit: fewer file descriptors).
  */
 export async function startGateway(
   env: Record<string, string>,
   execArgv: readonly string[] = [],
   root = ROOT,
+  launcher: readonly string[] = [],
 ): Promise<Child> {
   installExitHooks();
   if (root === ROOT) ensureBuilt();
@@ -90,6 +92,7 @@ export async function startGateway(
     execArgv: [...execArgv, '--import', HOOKS],
     root,
     ipc: true,
+    launcher,
   });
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

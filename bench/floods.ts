@@ -8,7 +8,8 @@
  *   flood, against its p50 on the idle gateway just before;
  * - what the flood itself got, and the upstream calls it caused.
  * Targets: RSS growth under 50 MB, the bystander's p50 within 2x its idle value, and (invented
- * credentials) no answer with data, stale or not, for credentials the service refused.
+ * credentials) no answer with data, stale or not, for credentials the service refused. A flood
+ * that makes the gateway exit is reported as such (MISSED), with what it got until then.
  *
  * Floods:
  * - invented-credentials: a made-up sys_id and token per request, with the response cache and
@@ -22,14 +23,28 @@
  * - one-sysid-many-tokens: a new token per request for one sys_id the service rate limits (429,
  *   Retry-After 2 s), then fails (503); a front on loopback answers for that sys_id and passes the
  *   rest to the simulator.
+ *
+ * The floods of the attacks issue, in bench/attack-floods.ts (each checked as its header says):
+ * - alias-histories: 29 aliases of `history(start: 0, end: 1000)` under `ownedNumbers`, from 4
+ *   clients of an account owning 200 numbers: refused by the cost limit before any upstream call;
+ * - alias-histories-half: 14 aliases of `history(start: 0, end: 34)`: admitted by the cost limit,
+ *   bounded by the response byte ceiling (RESPONSE_TOO_LARGE);
+ * - graphiql-reload: 8 clients loading the GraphiQL page and its files, as first visits and as
+ *   reloads sending the ETags back (304);
+ * - idle-invented-ws: 1,000 WebSocket clients with an invented pair in `connection_init`, idle
+ *   until closed, then again with a new pair; a real account subscribes once a second meanwhile;
+ * - slow-headers: 2,000 TCP connections sending a request line, then a header byte a second, to a
+ *   gateway with 1,024 file descriptors (cap 640); at least 12 s, so the 10 s headers timeout
+ *   fires; a new client's request every 500 ms meanwhile.
  */
 import { createHash } from 'node:crypto';
 import { setPriority } from 'node:os';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { benchCredentials } from '../src/simulator/index.js';
-import { rssBytes, startEntry, startGateway, type Child } from './children.js';
+import { ROOT, rssBytes, startEntry, startGateway, type Child } from './children.js';
 import { basic } from './load.js';
+import { ATTACK_FLOODS, ATTACK_PLANS } from './attack-floods.js';
 
 export const FLOODS = [
   'invented-credentials',
@@ -37,6 +52,7 @@ export const FLOODS = [
   'ws-frames',
   'apq-flood',
   'one-sysid-many-tokens',
+  ...ATTACK_FLOODS,
 ] as const;
 export type Flood = (typeof FLOODS)[number];
 
@@ -87,7 +103,7 @@ const median = (values: readonly number[]): number => {
 };
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(1)} MB`;
 
-interface Stack {
+export interface Stack {
   readonly simulator: Child;
   readonly bystander: Child;
   readonly gateway: Child;
@@ -98,9 +114,10 @@ interface Stack {
   stop(): Promise<void>;
 }
 
-async function startStack(env: Record<string, string>, front429Ms: number | null): Promise<Stack> {
+async function startStack(plan: FloodPlan, front429Ms: number | null): Promise<Stack> {
   const simulator = await startEntry('simulator', 'bench/simulator-process.ts', {
     BENCH_SIM_ACCOUNTS: '8',
+    ...plan.simulatorEnv,
   });
   const bystanderChild = await startEntry('bystander', 'bench/bystander-process.ts', {});
   const frontChild =
@@ -111,9 +128,14 @@ async function startStack(env: Record<string, string>, front429Ms: number | null
           FRONT_429_MS: String(front429Ms),
         });
   const upstreamUrl = frontChild?.url ?? simulator.url;
-  const gateway = await startGateway({ UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'error', ...env }, [
-    '--expose-gc',
-  ]);
+  // Node raises its soft open-file limit to the hard one at start: both are set for a smaller one.
+  const files = plan.gatewayOpenFiles;
+  const gateway = await startGateway(
+    { UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'error', ...plan.env },
+    ['--expose-gc'],
+    ROOT,
+    files === undefined ? [] : ['prlimit', `--nofile=${files}:${files}`, '--'],
+  );
   return {
     simulator,
     bystander: bystanderChild,
@@ -129,54 +151,117 @@ async function startStack(env: Record<string, string>, front429Ms: number | null
   };
 }
 
-async function upstreamCalls(simulator: Child): Promise<number> {
-  return (await simulator.ask<{ total: number }>({ type: 'calls' })).total;
+/** The RSS of a process, or null once it has exited. */
+function rssIfRunning(pid: number): number | null {
+  try {
+    return rssBytes(pid);
+  } catch {
+    return null;
+  }
 }
 
-/** The bystander's times (bench/bystander-process.ts): `count` queries, or for `seconds`. */
-async function bystander(
+/** Upstream calls received so far: in all, and by `<sys_id> <operation>` (bench/simulator-process.ts). */
+export interface UpstreamCalls {
+  readonly total: number;
+  readonly byAccount: Readonly<Record<string, number>>;
+}
+
+async function upstreamCalls(simulator: Child): Promise<UpstreamCalls> {
+  return simulator.ask<{ type: 'calls' } & UpstreamCalls>({ type: 'calls' });
+}
+
+/** The calls made between two readings, by key (none left out). */
+function callsSince(before: UpstreamCalls, after: UpstreamCalls): UpstreamCalls {
+  const byAccount: Record<string, number> = {};
+  for (const [key, count] of Object.entries(after.byAccount)) {
+    const made = count - (before.byAccount[key] ?? 0);
+    if (made > 0) byAccount[key] = made;
+  }
+  return { total: after.total - before.total, byAccount };
+}
+
+/** The bystander's times during the flood, or why it stopped. */
+interface Measured {
+  readonly times: number[];
+  readonly directTimes: number[];
+  readonly error: string | null;
+}
+
+/**
+ * The bystander's times (bench/bystander-process.ts): `count` queries, or for `seconds`; on a
+ * failed query, those measured before it and the error.
+ */
+async function measure(
   child: Child,
   url: string,
   load: { count: number } | { seconds: number; pauseMs: number; clients?: number },
   directUrl?: string,
-): Promise<{ times: number[]; directTimes: number[] }> {
+): Promise<Measured> {
   const message = { type: 'measure', url, directUrl, ...load };
   const reply = await child.ask<{ times: number[]; directTimes: number[]; error?: string }>(
     message,
   );
-  if (reply.error) throw new Error(reply.error);
+  return { times: reply.times, directTimes: reply.directTimes, error: reply.error ?? null };
+}
+
+/** The same, where a failed query is the bench's failure. */
+async function bystander(
+  ...args: Parameters<typeof measure>
+): Promise<{ times: number[]; directTimes: number[] }> {
+  const reply = await measure(...args);
+  if (reply.error !== null) throw new Error(reply.error);
   return reply;
 }
 
-/** What one flood does: `worker` runs in `workers` copies until `until`. */
-interface FloodPlan {
+/** Notes and missed checks a flood adds to its result. */
+export interface Checked {
+  notes: string[];
+  failures: string[];
+}
+
+/** What one flood does: `worker` runs in `workers` copies until the flood's deadline. */
+export interface FloodPlan {
   readonly env: Record<string, string>;
   readonly workers: number;
   /** A front before the simulator that rate limits, then fails, sys_id AC-FLOOD. */
   readonly front?: boolean;
-  /** One request (or connection) of the flood; returns its outcome's name. */
-  worker(context: FloodContext): Promise<string>;
-  /** Checks after the flood; failures are strings. */
+  /** Added to the bench simulator's environment (e.g. BENCH_SIM_NUMBERS). */
+  readonly simulatorEnv?: Record<string, string>;
+  /** The gateway's open-file limit (it sizes the connection cap); default: this process's. */
+  readonly gatewayOpenFiles?: number;
+  /** The flood lasts at least this long, whatever `--flood-seconds` says (a timeout to see fire). */
+  readonly minSeconds?: number;
+  /**
+   * One request (or connection) of the flood; returns its outcome's name, or null when this
+   * client has nothing more to send (the flood's count bound is reached): its loop ends.
+   */
+  worker(context: FloodContext): Promise<string | null>;
+  /** The warm-up's round of the flood, when two of `worker` would not do (default: that). */
+  warmUp?(context: FloodContext): Promise<void>;
+  /** Runs beside the flood, from 1 s in until its deadline: what another client gets meanwhile. */
+  during?(context: FloodContext): Promise<Checked>;
+  /** Checks after the flood, with the upstream calls made during it; failures are strings. */
   after?(
     context: FloodContext,
     outcomes: Record<string, number>,
-  ): Promise<{
-    notes: string[];
-    failures: string[];
-  }>;
+    calls: UpstreamCalls,
+  ): Promise<Checked>;
 }
 
-interface FloodContext {
+export interface FloodContext {
   readonly gatewayUrl: string;
   readonly stack: Stack;
   /** A number unique to this request of the flood. */
   next(): number;
+  /** When the flood ends (performance.now()); 10 s from now during the warm-up. */
+  deadline(): number;
 }
 
-export async function runFlood(flood: Flood, seconds: number): Promise<FloodResult> {
+export async function runFlood(flood: Flood, floodSeconds: number): Promise<FloodResult> {
   const plan = PLANS[flood];
+  const seconds = Math.max(floodSeconds, plan.minSeconds ?? 0);
   // The front's 429 phase, from its first call for AC-FLOOD: half the flood.
-  const stack = await startStack(plan.env, plan.front ? (seconds * 1000) / 2 : null);
+  const stack = await startStack(plan, plan.front ? (seconds * 1000) / 2 : null);
   // The flood's clients run in this process. Started after the gateway, the simulator and the
   // bystander, it lowers its own priority: an attacker's CPU is its own, not the gateway's, and on
   // a 2-core machine a full-speed client at equal priority would otherwise take the cores the
@@ -189,10 +274,15 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     // one round of the flood's own requests. RSS growth is what the flood adds to that.
     await bystander(stack.bystander, gatewayUrl, { seconds: 2, pauseMs: 0, clients: 8 });
     let counter = 0;
-    const context: FloodContext = { gatewayUrl, stack, next: () => (counter += 1) };
-    await Promise.all(
-      Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context)),
-    );
+    let deadline = performance.now() + 10_000;
+    const context: FloodContext = {
+      gatewayUrl,
+      stack,
+      next: () => (counter += 1),
+      deadline: () => deadline,
+    };
+    await (plan.warmUp?.(context) ??
+      Promise.all(Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context))));
     const gcBefore = await stack.gateway.ask<GcReport>({ type: 'gc' });
     // Idle means idle: the warm-up's tenants gone and the loop quiet again
     // (src/traffic/fair-admission.ts makes tenants take turns for a second after the loop was last
@@ -206,51 +296,84 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
     const outcomes: Record<string, number> = {};
     let requests = 0;
     let peakBytes = baselineBytes;
-    const sampler = setInterval(() => {
-      peakBytes = Math.max(peakBytes, rssBytes(stack.gateway.pid));
-    }, 250);
+    // A flood that makes the gateway exit is a finding, not a bench error: the RSS is then the
+    // last read, and what the flood and the bystander got until then is still reported.
+    let lastBytes = baselineBytes;
+    let exitedAfter = null as number | null;
     const started = performance.now();
-    const deadline = started + seconds * 1000;
+    const sampler = setInterval(() => {
+      const bytes = rssIfRunning(stack.gateway.pid);
+      if (bytes === null) exitedAfter ??= (performance.now() - started) / 1000;
+      else lastBytes = bytes;
+      peakBytes = Math.max(peakBytes, lastBytes);
+    }, 250);
+    deadline = started + seconds * 1000;
     const worker = async (): Promise<void> => {
       while (performance.now() < deadline) {
-        let outcome: string;
+        let outcome: string | null;
         try {
           outcome = await plan.worker(context);
         } catch (error) {
           outcome = `client error: ${error instanceof Error ? error.message.slice(0, 60) : String(error)}`;
         }
+        if (outcome === null) return;
         outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
         requests += 1;
       }
     };
-    // The bystander starts once the flood is going, and stops with it.
-    const during = new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
-      bystander(
-        stack.bystander,
-        gatewayUrl,
-        { seconds: seconds - 0.5, pauseMs: 20 },
-        stack.simulator.url,
-      ),
-    );
+    // The bystander starts once the flood is going, and stops with it (or at its first failure).
+    const during = new Promise((resolve) => setTimeout(resolve, 500))
+      .then(() =>
+        measure(
+          stack.bystander,
+          gatewayUrl,
+          { seconds: seconds - 0.5, pauseMs: 20 },
+          stack.simulator.url,
+        ),
+      )
+      .catch((error: unknown): Measured => ({ times: [], directTimes: [], error: String(error) }));
     // Halfway: what admission is doing (src/traffic/fair-admission.ts), as an operator sees it.
-    const midway = new Promise((resolve) => setTimeout(resolve, (seconds * 1000) / 2)).then(() =>
-      admissionNow(gatewayUrl),
-    );
-    const [{ times, directTimes }, admission] = await Promise.all([
-      during,
-      midway,
-      ...Array.from({ length: plan.workers }, worker),
-    ]);
+    const midway = new Promise((resolve) => setTimeout(resolve, (seconds * 1000) / 2))
+      .then(() => admissionNow(gatewayUrl))
+      .catch((error: unknown) => `no /metrics answer (${String(error).slice(0, 60)})`);
+    // Another client's view while the flood runs, where the flood has one.
+    const beside = new Promise((resolve) => setTimeout(resolve, 1_000))
+      .then((): Promise<Checked> | Checked => plan.during?.(context) ?? { notes: [], failures: [] })
+      .catch((error: unknown): Checked => ({
+        notes: [],
+        failures: [`the check beside the flood failed: ${String(error).slice(0, 100)}`],
+      }));
+    const [{ times, directTimes, error: bystanderError }, admission, besideChecked] =
+      await Promise.all([during, midway, beside, ...Array.from({ length: plan.workers }, worker)]);
     clearInterval(sampler);
     const elapsed = (performance.now() - started) / 1000;
-    const endBytes = rssBytes(stack.gateway.pid);
+    const endBytes = rssIfRunning(stack.gateway.pid) ?? lastBytes;
     peakBytes = Math.max(peakBytes, endBytes);
-    const gc = await stack.gateway.ask<GcReport>({ type: 'gc' });
-    const calls = (await upstreamCalls(stack.simulator)) - callsBefore;
+    const running = rssIfRunning(stack.gateway.pid) !== null;
+    const gc: GcReport = running
+      ? await stack.gateway.ask<GcReport>({ type: 'gc' })
+      : { collected: false, rss: 0, heapUsed: 0, cHeap: null };
+    const calls = callsSince(callsBefore, await upstreamCalls(stack.simulator));
     const floodP50Ms = median(times);
-    const checked = (await plan.after?.(context, outcomes)) ?? { notes: [], failures: [] };
-    checked.notes.unshift(`halfway: ${admission}`);
-    const failures = [...checked.failures];
+    const checked = await (
+      plan.after?.(context, outcomes, calls) ??
+      Promise.resolve<Checked>({ notes: [], failures: [] })
+    ).catch((error: unknown): Checked => ({
+      notes: [],
+      failures: [`the checks after the flood failed: ${String(error).slice(0, 100)}`],
+    }));
+    checked.notes.unshift(`halfway: ${admission}`, ...besideChecked.notes);
+    const failures = [...besideChecked.failures, ...checked.failures];
+    if (!running) {
+      failures.unshift(
+        `the gateway exited during the flood, ${exitedAfter === null ? 'at its end' : `${exitedAfter.toFixed(1)} s in`} (its last words are above); RSS is the last read`,
+      );
+    }
+    if (bystanderError !== null) {
+      failures.push(
+        `the bystander's query failed during the flood, after ${times.length} answered (its p50 is theirs): ${bystanderError.slice(0, 120)}`,
+      );
+    }
     if (endBytes - baselineBytes >= RSS_LIMIT_BYTES) {
       failures.push(`RSS grew ${mb(endBytes - baselineBytes)} (limit 50 MB)`);
     }
@@ -279,7 +402,7 @@ export async function runFlood(flood: Flood, seconds: number): Promise<FloodResu
         directIdleP50Ms: median(idle.directTimes),
         directFloodP50Ms: median(directTimes),
       },
-      upstreamCalls: calls,
+      upstreamCalls: calls.total,
       outcomes,
       notes: checked.notes,
       failures,
@@ -349,6 +472,7 @@ const invented = (n: number) =>
 let servedToRefused = 0;
 
 const PLANS: Record<Flood, FloodPlan> = {
+  ...ATTACK_PLANS,
   'invented-credentials': {
     env: { CACHE_TTL_MS: '60000', CACHE_STALE_IF_ERROR_MS: '600000', LIVE_POLL_MS: '1000' },
     workers: 8,

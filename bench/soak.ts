@@ -16,7 +16,9 @@
  *
  * `--scenario=floods` runs the tenancy floods one after the other, `--flood-seconds` each
  * (bench/floods.ts: invented credentials, node lists, WebSocket frames, APQ hashes, one sys_id
- * with many tokens); `--scenario=<flood>` runs one.
+ * with many tokens), then the attacks' (bench/attack-floods.ts: aliased histories in full and at
+ * half size, GraphiQL reloads, idle WebSockets of invented pairs, slow headers, which lasts at
+ * least 12 s); `--scenario=<flood>` runs one.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,8 +43,8 @@ const usage = `npm run soak [-- --name=value ...]   (or BENCH_NAME=value)
   --seconds=30        cache-flood: how long to flood
   --cache-max-bytes=  cache-flood: the gateway's CACHE_MAX_BYTES (default: the gateway's own)
   --cache-ttl=600000  cache-flood: its CACHE_TTL_MS (0: the same load with the cache off)
-  --scenario=floods   the tenancy floods, each for --flood-seconds (or one: ${FLOODS.join(', ')})
-  --flood-seconds=10`;
+  --scenario=floods   the tenancy and attack floods, each for --flood-seconds (or one: ${FLOODS.join(', ')})
+  --flood-seconds=10  (slow-headers: at least 12, so the gateway's 10 s headers timeout fires in it)`;
 
 const SCENARIOS = ['mix', 'cache-flood', 'floods', ...FLOODS];
 if (!SCENARIOS.includes(setting('scenario', 'mix'))) {

@@ -19,6 +19,11 @@ export interface GatewayProcessOptions {
   readonly root?: string;
   /** Opens an IPC channel (fd 3) for the child. @default false */
   readonly ipc?: boolean;
+  /**
+   * A command that runs node in its place (it must exec it, keeping the pid), e.g.
+   * `['prlimit', '--nofile=1024:1024', '--']` for a copy with fewer file descriptors. @default none
+   */
+  readonly launcher?: readonly string[];
   /** After the banner, copy the child's stderr to ours (what goes wrong). @default false */
   readonly echoStderr?: boolean;
   /** @default 15000 */
@@ -47,7 +52,10 @@ export interface GatewayProcess {
 /** Spawns dist/main.js without waiting: for callers that track or watch the child themselves. */
 export function spawnGateway(options: GatewayProcessOptions = {}): ChildProcess {
   const root = options.root ?? ROOT;
-  return spawn(process.execPath, [...(options.execArgv ?? []), join(root, 'dist', 'main.js')], {
+  const [command = process.execPath, ...prefix] = options.launcher ?? [];
+  const node = options.launcher?.length ? [process.execPath] : [];
+  const args = [...prefix, ...node, ...(options.execArgv ?? []), join(root, 'dist', 'main.js')];
+  return spawn(command, args, {
     cwd: root,
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
