@@ -120,6 +120,10 @@ export function attachWebSocket(
   const maxInitBytes = Math.min(MAX_CONNECTION_INIT_BYTES, maxPayload);
   const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node hands an upgrade's socket over without an `error` listener, and ws adds its own only
+    // once it handles the upgrade: a client resetting before then (refused for its origin, or
+    // waiting for admission) would be an uncaught ECONNRESET that ends the process.
+    socket.on('error', destroyQuietly);
     const origin = request.headers.origin;
     if (options.cors && origin !== undefined && !upgradeOriginAllowed(options.cors, request)) {
       refuseOrigin(socket, origin);
@@ -135,6 +139,8 @@ export function attachWebSocket(
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, release: Release) => {
     socket.once('close', release);
     wss.handleUpgrade(request, socket, head, (ws) => {
+      // ws listens for the socket's errors from here on.
+      socket.off('error', destroyQuietly);
       // After graphql-ws has handled the connection_init (or the socket was cut for its size).
       ws.once('message', () => setImmediate(release));
       wss.emit('connection', ws, request);
@@ -251,6 +257,10 @@ export function attachWebSocket(
 }
 
 const noop: Release = () => undefined;
+
+function destroyQuietly(this: Duplex): void {
+  this.destroy();
+}
 
 /** A 429 before the WebSocket handshake: the client may retry after `Retry-After`. */
 function refuseUpgrade(socket: Duplex, refusal: Refusal): void {
