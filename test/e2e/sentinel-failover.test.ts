@@ -7,7 +7,8 @@
  * the sentinels' +switch-master, must write nothing to the old one after it (its resync would
  * discard it), and no request may fail.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ interface Write {
 
 let redis: RunningSentinels;
 let gateway: GatewayProcess;
-const monitors: Redis[] = [];
+const monitors: ChildProcess[] = [];
 const watchers: Redis[] = [];
 
 beforeAll(async () => {
@@ -49,34 +50,45 @@ beforeAll(async () => {
 
 afterAll(async () => {
   recording = false;
-  for (const client of [...monitors, ...watchers]) client.disconnect();
+  for (const monitor of monitors) monitor.kill();
+  for (const watcher of watchers) watcher.disconnect();
   await gateway?.close();
   await redis?.close();
 });
 
 /**
- * Every cache write a node executes, with the server's clock and the client's address. Sentinel
- * kills a reconfigured node's clients (CLIENT KILL TYPE normal), MONITOR's included: a monitor
- * that ioredis reconnects itself mistakes monitor lines for replies ("Command queue state
- * error"), so each monitor connection never reconnects, and a new one takes over when it closes.
+ * Every cache write a node executes, with the server's clock and the client's address, read from
+ * `redis-cli MONITOR`. Sentinel kills a reconfigured node's clients (CLIENT KILL TYPE normal),
+ * MONITOR's included, so a monitor that ends is replaced while the test records. (ioredis's own
+ * monitor mistook monitor lines for replies after such a kill, "Command queue state error", an
+ * error nothing could catch; a separate redis-cli has no such state to lose.)
  */
 async function recordWrites(port: number, writes: Write[] = []): Promise<Write[]> {
-  const client = new Redis(port, '127.0.0.1', { retryStrategy: () => null });
-  client.on('error', () => undefined);
-  monitors.push(client);
-  const monitor = await client.monitor();
-  monitor.on('error', () => undefined);
+  const monitor = spawn('redis-cli', ['-p', String(port), 'MONITOR'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   monitors.push(monitor);
-  monitor.on('monitor', (time: string, args: string[], source: string) => {
-    if (args[0]?.toLowerCase() === 'set' && args[1]?.startsWith(CACHE_PREFIX)) {
-      writes.push({ at: Number(time) * 1000, source });
-    }
+  let started = false;
+  const ready = new Promise<void>((resolve) => {
+    // redis-cli prints OK once the server has put the connection in monitor mode.
+    createInterface({ input: monitor.stdout! }).on('line', (line) => {
+      if (!started) {
+        started = true;
+        resolve();
+        return;
+      }
+      // 1795580408.708071 [0 127.0.0.1:42742] "SET" "sms-gateway:response-cache:…" …
+      const match = /^(\d+\.\d+) \[\d+ ([^\]]+)\] "([^"]*)" "([^"]*)"/.exec(line);
+      if (match && match[3]?.toLowerCase() === 'set' && match[4]?.startsWith(CACHE_PREFIX)) {
+        writes.push({ at: Number(match[1]) * 1000, source: match[2] ?? '' });
+      }
+    });
+    monitor.once('exit', () => resolve());
   });
-  monitor.once('close', () => {
-    if (!recording) return;
-    client.disconnect();
-    void recordWrites(port, writes).catch(() => undefined);
+  monitor.once('exit', () => {
+    if (recording) void recordWrites(port, writes).catch(() => undefined);
   });
+  await ready;
   return writes;
 }
 
