@@ -81,15 +81,18 @@ describe('history calls', () => {
   });
 
   it(`runs history calls concurrently, at most ${CONCURRENCY} at a time`, async () => {
+    stack.simulator.resetLoad();
     const started = performance.now();
     const { body } = await execute(stack.gateway, EveryHistoryQuery, { start: 0, end: 2 }, auth);
     const elapsed = performance.now() - started;
     expect(body.errors).toBeUndefined();
     const count = DEMO_ACCOUNT.numbers.length;
     expect(operations()).toEqual(['allownednumbers', ...Array<string>(count).fill('smshistory')]);
-    // Wall time is bounded below by the cap (serial rounds) and well under serial execution.
+    // The service saw the cap reached and never passed (counted there, not by a stopwatch: a
+    // busy machine's late timers stretched the wall time past serial execution's).
+    expect(stack.simulator.load().peakInFlight).toBe(CONCURRENCY);
+    // Wall time is bounded below by the cap (serial rounds).
     const rounds = Math.ceil(count / CONCURRENCY);
     expect(elapsed).toBeGreaterThanOrEqual((1 + rounds) * LATENCY_MS * 0.9);
-    expect(elapsed).toBeLessThan((1 + count) * LATENCY_MS);
   });
 });
