@@ -49,7 +49,10 @@ describe('deadline: UPSTREAM_TIMEOUT_MS bounds the whole wait', () => {
     // The one attempt had the whole budget: no retry could fit after it (a retry would have
     // ended at 1,200 ms or later, which the count of calls shows without a stopwatch).
     expect(s.calls()).toBe(1);
-    expect(ms).toBeGreaterThanOrEqual(595);
+    // Waited for the deadline, not answered at once. Not to the millisecond: Node times a timer
+    // from the event loop's cached clock, which on a busy machine is up to one loop turn old, so
+    // it can fire that much early by the wall clock (508 ms seen in a clean CI run).
+    expect(ms).toBeGreaterThanOrEqual(600 * 0.75);
   });
 
   it('retries hung attempts only while the rest of the deadline can hold one', async () => {
@@ -62,7 +65,8 @@ describe('deadline: UPSTREAM_TIMEOUT_MS bounds the whole wait', () => {
     expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_TIMEOUT');
     // 0-600 ms, then ~605-1,205 ms; a third 600 ms attempt no longer fits before 1,600 ms.
     expect(s.calls()).toBe(2);
-    expect(ms).toBeGreaterThanOrEqual(1_195);
+    // Two attempts' worth, allowing for timers that fire early by the wall clock (see above).
+    expect(ms).toBeGreaterThanOrEqual(1_200 * 0.75);
   });
 
   it("gives the service's own error when no retry fits, instead of waiting out the deadline", async () => {
