@@ -159,8 +159,15 @@ interface Located {
 }
 
 /**
+ * How many reads `locate` makes at most. Each read after the first follows the message to where
+ * the last one saw it; a read only misses again when messages arrived while it was answered, so
+ * three reads get a full page unless the history grows faster than reads are answered.
+ */
+const MAX_LOCATE_READS = 3;
+
+/**
  * Finds the cursor's message now: first at its old position; if it is not there, at the
- * position shifted by the growth in total count (or where the first window saw it). If it is
+ * position where the last window saw it (or shifted by the growth in total count). If it is
  * gone altogether (the service dropped it), the shifted position is the best estimate left.
  */
 async function locate(
@@ -168,18 +175,21 @@ async function locate(
   windowAt: (anchor: number) => Range,
   read: ReadWindow,
 ): Promise<Located> {
-  const firstRange = windowAt(cursor.offset);
-  const first = await read(firstRange);
-  if (idAt(first, firstRange, cursor.offset) === cursor.id) {
-    return { anchor: cursor.offset, history: first, range: firstRange };
+  let anchor = cursor.offset;
+  let range = windowAt(anchor);
+  let history = await read(range);
+  for (let reads = 1; idAt(history, range, anchor) !== cursor.id; reads += 1) {
+    const seenAt = positionOf(history, range, cursor.id);
+    // Seen in this window but not where a full page needs it: close enough after the last read.
+    if (reads === MAX_LOCATE_READS) return { anchor: seenAt ?? anchor, history, range };
+    const next = seenAt ?? Math.max(0, cursor.offset + history.totalCount - cursor.total);
+    // Not seen, and the estimate did not move: another read would return the same window.
+    if (seenAt === null && next === anchor) break;
+    anchor = next;
+    range = windowAt(anchor);
+    history = await read(range);
   }
-  const anchor =
-    positionOf(first, firstRange, cursor.id) ??
-    Math.max(0, cursor.offset + first.totalCount - cursor.total);
-  const range = windowAt(anchor);
-  const second = await read(range);
-  if (idAt(second, range, anchor) === cursor.id) return { anchor, history: second, range };
-  return { anchor: positionOf(second, range, cursor.id) ?? anchor, history: second, range };
+  return { anchor, history, range };
 }
 
 function idAt(history: History, range: Range, position: number): string | undefined {

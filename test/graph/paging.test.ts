@@ -127,6 +127,33 @@ describe.each(['exclusive', 'inclusive'] as const)(
         expect(third.ids).toEqual(before.slice(10, 15));
       });
 
+      it('follows the cursor message again when more arrive while it is being found: still a full page', async () => {
+        const first = await page({ first: 5 });
+        const before = await everything();
+        historyCalls();
+        upstream.add(tid, 3);
+        // Two more arrive while the second read is answered: it sees the message 2 further on.
+        let reads = 0;
+        upstream.holdHistory(() => {
+          reads += 1;
+          if (reads !== 2) return null;
+          upstream.add(tid, 2);
+          return Promise.resolve();
+        });
+        try {
+          const second = await page({ first: 5, after: first.pageInfo.endCursor ?? '' });
+          expect(historyCalls()).toEqual([
+            [4, 10],
+            [7, 13],
+            [9, 15],
+          ]);
+          expect(second.ids).toEqual(before.slice(5, 10));
+          expect(second.totalCount).toBe(48);
+        } finally {
+          upstream.holdHistory(null);
+        }
+      });
+
       it('ends with hasNextPage false on the last page', async () => {
         const first = await page({ first: 40 });
         const last = await page({ first: 40, after: first.pageInfo.endCursor ?? '' });
