@@ -142,7 +142,7 @@ export class AdaptiveLimit {
     if (this.windowCount >= Math.max(MIN_WINDOW, this.value / 4)) this.update();
   }
 
-  /** The service pushed back (429) or timed out: halve the limit now. */
+  /** The service timed out on the whole copy (traffic.ts; never a 429, which is one account's): halve the limit now. */
   overloaded(): void {
     this.value = clamp(this.value / 2, this.options.min, this.options.max);
     this.resetWindow();
