@@ -14,12 +14,7 @@ import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
 import { createGatewayServer, defaultMaxConnections } from './http/connections.js';
-import {
-  Admission,
-  upgradeTenant,
-  type LoopLoad,
-  type TenantKind,
-} from './traffic/fair-admission.js';
+import { Admission, type LoopLoad, type TenantKind } from './traffic/fair-admission.js';
 import { admitRequests, tenantResolver } from './traffic/admitted-requests.js';
 import { processLoopUtilization } from './traffic/loop-utilization.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
@@ -330,9 +325,9 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         maxPayloadBytes: config.limits.maxBodyBytes,
         // Pages that may not call over HTTP may not open a WebSocket either.
         cors: { origins: config.corsOrigins, allowLoopback: simulator !== null },
-        // Browsers send no credentials on an upgrade: upgrades without any take turns in a line
-        // of their own, so a flood of anonymous HTTP requests cannot starve live updates.
-        admit: (request) => admission.admit(upgradeTenant(tenantOf(request.headers))),
+        // Each connection_init takes its credentials' turn, as an HTTP request would; upgrades
+        // carry none (browsers send none), so they are not admitted.
+        admit: (headers) => admission.admit(tenantOf(headers)),
         verify: (c) => client.verify(c),
         identities: credentials.identities,
       })

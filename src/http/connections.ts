@@ -34,7 +34,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 export interface ConnectionLimits {
   /** How long an idle keep-alive connection stays open; told to clients. */
   readonly keepAliveTimeoutMs: number;
-  /** Connections held at once; past it, a new one is answered 503 and closed (`null`: no cap). */
+  /**
+   * Connections held at once; past it, the one waiting longest without complete request headers
+   * is closed to make room, or, if every one is busy, the new one is answered 503 (`null`: no cap).
+   */
   readonly maxConnections?: number | null;
   /** @default HEADERS_TIMEOUT_MS */
   readonly headersTimeoutMs?: number;
@@ -88,7 +91,7 @@ export function createGatewayServer(
   // Read when listening starts.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     TIMEOUT_CHECK_MS;
-  refuseOverCap(server, limits.maxConnections ?? null);
+  const overCap = makeRoomOverCap(server, limits.maxConnections ?? null);
 
   // Node's headersTimeout starts at a request's first byte: a connection that never sends one
   // would stay open for ever. Its first request's headers must arrive within the same time.
@@ -114,6 +117,7 @@ export function createGatewayServer(
   server.prependListener('upgrade', (request: IncomingMessage) => {
     firstRequestArrived(request);
     sockets.delete(request.socket);
+    overCap.upgraded(request.socket);
   });
 
   const inFlight = new Set<ServerResponse>();
@@ -125,6 +129,7 @@ export function createGatewayServer(
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     firstRequestArrived(request);
     lastActive.set(request.socket, performance.now());
+    overCap.requestStarted(request.socket, response);
     if (draining) closeAfter(response);
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
@@ -198,20 +203,68 @@ export function createGatewayServer(
   };
 }
 
+interface OverCap {
+  /** A request's headers are complete: its connection is busy until the response is done. */
+  requestStarted(socket: Socket, response: ServerResponse): void;
+  /** The socket is a WebSocket's now (src/http/websocket.ts bounds those). */
+  upgraded(socket: Socket): void;
+}
+
 /**
- * Past `max` open connections a new one gets a plain 503 and is closed, instead of Node's
- * maxConnections, which drops it without a word; the file descriptors left stay for the
- * connections already served, the service's pool and Redis.
+ * Past `max` open connections, room is made by closing the connection that has waited longest
+ * without complete request headers: a new one (before its first request's headers) or an idle
+ * keep-alive one, ordered by when it last became so. Only if every connection is busy (a request
+ * in progress, or a WebSocket) is the newcomer answered a plain 503 and closed; Node's own
+ * maxConnections would drop it without a word. The descriptors left stay for the service's pool
+ * and Redis.
+ *
+ * Why evict rather than refuse: a flood trickling header bytes (slow-headers: 2,000 connections,
+ * a byte a second) held a 640-connection cap for the whole 10 s headers timeout, and every new
+ * client meanwhile got 503 (20 tries of 21). A real client sends its headers within a round trip,
+ * so it is never the oldest without them unless `max` connections open behind it in that round
+ * trip; a connection made to last is. Oldest rather than slowest: the order is a list kept as
+ * connections change state (constant time), and the oldest one has held a place longest for
+ * nothing. A request being answered is never cut.
  */
-function refuseOverCap(server: Server, max: number | null): void {
-  if (max === null) return;
+function makeRoomOverCap(server: Server, max: number | null): OverCap {
+  if (max === null) return { requestStarted: () => undefined, upgraded: () => undefined };
   let open = 0;
+  /** Connections without a request in progress, the longest waiting first (a Set keeps order). */
+  const waiting = new Set<Socket>();
+  /** Requests in progress per connection (pipelined ones overlap). */
+  const busy = new WeakMap<Socket, number>();
   server.on('connection', (socket: Socket) => {
     open += 1;
-    socket.once('close', () => (open -= 1));
-    if (open <= max) return;
-    socket.write(OVER_CAP_RESPONSE, () => socket.destroy());
+    socket.once('close', () => {
+      open -= 1;
+      waiting.delete(socket);
+    });
+    if (open > max) {
+      const oldest = waiting.values().next();
+      if (oldest.done) {
+        socket.write(OVER_CAP_RESPONSE, () => socket.destroy());
+        return;
+      }
+      waiting.delete(oldest.value);
+      oldest.value.destroy();
+    }
+    waiting.add(socket);
   });
+  return {
+    requestStarted(socket, response) {
+      waiting.delete(socket);
+      busy.set(socket, (busy.get(socket) ?? 0) + 1);
+      response.once('close', () => {
+        const left = (busy.get(socket) ?? 1) - 1;
+        busy.set(socket, left);
+        // Idle again: back in line, at the end.
+        if (left === 0 && !socket.destroyed) waiting.add(socket);
+      });
+    },
+    upgraded(socket) {
+      waiting.delete(socket);
+    },
+  };
 }
 
 const OVER_CAP_BODY = 'This gateway copy holds all the connections it can take; try again.';

@@ -8,16 +8,25 @@
  *
  * Bounded like HTTP: no frame larger than MAX_BODY_BYTES is read (ws refuses it from its length
  * header, close 1009), a `connection_init` larger than MAX_CONNECTION_INIT_BYTES is refused
- * (4413), and past `maxConnections` open on this copy a new connection is closed at once (1013,
- * try again later). While the copy is busy, upgrades take their tenant's turn like HTTP requests
- * (`admit`): a flood of connections is one tenant among others.
+ * (4413), and past `maxConnections` verified connections on this copy a new one is closed once
+ * verified (1013, try again later).
+ *
+ * A connection proves itself in its `connection_init`, never at the upgrade (browsers send no
+ * credentials with it), so only verified connections count against that cap, and until then one
+ * holds little: the upgrade itself is cheap and is not admitted; the `connection_init` takes its
+ * tenant's turn while the copy is busy (`admit`, as an HTTP request: the account once its pair is
+ * accepted, else the pair's own line in the `unverified` group), holding a place until its
+ * verdict; and a connection not yet verified is closed after VERIFICATION_WINDOW_MS (4408), and
+ * the oldest of them once MAX_UNVERIFIED_CONNECTIONS are open (1013) to make room for a new one.
+ * 1,000 idle sockets of invented pairs, reconnecting, used to hold the upgrades' one line: every
+ * real account's upgrade was answered 429 (docs/limits.md, `idle-invented-ws`).
  *
  * Browsers let any page open a WebSocket to any host (no preflight, no CORS), so the upgrade's
  * `Origin` is checked here against the same CORS_ORIGINS as HTTP: a page whose fetches would be
  * refused gets 403 before the handshake. No `Origin` (a server's client) and the gateway's own
  * origin stay allowed, as for HTTP.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
@@ -26,16 +35,27 @@ import type { Credentials } from '../core/credentials.js';
 import { Identities } from '../core/identity.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
-import {
-  whenAdmitted,
-  type Refusal,
-  type Release,
-  type Waiting,
-} from '../traffic/fair-admission.js';
+import { isRefusal, type Refusal, type Release, type Waiting } from '../traffic/fair-admission.js';
 import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
 export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
+
+/**
+ * Connections not yet verified, this copy together: past it the oldest is closed to make room (an
+ * idle one, or one kept waiting to hold a place). Large enough that a flood of this many pairs
+ * waits its turns rather than churning: at 256, 1,000 reconnecting clients of invented pairs
+ * evicted one another (and real accounts' connections, 1013) faster than their turns came.
+ */
+export const MAX_UNVERIFIED_CONNECTIONS = 1024;
+/**
+ * From the upgrade to the verdict on its connection_init: the wait for its turn (at most
+ * FIXED_ADMISSION_MAX_WAIT_MS, 5 s) and one verification call. graphql-ws closes a connection
+ * with no connection_init sooner (3 s, 4408).
+ */
+export const VERIFICATION_WINDOW_MS = 10_000;
+/** A closed connection's socket is cut this long after the close frame if the client sends none. */
+const CLOSE_GRACE_MS = 1_000;
 
 /** WebSocket close reasons are limited to 123 bytes (RFC 6455 5.5). */
 const MAX_REASON_BYTES = 123;
@@ -49,8 +69,12 @@ export interface WebSocketOptions {
   readonly path: string;
   /** Operations one connection may have running at once. */
   readonly maxPerConnection: number;
-  /** Connections this copy keeps open at once. @default no cap */
+  /** Connections with verified credentials this copy keeps open at once. @default no cap */
   readonly maxConnections?: number;
+  /** Connections not yet verified at once; past it the oldest is closed. @default MAX_UNVERIFIED_CONNECTIONS */
+  readonly maxUnverified?: number;
+  /** @default VERIFICATION_WINDOW_MS */
+  readonly verificationWindowMs?: number;
   /** Largest frame read, in bytes (MAX_BODY_BYTES). @default 100000 */
   readonly maxPayloadBytes?: number;
   /**
@@ -61,12 +85,12 @@ export interface WebSocketOptions {
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
   /**
-   * Admission (src/traffic/fair-admission.ts) of each upgrade: a connection takes its tenant's
-   * turn until its first message (the connection_init) has been handled, then holds no place
-   * while it stays open.
-   * @default every upgrade goes in at once
+   * Admission (src/traffic/fair-admission.ts) of each connection_init with credentials, told them
+   * as request headers: it takes its tenant's turn and holds the place until its verdict (from
+   * memory, or one verification call), then holds none while the connection stays open.
+   * @default every connection_init goes in at once
    */
-  readonly admit?: (request: IncomingMessage) => Release | Waiting | Refusal;
+  readonly admit?: (headers: IncomingHttpHeaders) => Release | Waiting | Refusal;
   /**
    * Whether the service accepts a connection's credentials (memory first, else one shared call):
    * a connection_init with refused credentials is closed (4403) instead of held open.
@@ -129,31 +153,47 @@ export function attachWebSocket(
       refuseOrigin(socket, origin);
       return;
     }
-    whenAdmitted(
-      options.admit?.(request) ?? noop,
-      socket,
-      (release) => upgrade(request, socket, head, release),
-      (refusal) => refuseUpgrade(socket, refusal),
-    );
-  });
-  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, release: Release) => {
-    socket.once('close', release);
     wss.handleUpgrade(request, socket, head, (ws) => {
       // ws listens for the socket's errors from here on.
       socket.off('error', destroyQuietly);
-      // After graphql-ws has handled the connection_init (or the socket was cut for its size).
-      ws.once('message', () => setImmediate(release));
       wss.emit('connection', ws, request);
     });
+  });
+  const maxUnverified = options.maxUnverified ?? MAX_UNVERIFIED_CONNECTIONS;
+  const windowMs = options.verificationWindowMs ?? VERIFICATION_WINDOW_MS;
+  /** Connections not yet verified, oldest first, each with its window's timer. */
+  const unverified = new Map<WebSocket, NodeJS.Timeout>();
+  const verified = new Set<WebSocket>();
+  const verifiedNow = (socket: WebSocket): void => {
+    clearTimeout(unverified.get(socket));
+    unverified.delete(socket);
+    verified.add(socket);
   };
   const running = new WeakMap<WebSocket, Set<string>>();
   // The size of each connection's first message (its connection_init), read before graphql-ws.
   const firstMessageBytes = new WeakMap<WebSocket, number>();
   wss.on('connection', (socket) => {
-    if (options.maxConnections !== undefined && wss.clients.size > options.maxConnections) {
-      socket.close(1013, 'Too many WebSocket connections on this gateway copy; try again later');
-      return;
+    // Room for a new connection before it can prove anything, as for HTTP connections
+    // (src/http/connections.ts): the one waiting longest has held a place longest for nothing.
+    if (unverified.size >= maxUnverified) {
+      const oldest = unverified.keys().next();
+      if (!oldest.done) {
+        clearTimeout(unverified.get(oldest.value));
+        unverified.delete(oldest.value);
+        closeSoon(oldest.value, 1013, 'Too many connections awaiting verification; try again');
+      }
     }
+    const window = setTimeout(() => {
+      unverified.delete(socket);
+      closeSoon(socket, 4408, `connection_init not verified within ${windowMs} ms`);
+    }, windowMs);
+    window.unref();
+    unverified.set(socket, window);
+    socket.once('close', () => {
+      clearTimeout(unverified.get(socket));
+      unverified.delete(socket);
+      verified.delete(socket);
+    });
     socket.once('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
       firstMessageBytes.set(socket, byteLength(data));
     });
@@ -179,17 +219,42 @@ export function attachWebSocket(
           socket.close(4413, `connection_init larger than ${maxInitBytes} bytes`);
           return false;
         }
-        const read = identities.fromHeaders(headersFromConnectionParams(ctx.connectionParams));
+        const headers = headersFromConnectionParams(ctx.connectionParams);
+        const read = identities.fromHeaders(headers);
         if (read.kind === 'present') {
+          const turn = await admitted(options.admit?.(Object.fromEntries(headers)) ?? noop, socket);
+          if (turn === null) return false;
+          if (isRefusal(turn)) {
+            options.onConnected?.(socket, false);
+            closeSoon(socket, 1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
+            return false;
+          }
           // Invented credentials hold nothing: 1,000 idle sockets of made-up pairs kept alive by
           // pings refused real accounts' connections (1013). An outage is not a refusal: the
           // subscription's own check then answers.
           const verify = options.verify ?? (() => Promise.resolve(true));
-          const accepted = await verify(read.credentials).catch(() => true);
+          // The turn lasts until the verdict, as an HTTP request's place lasts until its answer:
+          // freed once the call was sent instead, the flood's verifications ran at 1,350 a second
+          // and the bystander's p50 went to 2.5-2.9x idle (`idle-invented-ws`).
+          const accepted = await verify(read.credentials)
+            .catch(() => true)
+            .finally(() => turn());
           options.onConnected?.(socket, accepted);
-          if (accepted) return true;
-          socket.close(4403, REFUSED_CREDENTIALS);
-          return false;
+          if (socket.readyState !== socket.OPEN) return false;
+          if (!accepted) {
+            closeSoon(socket, 4403, REFUSED_CREDENTIALS);
+            return false;
+          }
+          if (options.maxConnections !== undefined && verified.size >= options.maxConnections) {
+            closeSoon(
+              socket,
+              1013,
+              'Too many WebSocket connections on this gateway copy; try again later',
+            );
+            return false;
+          }
+          verifiedNow(socket);
+          return true;
         }
         options.onConnected?.(socket, false);
         socket.close(
@@ -262,14 +327,32 @@ function destroyQuietly(this: Duplex): void {
   this.destroy();
 }
 
-/** A 429 before the WebSocket handshake: the client may retry after `Retry-After`. */
-function refuseUpgrade(socket: Duplex, refusal: Refusal): void {
-  const body = `The gateway is busy; retry after ${refusal.retryAfterSeconds} s.`;
-  socket.end(
-    `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${refusal.retryAfterSeconds}\r\n` +
-      `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\n\r\n${body}`,
-  );
+/**
+ * Waits for a connection_init's turn: its place, or a refusal; null once the connection closed
+ * meanwhile (it leaves its line, and a place granted too late is handed back).
+ */
+async function admitted(
+  outcome: Release | Waiting | Refusal,
+  socket: WebSocket,
+): Promise<Release | Refusal | null> {
+  if (typeof outcome === 'function' || isRefusal(outcome)) return outcome;
+  const leave = (): void => outcome.cancel();
+  socket.once('close', leave);
+  const granted = await outcome.outcome;
+  socket.off('close', leave);
+  if (socket.readyState === socket.OPEN) return granted;
+  if (typeof granted === 'function') granted();
+  return null;
+}
+
+/**
+ * Closes with a close frame, and cuts the socket if the client has not answered it within
+ * CLOSE_GRACE_MS (ws would wait 30 s): a closed connection no longer holds a place in either
+ * count, so it must not hold a file descriptor for long either.
+ */
+function closeSoon(socket: WebSocket, code: number, reason: string): void {
+  socket.close(code, closeReason(reason));
+  setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
 }
 
 /**

@@ -81,10 +81,6 @@ export const tenantKind = (tenant: Tenant): TenantKind =>
       ? 'anonymous'
       : 'account';
 
-/** WebSocket upgrades without credentials (every browser's): their own line, apart from HTTP's. */
-export const upgradeTenant = (tenant: Tenant): Tenant =>
-  tenant === ANONYMOUS ? `${ANONYMOUS}:upgrades` : tenant;
-
 /** The tenant of one credential pair the service has not accepted lately. */
 export const unverifiedPair = (fingerprint: string): Tenant => `${UNVERIFIED}:${fingerprint}`;
 
@@ -306,7 +302,7 @@ const noop: Release = () => undefined;
 export const isRefusal = (value: Release | Waiting | Refusal): value is Refusal =>
   typeof value === 'object' && 'refused' in value;
 
-/** What a waiting request can be abandoned through: its HTTP response, or an upgrade's socket. */
+/** What a waiting request can be abandoned through: its HTTP response. */
 export interface Connection {
   once(event: 'close', listener: () => void): unknown;
   off(event: 'close', listener: () => void): unknown;

@@ -90,20 +90,48 @@ describe('connection limits', () => {
     await until(() => client.received().split('HTTP/1.1 200').length === 3);
   });
 
-  it('answers 503 with Retry-After past the connection cap, and serves those it holds', async () => {
+  it('past the cap, closes the connection waiting longest without complete headers, and serves the new one', async () => {
     const port = await serve({ keepAliveTimeoutMs: 60_000, maxConnections: 2 });
+    // Two connections trickling their headers (a slow-headers flood) hold the cap.
+    const oldest = await open(port);
+    oldest.socket.write('GET / HTTP/1.1\r\nX-Slow: a');
+    const slow = await open(port);
+    slow.socket.write('GET / HTTP/1.1\r\nX-Slow: a');
+    // A new client gets in: the oldest of them makes room, without an answer.
+    const client = await open(port);
+    client.socket.write(REQUEST);
+    await until(() => client.received().includes('ok'));
+    await until(oldest.closed);
+    expect(oldest.received()).toBe('');
+    expect(slow.closed()).toBe(false);
+    // The client is idle now, and the slow one waited longer: the next newcomer closes that one.
+    const next = await open(port);
+    await until(slow.closed);
+    expect(client.closed()).toBe(false);
+    next.socket.write(REQUEST);
+    await until(() => next.received().includes('ok'));
+  });
+
+  it('answers 503 with Retry-After past the cap only when every connection has a request in progress', async () => {
+    const answers: Array<() => void> = [];
+    const gateway = createGatewayServer(
+      (_request, response) => answers.push(() => response.end('ok')),
+      { keepAliveTimeoutMs: 60_000, maxConnections: 2 },
+    );
+    opened.push(gateway);
+    gateway.server.listen(0, '127.0.0.1');
+    await once(gateway.server, 'listening');
+    const port = (gateway.server.address() as AddressInfo).port;
     const held = [await open(port), await open(port)];
+    for (const client of held) client.socket.write(REQUEST);
+    await until(() => answers.length === 2);
     const over = await open(port);
     await until(over.closed);
     expect(over.received()).toMatch(/^HTTP\/1\.1 503[\s\S]*Retry-After: 1/);
-    for (const client of held) client.socket.write(REQUEST);
+    // Requests in progress are never cut for a newcomer.
+    for (const answer of answers) answer();
     await until(() => held.every((client) => client.received().includes('ok')));
-    // A place freed is a place given.
-    held[0]!.socket.destroy();
-    await until(held[0]!.closed);
-    const next = await open(port);
-    next.socket.write(REQUEST);
-    await until(() => next.received().includes('ok'));
+    expect(held.some((client) => client.closed())).toBe(false);
   });
 });
 

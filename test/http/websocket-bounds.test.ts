@@ -55,8 +55,8 @@ interface Closed {
   readonly reason: string;
 }
 
-async function open(): Promise<WebSocket> {
-  const socket = new WebSocket(url, 'graphql-transport-ws');
+async function open(at = url): Promise<WebSocket> {
+  const socket = new WebSocket(at, 'graphql-transport-ws');
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
     socket.once('error', reject);
@@ -70,6 +70,19 @@ function closed(socket: WebSocket): Promise<Closed> {
     // A frame refused mid-send may also reset the socket: the close still comes.
     socket.on('error', () => undefined);
   });
+}
+
+const demo = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
+
+/** A connection whose connection_init the service accepted. */
+async function acked(): Promise<WebSocket> {
+  const socket = await open();
+  const ack = new Promise<string>((resolve) =>
+    socket.once('message', (data: Buffer) => resolve(String(data))),
+  );
+  socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
+  expect(JSON.parse(await ack)).toEqual({ type: 'connection_ack' });
+  return socket;
 }
 
 async function initWith(payload: unknown): Promise<Closed> {
@@ -129,7 +142,6 @@ describe('WebSocket bounds', () => {
     const acked = new Promise<string>((resolve) =>
       socket.once('message', (data: Buffer) => resolve(String(data))),
     );
-    const demo = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
     socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
     expect(JSON.parse(await acked)).toEqual({ type: 'connection_ack' });
     const end = closed(socket);
@@ -137,14 +149,65 @@ describe('WebSocket bounds', () => {
     await end;
   });
 
-  it(`keeps at most ${MAX_CONNECTIONS} connections open; the next is closed 1013 (try again later)`, async () => {
-    const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => open()));
+  it(`keeps at most ${MAX_CONNECTIONS} verified connections open; the next is closed 1013, and connections not yet verified do not count`, async () => {
+    // Two connections without a connection_init yet (browsers' upgrades carry no credentials).
+    const idle = await Promise.all([open(), open()]);
+    const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => acked()));
     const extra = await open();
-    expect(await closed(extra)).toEqual({
+    const end = closed(extra);
+    extra.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
+    expect(await end).toEqual({
       code: 1013,
       reason: 'Too many WebSocket connections on this gateway copy; try again later',
     });
-    for (const socket of held) socket.close();
-    await Promise.all(held.map((socket) => closed(socket)));
+    for (const socket of [...idle, ...held]) socket.close();
+    await Promise.all([...idle, ...held].map((socket) => closed(socket)));
+  });
+});
+
+describe('WebSocket connections not yet verified', () => {
+  let other: Server;
+  let otherWs: AttachedWebSocket;
+  afterAll(async () => {
+    await otherWs.close();
+    await new Promise((resolve) => other.close(resolve));
+  });
+
+  /** A server whose verification never answers: every connection stays unverified. */
+  async function serveUnverified(options: { maxUnverified: number; windowMs: number }) {
+    other = createServer(test.gateway);
+    otherWs = attachWebSocket(other, test.gateway, {
+      path: GRAPHQL_PATH,
+      maxPerConnection: 20,
+      maxUnverified: options.maxUnverified,
+      verificationWindowMs: options.windowMs,
+      verify: () => new Promise<boolean>(() => undefined),
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    return `ws://127.0.0.1:${(other.address() as AddressInfo).port}${GRAPHQL_PATH}`;
+  }
+
+  it('closes the oldest past the per-copy cap (1013), and any not verified within the window (4408)', async () => {
+    const at = await serveUnverified({ maxUnverified: 2, windowMs: 1_500 });
+    const first = await open(at);
+    const firstEnd = closed(first);
+    first.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
+    const second = await open(at);
+    const secondEnd = closed(second);
+    let secondClosed = false;
+    void secondEnd.then(() => (secondClosed = true));
+    // A third makes room by closing the oldest, whose verification is still pending.
+    const third = await open(at);
+    const thirdEnd = closed(third);
+    expect(await firstEnd).toEqual({
+      code: 1013,
+      reason: 'Too many connections awaiting verification; try again',
+    });
+    expect(secondClosed).toBe(false);
+    // Those left are closed once the window has passed: an invented pair holds nothing for long.
+    third.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
+    const window = { code: 4408, reason: 'connection_init not verified within 1500 ms' };
+    expect(await thirdEnd).toEqual(window);
+    expect(await secondEnd).toEqual(window);
   });
 });

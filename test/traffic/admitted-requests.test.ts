@@ -160,26 +160,32 @@ describe('admission over HTTP while the copy is busy', () => {
     }
   });
 
-  it('makes WebSocket upgrades take their turn too, and answers 429 past the line', async () => {
-    const live = await serveGateway({
-      loopLoad: busy,
-      admission: { busyConcurrency: 1, maxWaiting: 1, maxWaitMs: 1_000 },
-    });
+  it('admits a WebSocket at its connection_init, by the credentials in it, not at the upgrade', async () => {
+    const live = await serveGateway(
+      { loopLoad: busy, admission: { busyConcurrency: 1, maxWaiting: 1, maxWaitMs: 2_000 } },
+      { latencyMs: LATENCY_MS },
+    );
     const url = `${live.origin.replace(/^http/, 'ws')}/graphql`;
     const sockets: WebSocket[] = [];
     const connect = () =>
-      new Promise<string>((resolve) => {
+      new Promise<WebSocket | string>((resolve) => {
         const socket = new WebSocket(url, 'graphql-transport-ws');
         sockets.push(socket);
-        socket.once('open', () => resolve('open'));
+        socket.once('open', () => resolve(socket));
         socket.once('unexpected-response', (_request, response) => {
           resolve(`${response.statusCode} retry-after ${response.headers['retry-after']}`);
         });
         socket.once('error', () => undefined);
       });
+    const init = (socket: WebSocket, credentials: Record<string, string>) =>
+      new Promise<string>((resolve) => {
+        socket.once('message', (data: Buffer) => resolve(JSON.parse(String(data)).type));
+        socket.once('close', (code, reason) => resolve(`${code} ${reason.toString()}`));
+        socket.send(JSON.stringify({ type: 'connection_init', payload: credentials }));
+      });
+    const invented = basicAuth({ sysId: 'AC-made-up-ws', authToken: 'token-ws' });
     try {
-      // Another tenant active (turns); then three upgrades without credentials (one pool): the
-      // first connects and holds the place until its first message, one waits, one is refused.
+      // The account is verified (one request alone, no turns).
       await (
         await request(`${live.origin}/graphql`, {
           method: 'POST',
@@ -187,16 +193,23 @@ describe('admission over HTTP while the copy is busy', () => {
           body: JSON.stringify({ query: QUERY }),
         })
       ).body.text();
-      const first = await connect();
-      const second = connect();
-      const third = await connect();
-      expect(first).toBe('open');
-      expect(third).toBe('429 retry-after 1');
-      // The first sends its connection_init: its place is freed, and the second connects.
-      sockets[0]?.send(
-        JSON.stringify({ type: 'connection_init', payload: basicAuth(DEMO_CREDENTIALS) }),
-      );
-      expect(await second).toBe('open');
+      // Five upgrades while the loop is busy: none waits or is refused, none carries credentials.
+      const opened = await Promise.all(Array.from({ length: 5 }, connect));
+      expect(opened.every((socket) => typeof socket !== 'string')).toBe(true);
+      const [account, a, b, c, newcomer] = opened as WebSocket[];
+      // The account's connection_init goes in at once; with it active, tenants take turns. One
+      // invented pair then has one connection_init verifying (a service round trip), one
+      // waiting in its line, and the next refused (1013, try again).
+      expect(await init(account!, basicAuth(DEMO_CREDENTIALS))).toBe('connection_ack');
+      const inits = [init(a!, invented), init(b!, invented), init(c!, invented)];
+      // A pair never seen before waits in a line of its own, not behind that full one.
+      const fresh = init(newcomer!, basicAuth({ sysId: 'AC-made-up-new', authToken: 'token-new' }));
+      expect((await Promise.all(inits)).sort()).toEqual([
+        '1013 The gateway is busy; retry after 1 s',
+        '4403 The SMS service refused the credentials',
+        '4403 The SMS service refused the credentials',
+      ]);
+      expect(await fresh).toBe('4403 The SMS service refused the credentials');
     } finally {
       for (const socket of sockets) socket.terminate();
       await live.close();
