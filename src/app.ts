@@ -14,8 +14,13 @@ import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
 import { createGatewayServer, defaultMaxConnections } from './http/connections.js';
-import { Admission, type LoopLoad, type TenantKind } from './traffic/fair-admission.js';
-import { admitRequests, tenantResolver } from './traffic/admitted-requests.js';
+import {
+  Admission,
+  UNITS_PER_CALL,
+  type LoopLoad,
+  type TenantKind,
+} from './traffic/fair-admission.js';
+import { admitRequests, credentialsTenant, tenantResolver } from './traffic/admitted-requests.js';
 import { processLoopUtilization } from './traffic/loop-utilization.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
@@ -215,8 +220,22 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
 
   // One memory of credential verdicts, shared by the traffic layer and the response cache.
   const credentials = parts.responseCache?.credentials ?? credentialMemory(config);
+  const loopLoad = parts.loopLoad ?? processLoopUtilization();
+  const admission = new Admission({
+    ...config.admission,
+    load: loopLoad,
+    ...(metrics ? { onRefused: (kind: TenantKind) => metrics.admissionRefused(kind) } : {}),
+  });
+  metrics?.watchAdmission(() => ({
+    waiting: admission.waiting,
+    turnTaking: admission.turnTaking,
+    utilization: loopLoad.utilization,
+  }));
+  // Calls to the service are work too: each is charged to the tenant it was made for.
+  const callsTenant = credentialsTenant(credentials);
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
     credentials,
+    onAttempt: (made) => admission.chargeWork(callsTenant(made), UNITS_PER_CALL),
     // Its per-call warnings (retries) are rolled up with the request's other failures.
     ...(logger ? { logger: holdingRequestWarnings(logger) } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),
@@ -296,17 +315,6 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     cursorKey: config.secret.current,
     previousCursorKey: config.secret.previous,
   });
-  const loopLoad = parts.loopLoad ?? processLoopUtilization();
-  const admission = new Admission({
-    ...config.admission,
-    load: loopLoad,
-    ...(metrics ? { onRefused: (kind: TenantKind) => metrics.admissionRefused(kind) } : {}),
-  });
-  metrics?.watchAdmission(() => ({
-    waiting: admission.waiting,
-    turnTaking: admission.turnTaking,
-    utilization: loopLoad.utilization,
-  }));
   const tenantOf = tenantResolver(credentials);
   const connections = createGatewayServer(
     admitRequests(gateway, admission, tenantOf, GRAPHQL_PATH),

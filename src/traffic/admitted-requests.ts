@@ -12,6 +12,7 @@ import type {
   RequestListener,
   ServerResponse,
 } from 'node:http';
+import type { Credentials } from '../core/credentials.js';
 import type { CredentialMemory } from './verification.js';
 import {
   ANONYMOUS,
@@ -40,11 +41,22 @@ export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttp
     const identity = memory.identities.fromHeaders({
       get: (name) => headerValue(headers[name.toLowerCase()]),
     });
-    if (identity.kind !== 'present') return ANONYMOUS;
-    return memory.verdictOf(identity.pair) === 'accepted'
-      ? `account:${identity.account}`
-      : unverifiedPair(identity.pair);
+    return identity.kind === 'present' ? tenantOfPair(memory, identity) : ANONYMOUS;
   };
+}
+
+/** The tenant whose work a call made with these credentials is (Admission.chargeWork). */
+export function credentialsTenant(memory: CredentialMemory): (credentials: Credentials) => Tenant {
+  return (credentials) => tenantOfPair(memory, memory.identities.of(credentials));
+}
+
+function tenantOfPair(
+  memory: CredentialMemory,
+  identity: { readonly account: string; readonly pair: string },
+): Tenant {
+  return memory.verdictOf(identity.pair) === 'accepted'
+    ? `account:${identity.account}`
+    : unverifiedPair(identity.pair);
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

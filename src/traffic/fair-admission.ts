@@ -7,15 +7,16 @@
  *
  * While the event loop has room, every request goes in at once and this costs a counter. Once the
  * loop is busy (loop-utilization.ts) and more than one tenant has been active
- * within the last second, tenants take turns:
+ * within ACTIVE_MS, tenants take turns:
  * - each may have at most `busyConcurrency` requests running; the others wait in its line, and
  *   lines are served round-robin;
  * - a tenant that used over 1.5 times its share of the recent work rests after each request for
  *   as long as it took, times the number of other active tenants (at most ACTIVE_MS): a flood of
- *   cheap requests, sent one after another, then leaves room too. Work is counted in units: one
- *   per request, plus one per BYTES_PER_UNIT it wrote back (writing and serialising an answer is
- *   most of a request's CPU here), so a tenant asking for 1 MB answers uses its share in far
- *   fewer requests than one asking for number lists. This gives up some of the
+ *   cheap requests, sent one after another, then leaves room too. Work is counted in units that
+ *   stand for CPU time: one per request, one per BYTES_PER_UNIT it wrote back, and UNITS_PER_CALL
+ *   per call made to the service for the tenant (its requests' and its subscriptions' polls), so
+ *   a tenant asking for 1 MB answers or 200-number fan-outs uses its share in far fewer requests
+ *   than one asking for number lists. This gives up some of the
  *   flood's throughput (the loop may idle while a quiet tenant pauses) for the others' latency;
  *   tenants asking alike never rest, and once the loop has been quiet for a second, turns end.
  * A tenant that was quiet therefore goes in at once, next to at most `busyConcurrency` requests of
@@ -39,6 +40,14 @@ export type Release = (bytesWritten?: number) => void;
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
 export const BYTES_PER_UNIT = 16 * 1024;
+/**
+ * Work units per upstream call (sending it, parsing its answer, completing what it returned).
+ * Calibrated on the bench's CPU per request, with the small query (one call) as about one unit:
+ * a 50-message page (one call, 17 KB) costs about 2.2 small queries, and a 200-number fan-out
+ * (201 calls, 135 KB) about 100 to 130; one per request, 1/2 per call and one per 16 KiB gives
+ * 1.5, 2.6 and 110.
+ */
+export const UNITS_PER_CALL = 0.5;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -135,6 +144,14 @@ export class Admission {
   /** Requests waiting, all tenants together. */
   get waiting(): number {
     return this.lines.waiting;
+  }
+
+  /**
+   * Charges work done for `tenant` outside the requests admission counts: calls made to the
+   * service for it (traffic.ts tells each one), its subscriptions' polls included.
+   */
+  chargeWork(tenant: Tenant, units: number): void {
+    this.charge(groupOf(tenant), units, this.now());
   }
 
   /** Whether tenants take turns now (the loop is busy and shared). */

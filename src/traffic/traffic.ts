@@ -70,6 +70,11 @@ export interface TrafficOptions {
   readonly logger?: Logger;
   /** Told of each call refused without reaching the service. */
   readonly onRefused?: (reason: RefusalReason) => void;
+  /**
+   * Told of each attempt sent to the service, answered or not, with the credentials it was made
+   * for: admission charges it to their tenant (UNITS_PER_CALL in fair-admission.ts).
+   */
+  readonly onAttempt?: (credentials: Credentials) => void;
 }
 
 export type { ConcurrencySnapshot, RefusalReason };
@@ -245,6 +250,7 @@ export function withTrafficControl(
               )
             : null;
         const sent = performance.now();
+        options.onAttempt?.(credentials);
         try {
           const result = await call({ signal: (attemptLimit ?? deadline).signal });
           release({ rttMs: performance.now() - sent, operation });

@@ -24,6 +24,8 @@ export interface UpstreamExtras {
   readonly credentials?: CredentialMemory;
   /** The secret naming accounts (GATEWAY_SECRET) when no memory is given. @default this process's key */
   readonly secret?: string | null;
+  /** Told of each attempt sent to the service (TrafficOptions.onAttempt). */
+  readonly onAttempt?: TrafficOptions['onAttempt'];
 }
 
 export function createUpstream(
@@ -55,6 +57,7 @@ export function createUpstream(
       ...extras.traffic,
       ...(extras.logger ? { logger: extras.logger } : {}),
       ...(extras.observer?.refused ? { onRefused: extras.observer.refused } : {}),
+      ...(extras.onAttempt ? { onAttempt: extras.onAttempt } : {}),
     },
   );
   return { client, pool };

@@ -9,6 +9,7 @@ import {
   Admission,
   BYTES_PER_UNIT,
   groupOf,
+  UNITS_PER_CALL,
   UNVERIFIED,
   isRefusal,
   tenantKind,
@@ -168,6 +169,29 @@ describe('Admission', () => {
     clock += 11;
     await vi.advanceTimersByTimeAsync(11);
     expect(started).toBe(true);
+  });
+
+  it('charges the calls made for a tenant (chargeWork), not only its requests: a fan-out uses a share sooner', () => {
+    // Two tenants, one request each of 10 ms and a small answer; one made 200 calls meanwhile.
+    const afterOneEach = (fanOutCalls: number) => {
+      const { admission: gate, load } = admission({ busyConcurrency: 5 });
+      load.set(true);
+      const small = released(gate.admit('account:small'));
+      gate.chargeWork('account:small', UNITS_PER_CALL);
+      clock += 10;
+      small(300);
+      const fanOut = released(gate.admit('account:fan-out'));
+      for (let i = 0; i < fanOutCalls; i += 1) gate.chargeWork('account:fan-out', UNITS_PER_CALL);
+      clock += 10;
+      fanOut(300);
+      return gate;
+    };
+    // One call each: they ask alike, nobody rests.
+    expect(typeof afterOneEach(1).admit('account:fan-out')).toBe('function');
+    // 200 calls: the fan-out's tenant rests, the small one still goes in at once.
+    const gate = afterOneEach(200);
+    waiting(gate.admit('account:fan-out'));
+    expect(typeof gate.admit('account:small')).toBe('function');
   });
 
   it('counts a flood of one-shot unverified pairs as one tenant: an account asking as often never rests', () => {

@@ -4,7 +4,6 @@ import {
   LoopUtilization,
   QUIET_BELOW,
   QUIET_WINDOWS,
-  processLoopUtilization,
 } from '../../src/traffic/loop-utilization.js';
 
 describe('LoopUtilization', () => {
@@ -35,12 +34,18 @@ describe('LoopUtilization', () => {
   });
 
   it('samples the real loop: a blocked loop reads as busy', async () => {
-    const load = processLoopUtilization();
-    const until = performance.now() + 250;
-    while (performance.now() < until) {
-      // hold the loop for two and a half windows
+    // A sampler of its own, started right before the loop is held: the shared one's last sample
+    // may be up to a window old, and 250 ms held in a window of 349 reads 0.72, under BUSY_AT.
+    const load = new LoopUtilization().start();
+    try {
+      const until = performance.now() + 250;
+      while (performance.now() < until) {
+        // hold the loop for two and a half windows
+      }
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(load.busy).toBe(true);
+    } finally {
+      load.stop();
     }
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(load.busy).toBe(true);
   });
 });

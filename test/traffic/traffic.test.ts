@@ -11,6 +11,10 @@ import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js'
 import { accountScript, historyReply, ownedNumbersReply } from '../../support/scripted-upstream.js';
 import type { ScriptedCall, ScriptedReply } from '../../support/scripted-upstream.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
+import { startScriptedUpstream } from '../../support/scripted-upstream.js';
+import { createUpstream } from '../../src/upstream/index.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { Credentials } from '../../src/core/credentials.js';
 
 const A = { 'x-sys-id': 'AC-A', 'x-auth-token': 'tok-a' };
 const B = { 'x-sys-id': 'AC-B', 'x-auth-token': 'tok-b' };
@@ -239,4 +243,30 @@ describe('fair share between accounts', () => {
     // In line behind A, B would wait for ~190 calls (~24 rounds of 20 ms); it takes about one.
     expect(single.ms).toBeLessThan(ms / 3);
   }, 20_000);
+});
+
+describe('work charged to whom the calls are for', () => {
+  it('tells onAttempt of each attempt sent, the retry included, with its credentials', async () => {
+    let failFirst = true;
+    const upstream = await startScriptedUpstream((call) => {
+      if (failFirst) {
+        failFirst = false;
+        return { status: 503, json: {} };
+      }
+      return healthy(call);
+    });
+    const attempts: Credentials[] = [];
+    const { client, pool } = createUpstream(new URL(upstream.url), loadConfig({}).upstream, {
+      onAttempt: (credentials) => attempts.push(credentials),
+    });
+    try {
+      const credentials: Credentials = { sysId: 'AC-A', authToken: 'tok-a' };
+      await client.ownedNumbers(credentials, 'LOCAL');
+      expect(upstream.calls).toHaveLength(2);
+      expect(attempts).toEqual([credentials, credentials]);
+    } finally {
+      await pool.close();
+      await upstream.close();
+    }
+  });
 });
