@@ -15,7 +15,7 @@
  * with its own stack trace for each held the loop and fed the GC. So a request has one refusal,
  * thrown for every list it refuses (the executors still wrap it per field, with its path, at the
  * price of an object), and the refused lists are folded into one error in the answer
- * (src/http/plugins/response-ceiling.ts).
+ * (src/http/plugins/response-ceiling.ts). The lists it admits are paced (loop-pacing.ts).
  */
 import {
   GraphQLError,
@@ -27,12 +27,15 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { ErrorCode } from '../core/errors.js';
+import { createPacer, type Pacer } from './loop-pacing.js';
 
 export interface ResponseBudget {
   /** Adds a list's bytes; throws RESPONSE_TOO_LARGE once the total passes the ceiling. */
   chargeList(list: unknown): void;
   /** Throws RESPONSE_TOO_LARGE when the ceiling was already passed. */
   check(): void;
+  /** Runs a list resolver now, or on a later turn once this request has held the loop long enough. */
+  readonly pacer: Pacer;
   readonly spent: number;
   /** Lists refused so far. */
   readonly refused: number;
@@ -59,6 +62,7 @@ export function createResponseBudget(maxBytes: number): ResponseBudget {
     check() {
       if (refusal) throw refuse();
     },
+    pacer: createPacer(),
     get spent() {
       return spent;
     },
@@ -153,16 +157,20 @@ export function chargeListFields(schema: GraphQLSchema): void {
         if (!budget || info.operation.operation === 'subscription') {
           return resolve(source, args, context, info);
         }
+        // Refused at once, without a turn in the queue, once the budget is spent.
         budget.check();
-        const result = resolve(source, args, context, info) as unknown;
-        if (result && typeof (result as { then?: unknown }).then === 'function') {
-          return (result as Promise<unknown>).then((list) => {
-            budget.chargeList(list);
-            return list;
-          });
-        }
-        budget.chargeList(result);
-        return result;
+        return budget.pacer.run(() => {
+          budget.check();
+          const result = resolve(source, args, context, info) as unknown;
+          if (result && typeof (result as { then?: unknown }).then === 'function') {
+            return (result as Promise<unknown>).then((list) => {
+              budget.chargeList(list);
+              return list;
+            });
+          }
+          budget.chargeList(result);
+          return result;
+        });
       };
     }
   }
