@@ -44,8 +44,10 @@ export interface ResponseBudget {
 export function createResponseBudget(maxBytes: number): ResponseBudget {
   let spent = 0;
   let refused = 0;
-  // Per request: the items this request already sized (aliases hand back the same objects).
-  const sizes = new WeakMap<object, number>();
+  // Per request: the items this request already sized (aliases hand back the same objects). A Map,
+  // not a WeakMap: the items live as long as the request anyway, and a WeakMap's thousands of
+  // ephemeron entries per request were extra work for every GC while the request ran.
+  const sizes = new Map<object, number>();
   // One error per request, whatever the number of lists refused: see the header.
   let refusal: GraphQLError | null = null;
   const refuse = (): GraphQLError => {
@@ -88,7 +90,7 @@ const MAX_DEPTH = 4;
 const DEEP_OBJECT_BYTES = 64;
 
 /** About the bytes `value` takes in a JSON answer with every field selected. */
-export function jsonBytes(value: unknown, sizes: WeakMap<object, number>, depth = 0): number {
+export function jsonBytes(value: unknown, sizes: Map<object, number>, depth = 0): number {
   switch (typeof value) {
     case 'string':
       return value.length + 3; // quotes and a comma
@@ -123,7 +125,7 @@ export function jsonBytes(value: unknown, sizes: WeakMap<object, number>, depth 
 }
 
 /** What a list field returned, in bytes; items still pending (promises) are sized where they resolve. */
-function listBytes(list: unknown, sizes: WeakMap<object, number>): number {
+function listBytes(list: unknown, sizes: Map<object, number>): number {
   if (!Array.isArray(list)) return 0;
   let bytes = 2;
   for (const item of list) {
