@@ -9,6 +9,13 @@
  *
  * An item's size is estimated from the domain object with every field (what a client selecting
  * all of them gets), kept per object, so a list the request already sized costs a lookup per item.
+ *
+ * Refusing must stay cheaper than answering: an admitted query can end with thousands of lists
+ * past the ceiling (14 aliases of a history on 200 numbers left 2,107 out), and a GraphQLError
+ * with its own stack trace for each held the loop and fed the GC. So a request has one refusal,
+ * thrown for every list it refuses (the executors still wrap it per field, with its path, at the
+ * price of an object), and the refused lists are folded into one error in the answer
+ * (src/http/plugins/response-ceiling.ts). The lists it admits are paced (loop-pacing.ts).
  */
 import {
   GraphQLError,
@@ -20,24 +27,33 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { ErrorCode } from '../core/errors.js';
+import { createPacer, type Pacer } from './loop-pacing.js';
 
 export interface ResponseBudget {
   /** Adds a list's bytes; throws RESPONSE_TOO_LARGE once the total passes the ceiling. */
   chargeList(list: unknown): void;
   /** Throws RESPONSE_TOO_LARGE when the ceiling was already passed. */
   check(): void;
+  /** Runs a list resolver now, or on a later turn once this request has held the loop long enough. */
+  readonly pacer: Pacer;
   readonly spent: number;
+  /** Lists refused so far. */
+  readonly refused: number;
 }
 
 export function createResponseBudget(maxBytes: number): ResponseBudget {
   let spent = 0;
-  // Per request: the items this request already sized (aliases hand back the same objects).
-  const sizes = new WeakMap<object, number>();
+  let refused = 0;
+  // Per request: the items this request already sized (aliases hand back the same objects). A Map,
+  // not a WeakMap: the items live as long as the request anyway, and a WeakMap's thousands of
+  // ephemeron entries per request were extra work for every GC while the request ran.
+  const sizes = new Map<object, number>();
+  // One error per request, whatever the number of lists refused: see the header.
   let refusal: GraphQLError | null = null;
-  const refuse = () => {
+  const refuse = (): GraphQLError => {
+    refused += 1;
     refusal ??= responseTooLarge(maxBytes);
-    // A new error each time: graphql-js gives each failed field its own path.
-    return new GraphQLError(refusal.message, { extensions: refusal.extensions });
+    return refusal;
   };
   return {
     chargeList(list) {
@@ -48,8 +64,12 @@ export function createResponseBudget(maxBytes: number): ResponseBudget {
     check() {
       if (refusal) throw refuse();
     },
+    pacer: createPacer(),
     get spent() {
       return spent;
+    },
+    get refused() {
+      return refused;
     },
   };
 }
@@ -70,7 +90,7 @@ const MAX_DEPTH = 4;
 const DEEP_OBJECT_BYTES = 64;
 
 /** About the bytes `value` takes in a JSON answer with every field selected. */
-export function jsonBytes(value: unknown, sizes: WeakMap<object, number>, depth = 0): number {
+export function jsonBytes(value: unknown, sizes: Map<object, number>, depth = 0): number {
   switch (typeof value) {
     case 'string':
       return value.length + 3; // quotes and a comma
@@ -105,7 +125,7 @@ export function jsonBytes(value: unknown, sizes: WeakMap<object, number>, depth 
 }
 
 /** What a list field returned, in bytes; items still pending (promises) are sized where they resolve. */
-function listBytes(list: unknown, sizes: WeakMap<object, number>): number {
+function listBytes(list: unknown, sizes: Map<object, number>): number {
   if (!Array.isArray(list)) return 0;
   let bytes = 2;
   for (const item of list) {
@@ -139,16 +159,20 @@ export function chargeListFields(schema: GraphQLSchema): void {
         if (!budget || info.operation.operation === 'subscription') {
           return resolve(source, args, context, info);
         }
+        // Refused at once, without a turn in the queue, once the budget is spent.
         budget.check();
-        const result = resolve(source, args, context, info) as unknown;
-        if (result && typeof (result as { then?: unknown }).then === 'function') {
-          return (result as Promise<unknown>).then((list) => {
-            budget.chargeList(list);
-            return list;
-          });
-        }
-        budget.chargeList(result);
-        return result;
+        return budget.pacer.run(() => {
+          budget.check();
+          const result = resolve(source, args, context, info) as unknown;
+          if (result && typeof (result as { then?: unknown }).then === 'function') {
+            return (result as Promise<unknown>).then((list) => {
+              budget.chargeList(list);
+              return list;
+            });
+          }
+          budget.chargeList(result);
+          return result;
+        });
       };
     }
   }

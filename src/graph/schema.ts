@@ -10,7 +10,7 @@ import './message.js';
 import './history.js';
 import './message-connection.js';
 import './live.js';
-import './nodes.js';
+import { syncGlobalIds } from './nodes.js';
 
 export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.9';
 
@@ -24,5 +24,7 @@ export const schema = builder.toSubGraphSchema({
 printServiceSdlOnDemand(schema);
 // nodes(ids:) and _entities cost per id and are capped (FIXED_MAX_NODE_IDS).
 boundListLookups(schema);
+// Node ids without a promise each (nodes.ts).
+syncGlobalIds(schema);
 // Every list an answer holds is charged to the request's MAX_RESPONSE_BYTES as it is built.
 chargeListFields(schema);

@@ -125,6 +125,50 @@ describe('the response byte ceiling', () => {
   );
 });
 
+/**
+ * What the cost limit admits (98,200 of 100,000 items): 14 aliases of a 34-message history on
+ * 200 numbers, as bench/attack-floods.ts floods it. Its 200 history calls resolve together, and
+ * the lists then completed at once held the loop for 300 ms per request. They are paced now
+ * (src/graph/loop-pacing.ts): another account is answered between the attack's last upstream
+ * call and its answer. Counted in requests, not milliseconds.
+ */
+describe('an admitted aliased history query', () => {
+  const HALF_ATTACK = `{ ownedNumbers { ${Array.from(
+    { length: 14 },
+    (_, i) => `h${i}: history(start: 0, end: 34) { messages { id body } }`,
+  ).join(' ')} } }`;
+  const attackerCalls = () =>
+    simulator.calls.filter((c) => c.accountSysId === benchCredentials(0).sysId).length;
+
+  it('leaves the loop to another account while its answer is completed', async () => {
+    let finished = false;
+    const attack = post(defaults, HALF_ATTACK, attacker).finally(() => {
+      finished = true;
+    });
+    // The number list and one history call per number: from the last one on, the gateway only
+    // completes and writes the answer.
+    while (!finished && attackerCalls() < 1 + NUMBERS) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    let servedAfterLastCall = 0;
+    while (!finished) {
+      const { body } = await post(defaults, '{ ownedNumbers { tid } }', bystander);
+      expect(body.errors).toBeUndefined();
+      if (!finished) servedAfterLastCall += 1;
+    }
+    const { bytes, body } = await attack;
+    expect(attackerCalls()).toBe(1 + NUMBERS);
+    // The attacker's answer: what fitted, and one error for the 2,107 lists left out.
+    expect(bytes).toBeLessThanOrEqual(DEFAULT_LIMITS.maxResponseBytes);
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors?.[0]?.extensions?.code).toBe('RESPONSE_TOO_LARGE');
+    expect(body.errors?.[0]?.extensions?.fieldsLeftOut).toBeGreaterThan(1_000);
+    // Completed in one run of the loop, the answer let at most the request already under way
+    // through; paced, several.
+    expect(servedAfterLastCall).toBeGreaterThanOrEqual(3);
+  }, 60_000);
+});
+
 describe('the cost metrics', () => {
   it('records the estimate and the actual cost, in items', async () => {
     const demo = createTestGateway(simulator.url, { metrics: createMetrics() });

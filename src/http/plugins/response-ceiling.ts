@@ -1,9 +1,10 @@
 /**
  * MAX_RESPONSE_BYTES, the answer's side (src/graph/response-budget.ts charges the lists): once
- * the ceiling is passed, every list after it fails, each with its own RESPONSE_TOO_LARGE error.
- * Thousands of such errors (29 aliases on 200 numbers) would be a large answer of their own, so
- * they are sent as one: the first, with `extensions.fieldsLeftOut` saying how many lists failed
- * in all. The `null`s in `data` show where each one was.
+ * the ceiling is passed, every list after it fails with the request's one RESPONSE_TOO_LARGE
+ * error, which the executor wraps per field (with its path). Thousands of such errors (29
+ * aliases on 200 numbers) would be a large answer of their own, so they are sent as one: the
+ * first, with `extensions.fieldsLeftOut` saying how many lists failed in all. The `null`s in
+ * `data` show where each one was.
  */
 import { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
