@@ -20,7 +20,7 @@
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import type { Logger } from '../../observability/logger.js';
+import { requestLineLogger, type Logger } from '../../observability/logger.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { outcomeOf, type Outcome } from '../../observability/outcome.js';
 import { HeldWarnings, type WarningRollup } from '../../observability/warning-rollup.js';
@@ -142,12 +142,13 @@ export interface RequestObserverOptions {
 const UNKNOWN_CALLER: Caller = { trusted: () => true };
 
 export function useRequestObserver({
-  logger,
+  logger: parentLogger,
   metrics,
   metricsEndpoint = true,
   callerOf = () => UNKNOWN_CALLER,
   warnings = null,
 }: RequestObserverOptions): Plugin {
+  const logger = parentLogger && requestLineLogger(parentLogger);
   const records = new WeakMap<Request, RequestRecord>();
   const namesByText = namedTexts();
   const recordOf = (context: unknown): RequestRecord | undefined => {
