@@ -47,6 +47,28 @@ const deferSubgraphPrinting: Plugin = {
   },
 };
 
+/**
+ * graphql-jit imports fast-json-stringify (and with it ajv and fast-uri, about 0.4 MB of code run
+ * at every start) for its `customJSONSerializer` option, which the gateway never turns on
+ * (src/http/plugins/jit.ts): answers are serialised by yoga. The import becomes a stub that says
+ * so if the option is ever turned on.
+ */
+const skipJitSerializer: Plugin = {
+  name: 'skip-jit-serializer',
+  setup(build) {
+    build.onResolve({ filter: /^fast-json-stringify$/ }, ({ importer }) =>
+      importer.includes('/node_modules/graphql-jit/')
+        ? { path: 'not-bundled', namespace: 'skipped-jit-serializer' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'skipped-jit-serializer' }, () => ({
+      contents:
+        "module.exports = () => { throw new Error('graphql-jit customJSONSerializer is not bundled (scripts/build.ts)'); };",
+      loader: 'js',
+    }));
+  },
+};
+
 /** What both bundles share: ESM for Node 20, source maps without sources, one graphql. */
 const NODE_BUNDLE: BuildOptions = {
   absWorkingDir: ROOT,
@@ -78,7 +100,7 @@ export async function build(): Promise<void> {
     // Lazy `import()`s become their own chunks, loaded only when that code path runs.
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [deferSubgraphPrinting],
+    plugins: [deferSubgraphPrinting, skipJitSerializer],
   });
   // The doctor is its own bundle: main.js carries none of it.
   await esbuild({ ...NODE_BUNDLE, entryPoints: { doctor: 'src/doctor/main.ts' } });
