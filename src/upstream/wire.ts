@@ -125,16 +125,9 @@ function describe(value: unknown): string {
 
 /** `YYYY-MM-DD HH:MM:SS` as UTC; null when the text is not a real date and time. */
 export function parseTimestamp(text: string): Date | null {
-  const m = TIMESTAMP.exec(text.trim());
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
+  const parts = timestampParts(text) ?? timestampPartsByPattern(text);
+  if (!parts) return null;
+  const [year, month, day, hour, minute, second] = parts;
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   // Date.UTC rolls 2026-02-30 over into March; a round trip catches impossible dates.
   const valid =
@@ -147,7 +140,62 @@ export function parseTimestamp(text: string): Date | null {
   return valid ? date : null;
 }
 
+type TimestampParts = readonly [number, number, number, number, number, number];
+
+/**
+ * The common case read by position: every message of a page has two timestamps, and the pattern
+ * below allocated a match and two arrays for each (a twentieth of a 50-message page's garbage).
+ */
+function timestampParts(text: string): TimestampParts | null {
+  if (text.length !== 19) return null;
+  if (text[4] !== '-' || text[7] !== '-' || text[13] !== ':' || text[16] !== ':') return null;
+  if (text[10] !== ' ' && text[10] !== 'T') return null;
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 7);
+  const day = digits(text, 8, 10);
+  const hour = digits(text, 11, 13);
+  const minute = digits(text, 14, 16);
+  const second = digits(text, 17, 19);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
+  return [year, month, day, hour, minute, second];
+}
+
+/** The number written in text[from, to), or -1 when a character there is not a digit. */
+function digits(text: string, from: number, to: number): number {
+  let value = 0;
+  for (let i = from; i < to; i += 1) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+/** Anything else (spaces around it, for one): the pattern decides. */
+function timestampPartsByPattern(text: string): TimestampParts | null {
+  const m = TIMESTAMP.exec(text.trim());
+  return m ? (m.slice(1).map(Number) as unknown as TimestampParts) : null;
+}
+
+/**
+ * A history repeats a handful of statuses ("200 Message delivered") on every message: each one is
+ * read once and shared (a MessageStatus is immutable). Bounded: past STATUS_MEMORY distinct texts
+ * (a service embedding ids in them) the memory starts over.
+ */
+const STATUS_MEMORY = 256;
+const statuses = new Map<string, MessageStatus>();
+
 export function parseStatus(raw: string): MessageStatus {
+  let status = statuses.get(raw);
+  if (status === undefined) {
+    if (statuses.size >= STATUS_MEMORY) statuses.clear();
+    status = Object.freeze(readStatus(raw));
+    statuses.set(raw, status);
+  }
+  return status;
+}
+
+function readStatus(raw: string): MessageStatus {
   const m = STATUS.exec(raw);
   if (!m) return { code: null, text: raw.trim(), ok: false, raw };
   const code = Number(m[1]);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { isUnreadable, type Message, type MessageRecord } from '../../src/core/domain.js';
 import { ErrorCode, UpstreamError } from '../../src/core/errors.js';
 import {
@@ -162,7 +163,33 @@ describe('timestamps', () => {
     ['2026-01-01 24:00:00'],
     ['yesterday'],
     ['2026-01-01'],
+    ['2026-01-01 00:00:0x'],
+    ['2026-01-01+00:00:00'],
+    ['2026/01/01 00:00:00'],
   ])('refuses %s', (text) => expect(parseTimestamp(text)).toBeNull());
+  it('reads a T separator and surrounding spaces too', () => {
+    expect(parseTimestamp('2026-03-04T05:06:07')?.toISOString()).toBe('2026-03-04T05:06:07.000Z');
+    expect(parseTimestamp(' 2026-03-04 05:06:07 ')?.toISOString()).toBe('2026-03-04T05:06:07.000Z');
+  });
+  it('agrees with Date.UTC on any real date and time, and refuses any other digits', () => {
+    const two = (n: number) => String(n).padStart(2, '0');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1000, max: 9999 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        fc.integer({ min: 0, max: 99 }),
+        (year, month, day, hour, minute, second) => {
+          const text = `${year}-${two(month)}-${two(day)} ${two(hour)}:${two(minute)}:${two(second)}`;
+          const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+          const real = date.toISOString().slice(0, 19).replace('T', ' ') === text;
+          expect(parseTimestamp(text)?.getTime() ?? null).toBe(real ? date.getTime() : null);
+        },
+      ),
+    );
+  });
   it('maps empty and all-zero optional dates to null, but a bad message date fails that message', () => {
     const parsed = parseHistory(
       history({ created_date: '', most_recent_date: '0000-00-00 00:00:00' }),
@@ -228,6 +255,18 @@ describe('status', () => {
     ['', { code: null, text: '', ok: false }],
   ])('parses %j', (raw, expected) => {
     expect(parseStatus(raw)).toEqual({ ...expected, raw });
+  });
+  it('reads a repeated status once and shares it, frozen; many distinct ones still read right', () => {
+    const first = parseStatus('200 Message delivered');
+    expect(parseStatus('200 Message delivered')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    for (let i = 0; i < 1_000; i += 1) {
+      expect(parseStatus(`400 rejected id ${i}`)).toMatchObject({
+        code: 400,
+        text: `rejected id ${i}`,
+      });
+    }
+    expect(parseStatus('200 Message delivered')).toEqual(first);
   });
 });
 
