@@ -4,13 +4,7 @@
  * all-retryable-errors`, `option redispatch`), so clients see no failed request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  keepPosting,
-  newTally,
-  requestLines,
-  twoCopiesBehindHaproxy,
-  type TwoCopies,
-} from '../fixtures/fleet-load.js';
+import { loadBothCopies, twoCopiesBehindHaproxy, type TwoCopies } from '../fixtures/fleet-load.js';
 import { until } from '../../support/wait.js';
 
 const CLIENTS = 8;
@@ -25,19 +19,14 @@ afterAll(() => fleet?.close());
 
 describe('a copy killed with SIGKILL behind the haproxy recipe, under load', () => {
   it('fails no request: the balancer retries them on the other copy', async () => {
-    const tally = newTally();
-    let go = true;
-    const clients = Array.from({ length: CLIENTS }, () =>
-      keepPosting(`${fleet.balancer.url}/graphql`, tally, () => go),
-    );
-    await until(() => requestLines(fleet.leaving) > 20 && requestLines(fleet.staying) > 20, 30_000);
+    const load = await loadBothCopies(fleet, CLIENTS);
+    const { tally } = load;
 
     fleet.leaving.child.kill('SIGKILL');
     const servedAtCrash = tally.ok;
     // Long enough for the fleet.balancer to notice and for the survivor to carry everything.
     await until(() => tally.ok > servedAtCrash + 200, 30_000);
-    go = false;
-    await Promise.all(clients);
+    await load.stop();
 
     expect(tally.failures, fleet.balancer.output()).toEqual([]);
   }, 90_000);

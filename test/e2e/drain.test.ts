@@ -9,13 +9,11 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEMO_AUTHORIZATION,
-  keepPosting,
-  newTally,
-  requestLines,
+  loadBothCopies,
   twoCopiesBehindHaproxy,
   type TwoCopies,
 } from '../fixtures/fleet-load.js';
-import { sleep, until } from '../../support/wait.js';
+import { sleep } from '../../support/wait.js';
 
 const READINESS_DELAY_MS = 1_500;
 const CLIENTS = 8;
@@ -33,13 +31,9 @@ afterAll(() => fleet?.close());
 
 describe('draining one copy of two behind haproxy, under load', () => {
   it('fails no request; the copy says 503 on /readiness while serving, then exits 0', async () => {
-    const tally = newTally();
-    let go = true;
-    const clients = Array.from({ length: CLIENTS }, () =>
-      keepPosting(`${fleet.balancer.url}/graphql`, tally, () => go),
-    );
     // Both copies take their share before the drain.
-    await until(() => requestLines(fleet.leaving) > 20 && requestLines(fleet.staying) > 20, 30_000);
+    const load = await loadBothCopies(fleet, CLIENTS);
+    const { tally } = load;
 
     const exited = once(fleet.leaving.child, 'exit') as Promise<[number | null, string | null]>;
     fleet.leaving.child.kill('SIGTERM');
@@ -61,8 +55,7 @@ describe('draining one copy of two behind haproxy, under load', () => {
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     const servedAfterExit = tally.ok;
     await sleep(500);
-    go = false;
-    await Promise.all(clients);
+    await load.stop();
 
     expect(tally.failures, fleet.balancer.output()).toEqual([]);
     expect(tally.ok).toBeGreaterThan(servedAfterExit);

@@ -33,6 +33,16 @@ function gatewayWithTtl(reservationTtlMs: number) {
 const reserve = (yoga: ReturnType<typeof gatewayWithTtl>) =>
   yoga.fetch(URL, { method: 'PUT', headers: { authorization: AUTHORIZATION } });
 
+/** Opens the stream a reservation's token names. */
+const open = (yoga: ReturnType<typeof gatewayWithTtl>, token: string) =>
+  yoga.fetch(URL, {
+    headers: {
+      accept: 'text/event-stream',
+      [TOKEN_HEADER_KEY]: token,
+      authorization: AUTHORIZATION,
+    },
+  });
+
 describe('an unopened graphql-sse reservation', () => {
   it('is dropped after its time to live, freeing its place', async () => {
     const yoga = gatewayWithTtl(200);
@@ -50,26 +60,13 @@ describe('an unopened graphql-sse reservation', () => {
     }, 15_000);
     expect(await second!.text()).not.toBe(token);
     // ...and its token opens nothing.
-    const opened = await yoga.fetch(URL, {
-      headers: {
-        accept: 'text/event-stream',
-        [TOKEN_HEADER_KEY]: token,
-        authorization: AUTHORIZATION,
-      },
-    });
-    expect(opened.status).toBe(404);
+    expect((await open(yoga, token)).status).toBe(404);
   });
 
   it('is kept while it lives', async () => {
     const yoga = gatewayWithTtl(60_000);
     const token = await (await reserve(yoga)).text();
-    const opened = await yoga.fetch(URL, {
-      headers: {
-        accept: 'text/event-stream',
-        [TOKEN_HEADER_KEY]: token,
-        authorization: AUTHORIZATION,
-      },
-    });
+    const opened = await open(yoga, token);
     expect(opened.status).toBe(200);
     await opened.body?.cancel();
   });
