@@ -11,7 +11,8 @@
  * - each may have at most `busyConcurrency` requests running; the others wait in its line, and
  *   lines are served round-robin;
  * - a tenant that used over 1.5 times its share of the recent work rests after each request for
- *   as long as it took, times the number of other active tenants (at most ACTIVE_MS): a flood of
+ *   REST_FACTOR times as long as it took, times the number of other active tenants (at most
+ *   MAX_REST_MS): a flood of
  *   cheap requests, sent one after another, then leaves room too. Work is counted in units that
  *   stand for CPU time: one per request, one per BYTES_PER_UNIT it wrote back, and UNITS_PER_CALL
  *   per call made to the service for the tenant (its requests' and its subscriptions' polls), so
@@ -109,6 +110,17 @@ export const groupOf = (tenant: Tenant): Tenant =>
  * client's pause between requests, short enough that one gone quiet stops counting at once.
  */
 export const ACTIVE_MS = 250;
+
+/**
+ * How much longer than its request a tenant past its share rests (per other active tenant), and
+ * the longest rest. On the aliased-history flood (bench/attack-floods.ts: 350 ms of CPU per
+ * request), rests as long as the request and at most ACTIVE_MS left another account's p50 at
+ * 3.6x and 6.9x its idle value in two runs; four times as long and at most 1 s, 1.2-2.0x in four
+ * runs alternating with them. A rest in proportion to how far past its share a tenant is read
+ * 1.7-3.1x in three: with two tenants, the most one can be past its share is twice.
+ */
+export const REST_FACTOR = 4;
+export const MAX_REST_MS = 1_000;
 const RETRY_AFTER_SECONDS = 1;
 
 interface Waiter {
@@ -256,11 +268,12 @@ export class Admission {
 
   /**
    * While tenants take turns, a tenant that used more than one and a half times its share of the
-   * recent work (1/N of it, N tenants active) rests after each request: as long as the request
-   * took, once per other active tenant (at most ACTIVE_MS). Tenants asking alike never rest, so
-   * many accounts sharing a busy copy evenly lose nothing; a flood leaves room for the others.
-   * Active, not only running: a client that pauses between requests is still there, and if the
-   * flood filled every pause, each of that client's requests would start next to one of its.
+   * recent work (1/N of it, N tenants active) rests after each request: REST_FACTOR times as long
+   * as the request took, once per other active tenant, at most MAX_REST_MS. Tenants asking alike
+   * never rest, so many accounts sharing a busy copy evenly lose nothing; a flood leaves room for
+   * the others, and the heavier its requests, the longer. Active, not only running: a client that pauses between
+   * requests is still there, and if the flood filled every pause, each of that client's requests
+   * would start next to one of its.
    */
   private rest(tenant: Tenant, started: number): void {
     if (!this.turnTaking) {
@@ -272,7 +285,10 @@ export class Admission {
     if (2 * mine * active <= 3 * this.usedTotal) return;
     const now = this.now();
     const from = Math.max(now, this.readyAt.get(tenant) ?? 0);
-    this.readyAt.set(tenant, Math.min(from + (now - started) * (active - 1), now + ACTIVE_MS));
+    this.readyAt.set(
+      tenant,
+      Math.min(from + (now - started) * (active - 1) * REST_FACTOR, now + MAX_REST_MS),
+    );
   }
 
   /** Fills free places from the lines, one request per tenant in turn. */

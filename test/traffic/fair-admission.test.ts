@@ -9,6 +9,8 @@ import {
   Admission,
   BYTES_PER_UNIT,
   groupOf,
+  MAX_REST_MS,
+  REST_FACTOR,
   UNITS_PER_CALL,
   UNVERIFIED,
   isRefusal,
@@ -125,7 +127,7 @@ describe('Admission', () => {
     expect(order).toEqual(['account:a', 'account:b', 'account:a', 'account:b']);
   });
 
-  it('makes a tenant that starts over 1.5 times its share rest as long as its request took', async () => {
+  it(`makes a tenant that starts over 1.5 times its share rest ${REST_FACTOR} times as long as its request took`, async () => {
     const { admission: gate, load } = admission({ busyConcurrency: 5 });
     load.set(true);
     released(gate.admit('account:other'));
@@ -136,8 +138,9 @@ describe('Admission', () => {
     void next.outcome.then(() => (started = true));
     clock += 40; // the flood's request took 40 ms
     flood[0]?.();
-    await vi.advanceTimersByTimeAsync(39);
-    clock += 39;
+    const rest = 40 * REST_FACTOR;
+    await vi.advanceTimersByTimeAsync(rest - 1);
+    clock += rest - 1;
     expect(started).toBe(false);
     clock += 2;
     await vi.advanceTimersByTimeAsync(2);
@@ -159,15 +162,15 @@ describe('Admission', () => {
     };
     // Counted by requests alone they ask alike: nobody rests.
     expect(typeof alike(300).admit('account:big')).toBe('function');
-    // Counted by work, 64 KiB is four more units: the large tenant rests as long as its request
-    // took, while the small one still goes in at once.
+    // Counted by work, 64 KiB is four more units: the large tenant rests REST_FACTOR times as
+    // long as its request took, while the small one still goes in at once.
     const gate = alike(4 * BYTES_PER_UNIT);
     const next = waiting(gate.admit('account:big'));
     let started = false;
     void next.outcome.then(() => (started = true));
     expect(typeof gate.admit('account:small')).toBe('function');
-    clock += 11;
-    await vi.advanceTimersByTimeAsync(11);
+    clock += 10 * REST_FACTOR + 1;
+    await vi.advanceTimersByTimeAsync(10 * REST_FACTOR + 1);
     expect(started).toBe(true);
   });
 
@@ -226,7 +229,7 @@ describe('Admission', () => {
     expect(gate.waiting).toBe(0);
   });
 
-  it(`rests at most ${ACTIVE_MS} ms, and not at all once turns have ended`, async () => {
+  it(`rests at most ${MAX_REST_MS} ms, and not at all once turns have ended`, async () => {
     const { admission: gate, load } = admission({ busyConcurrency: 4 });
     load.set(true);
     released(gate.admit('account:other'));
@@ -235,11 +238,16 @@ describe('Admission', () => {
     const next = waiting(gate.admit('account:slow'));
     clock += 10_000;
     gate.admit('account:other'); // still active
+    waiting(gate.admit('account:slow')); // and so is the slow tenant
+    gate.chargeWork('account:slow', 10); // the calls its long request made lately
     slow();
     let started = false;
     void next.outcome.then(() => (started = true));
-    clock += ACTIVE_MS;
-    await vi.advanceTimersByTimeAsync(ACTIVE_MS);
+    clock += MAX_REST_MS - 1;
+    await vi.advanceTimersByTimeAsync(MAX_REST_MS - 1);
+    expect(started).toBe(false);
+    clock += 1;
+    await vi.advanceTimersByTimeAsync(1);
     expect(started).toBe(true);
     load.set(false);
     const more = Array.from({ length: 5 }, () => gate.admit('account:slow'));
