@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { until } from '../../support/wait.js';
 import {
   BUSY_AT,
   LoopUtilization,
@@ -38,11 +39,12 @@ describe('LoopUtilization', () => {
     // may be up to a window old, and 250 ms held in a window of 349 reads 0.72, under BUSY_AT.
     const load = new LoopUtilization().start();
     try {
-      const until = performance.now() + 250;
-      while (performance.now() < until) {
+      const heldUntil = performance.now() + 250;
+      while (performance.now() < heldUntil) {
         // hold the loop for two and a half windows
       }
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      // The next window's sample reads it (a held loop delays the sampler's timer, not the read).
+      await until(() => load.busy, 1_000);
       expect(load.busy).toBe(true);
     } finally {
       load.stop();
