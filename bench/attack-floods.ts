@@ -115,10 +115,15 @@ function aliasAccountCalls(calls: UpstreamCalls): Record<string, number> {
   return mine;
 }
 
-const aliasHistories: FloodPlan = {
+/** Both aliased-history floods: 4 clients of an account owning ALIAS_NUMBERS numbers. */
+const ALIAS_FLOOD = {
   env: {},
   simulatorEnv: { BENCH_SIM_NUMBERS: String(ALIAS_NUMBERS) },
   workers: 4,
+};
+
+const aliasHistories: FloodPlan = {
+  ...ALIAS_FLOOD,
   async worker({ gatewayUrl }) {
     const { status, text } = await aliasRequest(gatewayUrl, FULL_QUERY);
     return `HTTP ${status} ${codesOf(text)}`;
@@ -142,9 +147,7 @@ const aliasHistories: FloodPlan = {
 };
 
 const aliasHistoriesHalf: FloodPlan = {
-  env: {},
-  simulatorEnv: { BENCH_SIM_NUMBERS: String(ALIAS_NUMBERS) },
-  workers: 4,
+  ...ALIAS_FLOOD,
   async worker({ gatewayUrl }) {
     const { status, text } = await aliasRequest(gatewayUrl, HALF_QUERY);
     const bytes = Buffer.byteLength(text);

@@ -70,6 +70,20 @@ async function post(test: TestGateway, query: string, headers: Record<string, st
 const attacker = basicAuth(benchCredentials(0));
 const bystander = basicAuth(benchCredentials(1));
 
+/**
+ * Sends the bystander's small query, one at a time, until `done()`; each is answered without
+ * errors. Returns how many were answered before `done()` held.
+ */
+async function bystanderAnswersUntil(test: TestGateway, done: () => boolean): Promise<number> {
+  let served = 0;
+  while (!done()) {
+    const { body } = await post(test, '{ ownedNumbers { tid } }', bystander);
+    expect(body.errors).toBeUndefined();
+    if (!done()) served += 1;
+  }
+  return served;
+}
+
 describe('the cost estimate', () => {
   it.each([
     ['29 history aliases under ownedNumbers', FAN_OUT_ATTACK, 11_606_000],
@@ -99,12 +113,7 @@ describe('the response byte ceiling', () => {
       const attack = post(uncosted, query, attacker).finally(() => {
         finished = true;
       });
-      let servedDuring = 0;
-      while (!finished) {
-        const { body } = await post(uncosted, '{ ownedNumbers { tid } }', bystander);
-        expect(body.errors).toBeUndefined();
-        if (!finished) servedDuring += 1;
-      }
+      const servedDuring = await bystanderAnswersUntil(uncosted, () => finished);
       const { bytes, body } = await attack;
       expect(bytes).toBeLessThanOrEqual(DEFAULT_LIMITS.maxResponseBytes);
       const tooLarge = (body.errors ?? []).filter(
@@ -150,12 +159,7 @@ describe('an admitted aliased history query', () => {
     while (!finished && attackerCalls() < 1 + NUMBERS) {
       await new Promise((resolve) => setImmediate(resolve));
     }
-    let servedAfterLastCall = 0;
-    while (!finished) {
-      const { body } = await post(defaults, '{ ownedNumbers { tid } }', bystander);
-      expect(body.errors).toBeUndefined();
-      if (!finished) servedAfterLastCall += 1;
-    }
+    const servedAfterLastCall = await bystanderAnswersUntil(defaults, () => finished);
     const { bytes, body } = await attack;
     expect(attackerCalls()).toBe(1 + NUMBERS);
     // The attacker's answer: what fitted, and one error for the 2,107 lists left out.
