@@ -26,4 +26,6 @@ export interface UpstreamObserver {
   attempt(operation: UpstreamOperation, seconds: number, outcome: string): void;
   /** One call refused before reaching the service (429 window, an open breaker). */
   refused?(reason: RefusalReason): void;
+  /** One call answered by an identical one already in flight instead of being sent. */
+  joined?(operation: UpstreamOperation): void;
 }

@@ -146,6 +146,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
   });
 
+  const joined = new Counter({
+    name: 'sms_upstream_calls_joined_total',
+    help: 'Calls answered by an identical call already in flight (same credentials, operation and arguments) instead of being sent.',
+    labelNames: ['operation'],
+    registers: [registry],
+  });
   const upstreamCalls = new Counter({
     name: 'sms_upstream_requests_total',
     help: 'Attempts at upstream operations, by operation and outcome (ok or the error code).',
@@ -386,6 +392,9 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       },
       refused(reason) {
         refused.inc({ reason });
+      },
+      joined(operation) {
+        joined.inc({ operation });
       },
     },
     cacheLookup(result) {

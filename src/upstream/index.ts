@@ -9,6 +9,7 @@ import {
   type TrafficOptions,
 } from '../traffic/traffic.js';
 import { CredentialMemory } from '../traffic/verification.js';
+import { shareCallsInFlight } from './shared-calls.js';
 
 export interface Upstream {
   readonly client: ManagedUpstreamClient;
@@ -35,7 +36,7 @@ export function createUpstream(
 ): Upstream {
   const { timeoutMs, connections, accountSharePercent, verifiedTtlMs, refusedTtlMs } = settings;
   const pool = createUpstreamPool(baseUrl, { connections, timeoutMs });
-  const client = withTrafficControl(
+  const managed = withTrafficControl(
     createUpstreamClient({
       dispatcher: pool,
       baseUrl,
@@ -60,5 +61,6 @@ export function createUpstream(
       ...(extras.onAttempt ? { onAttempt: extras.onAttempt } : {}),
     },
   );
+  const client = shareCallsInFlight(managed, extras.observer);
   return { client, pool };
 }

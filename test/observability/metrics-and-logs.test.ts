@@ -62,6 +62,20 @@ describe('metrics', () => {
     expect(text).not.toMatch(/demo-token|QUMtZGVtby/);
   });
 
+  it('counts the calls answered by an identical call already in flight', async () => {
+    const before = await scrape();
+    const sent = (text: string) =>
+      Number(
+        /sms_upstream_requests_total\{operation="allownednumbers",outcome="ok"\} (\d+)/.exec(
+          text,
+        )?.[1] ?? 0,
+      );
+    await Promise.all([1, 2, 3].map(() => execute(test.gateway, OwnedNumbersQuery, {}, auth)));
+    const after = await scrape();
+    expect(sent(after) - sent(before)).toBe(1);
+    expect(after).toMatch(/sms_upstream_calls_joined_total\{operation="allownednumbers"\} 2/);
+  });
+
   it('counts results with errors by the phase they arose in', async () => {
     await executeText(test.gateway, '{ ownedNumbers { tid ', undefined, auth);
     await executeText(test.gateway, 'query Unknown { noSuchField }', undefined, auth);

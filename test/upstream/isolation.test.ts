@@ -67,16 +67,20 @@ describe('isolation between accounts', () => {
       }
     }
     expect(checkedMessages).toBeGreaterThan(REQUESTS * 5);
-    // Every upstream call was made with the credentials of the request that caused it.
+    // Every upstream call was made with the credentials of a request that needed it: each account
+    // made its own list and history calls (identical ones in flight at once are made once,
+    // shared-calls.ts), and none was made without credentials.
     const bySysId = new Map<string | null, number>();
     for (const call of stack.simulator.calls)
       bySysId.set(call.accountSysId, (bySysId.get(call.accountSysId) ?? 0) + 1);
     expect(bySysId.get(null)).toBeUndefined();
-    expect(bySysId.get(DEMO_CREDENTIALS.sysId)).toBe(
-      (REQUESTS / 2) * (1 + DEMO_ACCOUNT.numbers.length),
-    );
-    expect(bySysId.get(SECOND_DEMO_CREDENTIALS.sysId)).toBe(
-      (REQUESTS / 2) * (1 + SECOND_DEMO_ACCOUNT.numbers.length),
-    );
+    for (const [credentials, account] of [
+      [DEMO_CREDENTIALS, DEMO_ACCOUNT],
+      [SECOND_DEMO_CREDENTIALS, SECOND_DEMO_ACCOUNT],
+    ] as const) {
+      const made = bySysId.get(credentials.sysId) ?? 0;
+      expect(made).toBeGreaterThanOrEqual(1 + account.numbers.length);
+      expect(made).toBeLessThanOrEqual((REQUESTS / 2) * (1 + account.numbers.length));
+    }
   }, 120_000);
 });
