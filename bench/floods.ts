@@ -468,6 +468,9 @@ function codeOf(text: string): string {
 const invented = (n: number) =>
   basic(`AC-made-up-${n.toString(36)}`, `made-up-token-${n.toString(36)}`);
 
+/** The first of the bench accounts no flood or bystander uses: each is seen once, by `during`. */
+const NEVER_SEEN_FIRST = 100;
+
 /** Answers with data (not null) or a stale marker, for credentials the service refused. */
 let servedToRefused = 0;
 
@@ -475,7 +478,9 @@ const PLANS: Record<Flood, FloodPlan> = {
   ...ATTACK_PLANS,
   'invented-credentials': {
     env: { CACHE_TTL_MS: '60000', CACHE_STALE_IF_ERROR_MS: '600000', LIVE_POLL_MS: '1000' },
-    workers: 8,
+    // Room for the never-seen accounts of `during` (NEVER_SEEN_FIRST on).
+    simulatorEnv: { BENCH_SIM_ACCOUNTS: String(NEVER_SEEN_FIRST + 100) },
+    workers: 256,
     async worker({ gatewayUrl, next }) {
       const n = next();
       const authorization = invented(n);
@@ -501,6 +506,41 @@ const PLANS: Record<Flood, FloodPlan> = {
         servedToRefused += 1;
       }
       return `${n % 3 === 1 ? 'query' : '__typename'} ${codeOf(text)}`;
+    },
+    async during({ gatewayUrl, deadline }) {
+      // Real accounts this copy has never seen (a new user, or anyone after a restart): each
+      // sends its first query while the flood runs, twice a second. None may wait behind it.
+      const outcomes: Record<string, number> = {};
+      const times: number[] = [];
+      for (let i = 0; performance.now() < deadline() - 1_000; i += 1) {
+        const { sysId, authToken } = benchCredentials(NEVER_SEEN_FIRST + i);
+        const started = performance.now();
+        const { status, text } = await post(
+          gatewayUrl,
+          { query: '{ ownedNumbers { tid } }' },
+          { authorization: basic(sysId, authToken) },
+        );
+        times.push(performance.now() - started);
+        const outcome = /"ownedNumbers":\[\{/.test(text)
+          ? 'data'
+          : `HTTP ${status} ${codeOf(text)}`;
+        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const refused = Object.entries(outcomes).filter(([outcome]) => outcome !== 'data');
+      const sorted = [...times].sort((a, b) => a - b);
+      return {
+        notes: [
+          `never-seen real accounts' first queries: ${Object.entries(outcomes)
+            .map(([k, v]) => `${v} ${k}`)
+            .join(
+              ', ',
+            )}; p50 ${(sorted[Math.floor(sorted.length / 2)] ?? NaN).toFixed(1)} ms, at most ${(sorted.at(-1) ?? NaN).toFixed(1)} ms`,
+        ],
+        failures: refused.map(
+          ([outcome, n]) => `${n} never-seen real accounts' first queries: ${outcome}`,
+        ),
+      };
     },
     async after({ gatewayUrl }) {
       const metrics = await (await request(`${gatewayUrl}/metrics`)).body.text();

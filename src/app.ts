@@ -20,7 +20,12 @@ import {
   type LoopLoad,
   type TenantKind,
 } from './traffic/fair-admission.js';
-import { admitRequests, credentialsTenant, tenantResolver } from './traffic/admitted-requests.js';
+import {
+  admitRequests,
+  credentialsTenant,
+  tenantResolver,
+  unknownPairVerifier,
+} from './traffic/admitted-requests.js';
 import { processLoopUtilization } from './traffic/loop-utilization.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
@@ -317,7 +322,13 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   });
   const tenantOf = tenantResolver(credentials);
   const connections = createGatewayServer(
-    admitRequests(gateway, admission, tenantOf, GRAPHQL_PATH),
+    admitRequests(
+      gateway,
+      admission,
+      tenantOf,
+      GRAPHQL_PATH,
+      unknownPairVerifier(credentials, (c) => client.verify(c)),
+    ),
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
       maxConnections: defaultMaxConnections(config.upstream.connections),

@@ -22,6 +22,7 @@ import {
   type Refusal,
   type Release,
   type Tenant,
+  type Waiting,
 } from './fair-admission.js';
 
 const refusals = new WeakMap<IncomingMessage, Refusal>();
@@ -65,23 +66,47 @@ function headerValue(value: string | string[] | undefined): string | null {
 }
 
 /**
+ * For a request whose credentials this copy has no verdict on: their verification (one cheap
+ * call, shared by concurrent requests of the pair: ManagedUpstreamClient.verify), settled either
+ * way (an outage leaves the pair unverified); null when the verdict is known or there are none.
+ */
+export function unknownPairVerifier(
+  memory: CredentialMemory,
+  verify: (credentials: Credentials) => Promise<boolean>,
+): (headers: IncomingHttpHeaders) => Promise<unknown> | null {
+  return (headers) => {
+    const identity = memory.identities.fromHeaders({
+      get: (name) => headerValue(headers[name.toLowerCase()]),
+    });
+    if (identity.kind !== 'present' || memory.verdictOf(identity.pair) !== 'unknown') return null;
+    return verify(identity.credentials).catch(() => undefined);
+  };
+}
+
+/**
  * The gateway's listener behind admission; other paths and preflights go straight through.
  * `path`: where GraphQL is served (GRAPHQL_PATH, src/http/paths.ts; passed in, as this layer sits
- * below src/http).
+ * below src/http). With `verifyFirst`, a request of a pair this copy does not know that would have
+ * to wait is verified before it waits in any line: a real account's first request (a new user,
+ * anyone after a restart) then waits in its account's own line, not among every unverified pair
+ * a flood invents; an invented pair learns its refusal and waits in its own. It costs the service
+ * at most one call per pair and verdict window (the memory's), which an invented pair's request
+ * would have made anyway, and spares its later call: refused pairs are refused from memory.
  */
 export function admitRequests(
   listener: RequestListener,
   admission: Admission,
   tenantOf: (headers: IncomingHttpHeaders) => Tenant,
   path: string,
+  verifyFirst?: (headers: IncomingHttpHeaders) => Promise<unknown> | null,
 ): RequestListener {
-  return (request, response) => {
-    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url, path)) {
-      listener(request, response);
-      return;
-    }
+  const admit = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    outcome = admission.admit(tenantOf(request.headers)),
+  ): void =>
     whenAdmitted(
-      admission.admit(tenantOf(request.headers)),
+      outcome,
       response,
       (release) => run(listener, request, response, release),
       (refusal) => {
@@ -89,8 +114,28 @@ export function admitRequests(
         listener(request, response);
       },
     );
+  return (request, response) => {
+    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url, path)) {
+      listener(request, response);
+      return;
+    }
+    const outcome = admission.admit(tenantOf(request.headers));
+    if (isWaiting(outcome)) {
+      const verifying = verifyFirst?.(request.headers);
+      if (verifying) {
+        outcome.cancel();
+        void verifying.then(() => {
+          if (!response.destroyed) admit(request, response);
+        });
+        return;
+      }
+    }
+    admit(request, response, outcome);
   };
 }
+
+const isWaiting = (outcome: Release | Waiting | Refusal): outcome is Waiting =>
+  typeof outcome === 'object' && 'outcome' in outcome;
 
 function onGraphQLPath(url: string | undefined, path: string): boolean {
   if (!url?.startsWith(path)) return false;

@@ -3,16 +3,25 @@
  * account's requests take turns with another's, each credential pair the copy has not seen
  * accepted is its own tenant, and a refusal is a 429 that a browser can read.
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRequests } from '../../src/traffic/admitted-requests.js';
-import type { Admission, LoopLoad } from '../../src/traffic/fair-admission.js';
+import {
+  Admission,
+  unverifiedPair,
+  type LoopLoad,
+  type Tenant,
+} from '../../src/traffic/fair-admission.js';
 import { GRAPHQL_PATH } from '../../src/http/paths.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import {
+  benchCredentials,
+  DEMO_CREDENTIALS,
+  SECOND_DEMO_CREDENTIALS,
+} from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 import { basicAuth } from '../fixtures/harness.js';
 import { until, untilAsync } from '../../support/wait.js';
@@ -34,7 +43,7 @@ beforeAll(async () => {
       corsOrigins: [ORIGIN],
       admission: { busyConcurrency: 1, maxWaiting: 2, maxWaitMs: 2_000 },
     },
-    { latencyMs: LATENCY_MS },
+    { latencyMs: LATENCY_MS, benchAccounts: { count: 1, numbers: 7 } },
   );
   origin = served.origin;
   // Both accounts verified (each alone: no turns yet).
@@ -216,29 +225,28 @@ describe('admission over HTTP while the copy is busy', () => {
     }
   });
 
-  it('gives each credential pair it has not seen accepted its own line, never one shared pool', async () => {
-    // One invented pair floods while an account is active (so tenants take turns): one of its
-    // requests runs, two wait in its line.
+  it("verifies a pair it does not know before it waits: a new account's first query is answered amid a flood of an invented pair", async () => {
     const flooding = basicAuth({ sysId: 'AC-made-up-0', authToken: 'token-0' });
+    // A real account this copy has never seen (a new user, or anyone after a restart).
+    const newcomer = basicAuth(benchCredentials(0));
     const active = post(basicAuth(SECOND_DEMO_CREDENTIALS));
+    served.simulator.resetCalls();
     const flood = [post(flooding), post(flooding), post(flooding)];
-    await untilAsync(
-      async () => (await metric('sms_admission_waiting')).includes('sms_admission_waiting 2'),
-      15_000,
-    );
-    // A pair never seen before (a new user, or a real account after a restart) does not wait
-    // behind that line: it goes in at once, one service round trip.
-    // The flood's line is full (one running, two waiting: ADMISSION's maxWaiting here): in a
-    // shared line the newcomer would be refused 429 at once; in its own it is answered.
-    const newcomer = await post(basicAuth({ sysId: 'AC-made-up-1', authToken: 'token-1' }));
+    const first = await post(newcomer);
     const answers = await Promise.all(flood);
     await active;
-    expect([...answers, newcomer].map((a) => a.body.errors?.[0]?.extensions?.code)).toEqual([
-      'UNAUTHENTICATED',
+    expect(first.status).toBe(200);
+    expect(first.body.errors).toBeUndefined();
+    expect(answers.map((a) => a.body.errors?.[0]?.extensions?.code)).toEqual([
       'UNAUTHENTICATED',
       'UNAUTHENTICATED',
       'UNAUTHENTICATED',
     ]);
+    // The invented pair cost the service its first request's call and one verification at most;
+    // the rest were refused from memory.
+    const invented = served.simulator.calls.filter((call) => call.accountSysId === null);
+    expect(invented.length).toBeGreaterThanOrEqual(1);
+    expect(invented.length).toBeLessThanOrEqual(2);
   });
 });
 
@@ -301,4 +309,91 @@ describe('how long a request holds its place', () => {
       expect(events.indexOf('released')).toBeLessThan(events.indexOf('body written'));
     }
   });
+});
+
+describe('a pair this copy does not know, while tenants take turns', () => {
+  /**
+   * A server behind real admission (one running request per tenant, the loop held busy) whose
+   * listener keeps each request open until told; tenants come from a verdict table the
+   * `verifyFirst` stand-in fills, as the service's answer to a verification would.
+   */
+  async function serving(withVerifyFirst: boolean) {
+    const admission = new Admission({
+      busyConcurrency: 1,
+      maxWaiting: 10,
+      maxWaitMs: 5_000,
+      load: busy,
+    });
+    const verdicts = new Map<string, 'accepted' | 'refused'>([['A', 'accepted']]);
+    const tenantOf = (headers: IncomingHttpHeaders): Tenant => {
+      const who = String(headers['x-who']);
+      return verdicts.get(who) === 'accepted' ? `account:${who}` : unverifiedPair(who);
+    };
+    const running: string[] = [];
+    const open = new Map<string, ServerResponse>();
+    const verifyFirst = (headers: IncomingHttpHeaders) => {
+      const who = String(headers['x-who']);
+      if (verdicts.has(who)) return null;
+      return new Promise<void>((resolve) =>
+        setTimeout(() => {
+          verdicts.set(who, who.startsWith('real') ? 'accepted' : 'refused');
+          resolve();
+        }, 20),
+      );
+    };
+    const server = createServer(
+      admitRequests(
+        (request, response) => {
+          const who = String(request.headers['x-who']);
+          running.push(who);
+          open.set(who, response);
+        },
+        admission,
+        tenantOf,
+        GRAPHQL_PATH,
+        withVerifyFirst ? verifyFirst : undefined,
+      ),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const send = (who: string) =>
+      request(`http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'x-who': who } })
+        .then((r) => r.body.text())
+        .catch(() => '');
+    return {
+      running,
+      send,
+      async close() {
+        for (const response of open.values()) response.end();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  for (const withVerifyFirst of [true, false]) {
+    it(
+      withVerifyFirst
+        ? "is verified before it waits: a real account's first request runs beside the unverified ones"
+        : 'without verification first, it would wait behind the unverified pairs running',
+      async () => {
+        const copy = await serving(withVerifyFirst);
+        try {
+          // An account is active and running, and an invented pair holds the unverified turn.
+          void copy.send('A');
+          void copy.send('invented-1');
+          await until(() => copy.running.length === 2, 5_000);
+          // Another invented pair and a real account neither pair has been seen before.
+          void copy.send('invented-2');
+          void copy.send('real-newcomer');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          // The invented pair, refused, waits in its own line behind the unverified turn either way.
+          expect(copy.running).not.toContain('invented-2');
+          expect(copy.running.includes('real-newcomer')).toBe(withVerifyFirst);
+        } finally {
+          await copy.close();
+        }
+      },
+    );
+  }
 });
