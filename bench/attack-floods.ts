@@ -132,7 +132,10 @@ const aliasHistories: FloodPlan = {
     const mine = aliasAccountCalls(calls);
     const failures: string[] = [];
     const made = Object.values(mine).reduce((sum, n) => sum + n, 0);
-    if (made > 0)
+    // A pair this copy has no verdict on is verified (one ownednumbers call, remembered for
+    // minutes) before its request waits a turn: that call is the account's, not the query's.
+    const verifications = Math.min(mine['ownednumbers'] ?? 0, 1);
+    if (made > verifications)
       failures.push(`the refused queries caused ${made} upstream calls (${listed(mine)})`);
     const admitted = Object.keys(outcomes).filter((o) => !o.includes('GRAPHQL_VALIDATION_FAILED'));
     if (admitted.length > 0)

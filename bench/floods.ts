@@ -12,9 +12,11 @@
  * that makes the gateway exit is reported as such (MISSED), with what it got until then.
  *
  * Floods:
- * - invented-credentials: a made-up sys_id and token per request, with the response cache and
- *   stale-if-error on: queries that call the service, queries that need no call (`__typename`,
- *   once cached under any credentials) and SSE subscriptions;
+ * - invented-credentials: a made-up sys_id and token per request from 256 clients, with the
+ *   response cache and stale-if-error on: queries that call the service, queries that need no
+ *   call (`__typename`, once cached under any credentials) and SSE subscriptions; meanwhile a
+ *   real account this copy has never seen sends its first query twice a second (answered with
+ *   data, never a 429);
  * - node-lists: `nodes(ids:)` and `_entities` with 100 ids each (the most allowed), and 2,500 ids
  *   (refused by the cost limit), from three clients;
  * - ws-frames: WebSocket connections whose `connection_init` is 90 MB (and 1 MB), six at a time;
