@@ -363,6 +363,7 @@ describe('a pair this copy does not know, while tenants take turns', () => {
     return {
       running,
       send,
+      waiting: () => admission.waiting,
       async close() {
         for (const response of open.values()) response.end();
         server.closeAllConnections();
@@ -383,11 +384,19 @@ describe('a pair this copy does not know, while tenants take turns', () => {
           void copy.send('A');
           void copy.send('invented-1');
           await until(() => copy.running.length === 2, 5_000);
-          // Another invented pair and a real account neither pair has been seen before.
+          // Another invented pair and a real account, neither seen before.
           void copy.send('invented-2');
           void copy.send('real-newcomer');
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          // The invented pair, refused, waits in its own line behind the unverified turn either way.
+          if (withVerifyFirst) {
+            // Verified, the newcomer runs in its account's turn; the invented pair, refused,
+            // waits in its own line behind the unverified turn.
+            await until(
+              () => copy.running.includes('real-newcomer') && copy.waiting() === 1,
+              5_000,
+            );
+          } else {
+            await until(() => copy.waiting() === 2, 5_000);
+          }
           expect(copy.running).not.toContain('invented-2');
           expect(copy.running.includes('real-newcomer')).toBe(withVerifyFirst);
         } finally {
