@@ -13,6 +13,7 @@ import type {
   ServerResponse,
 } from 'node:http';
 import type { Credentials } from '../core/credentials.js';
+import type { Identity } from '../core/identity.js';
 import type { CredentialMemory } from './verification.js';
 import {
   ANONYMOUS,
@@ -39,9 +40,7 @@ export function refusalOf(request: IncomingMessage | undefined): Refusal | undef
  */
 export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttpHeaders) => Tenant {
   return (headers) => {
-    const identity = memory.identities.fromHeaders({
-      get: (name) => headerValue(headers[name.toLowerCase()]),
-    });
+    const identity = identityOf(memory, headers);
     return identity.kind === 'present' ? tenantOfPair(memory, identity) : ANONYMOUS;
   };
 }
@@ -60,6 +59,13 @@ function tenantOfPair(
     : unverifiedPair(identity.pair);
 }
 
+/** The identity Node's request headers carry (read once per header set: Identities). */
+function identityOf(memory: CredentialMemory, headers: IncomingHttpHeaders): Identity {
+  return memory.identities.fromHeaders({
+    get: (name) => headerValue(headers[name.toLowerCase()]),
+  });
+}
+
 function headerValue(value: string | string[] | undefined): string | null {
   if (value === undefined) return null;
   return Array.isArray(value) ? value.join(', ') : value;
@@ -75,9 +81,7 @@ export function unknownPairVerifier(
   verify: (credentials: Credentials) => Promise<boolean>,
 ): (headers: IncomingHttpHeaders) => Promise<unknown> | null {
   return (headers) => {
-    const identity = memory.identities.fromHeaders({
-      get: (name) => headerValue(headers[name.toLowerCase()]),
-    });
+    const identity = identityOf(memory, headers);
     if (identity.kind !== 'present' || memory.verdictOf(identity.pair) !== 'unknown') return null;
     return verify(identity.credentials).catch(() => undefined);
   };
