@@ -10,6 +10,12 @@ import type { History, HistoryRequest, NumberType, OwnedNumber } from './domain.
 export interface CallOptions {
   /** Aborts the call; its `reason`, when an UpstreamError, is what the call fails with. */
   readonly signal?: AbortSignal;
+  /**
+   * When the caller's request arrived (performance.now()): an identical call already in flight
+   * (src/upstream/shared-calls.ts) is joined only if it was sent at most JOIN_WINDOW_MS before,
+   * so no answer reflects the service from longer before its request. @default now
+   */
+  readonly arrivedAt?: number;
 }
 
 export interface UpstreamClient {

@@ -36,8 +36,16 @@ export interface ContextDependencies {
   readonly live?: LiveHub | null;
 }
 
-/** `identity`: who the request says it is (Identities.fromHeaders, read once at the edge). */
-export function createContext(identity: Identity, deps: ContextDependencies): GatewayContext {
+/**
+ * `identity`: who the request says it is (Identities.fromHeaders, read once at the edge);
+ * `arrivedAt`: when its headers were read (performance.now()), if it came over this copy's HTTP
+ * server; else now.
+ */
+export function createContext(
+  identity: Identity,
+  deps: ContextDependencies,
+  arrivedAt = performance.now(),
+): GatewayContext {
   let loaders: RequestLoaders | undefined;
   const account = () => {
     if (identity.kind !== 'present') throw unauthenticated(refusal(identity));
@@ -45,6 +53,7 @@ export function createContext(identity: Identity, deps: ContextDependencies): Ga
       concurrency: deps.limits.upstreamConcurrency,
       maxCalls: deps.limits.maxUpstreamCalls,
       maxCallSpan: deps.limits.maxHistoryRange,
+      arrivedAt,
     });
     return { credentials: identity.credentials, loaders };
   };

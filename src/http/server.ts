@@ -38,6 +38,8 @@ import { useResponseCeiling } from './plugins/response-ceiling.js';
 import { useAdmissionRefusals } from './plugins/admission-refusals.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
+import { arrivedAt } from './connections.js';
+import type { IncomingMessage } from 'node:http';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { useSseSingleConnection } from './plugins/sse-single-connection.js';
@@ -186,13 +188,17 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Parsed documents, and the validation and compiled state that hangs off them, bounded by
     // their text rather than yoga's 1024 documents (src/http/document-cache.ts).
     parserAndValidationCache: boundedDocumentCaches(),
-    context: ({ request }) =>
-      createContext(identities.fromHeaders(request.headers), {
-        client: options.client,
-        limits: options.limits,
-        cursors,
-        live: options.live ?? null,
-      }),
+    context: ({ request, req }: { request: Request; req?: IncomingMessage }) =>
+      createContext(
+        identities.fromHeaders(request.headers),
+        {
+          client: options.client,
+          limits: options.limits,
+          cursors,
+          live: options.live ?? null,
+        },
+        arrivedAt(req),
+      ),
     maskedErrors: { maskError: maskGatewayError },
     // GraphiQL is served as static files by useStaticGraphiQL (below), with no CDN: yoga's
     // default page loads its scripts from unpkg.com.

@@ -7,8 +7,9 @@ import {
 } from '../../src/simulator/index.js';
 import { basicAuth, execute, sharedStack } from '../fixtures/harness.js';
 import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
+import { JOIN_WINDOW_MS } from '../../src/upstream/shared-calls.js';
 
-const LATENCY_MS = 60;
+const LATENCY_MS = 200;
 const stack = sharedStack({ latencyMs: LATENCY_MS }, {}, { resetCalls: true });
 const operations = () => stack.simulator.calls.map((c) => c.operation);
 
@@ -51,6 +52,20 @@ describe('identical calls in flight', () => {
     expect(stack.simulator.calls.map((c) => c.accountSysId).sort()).toEqual(
       [DEMO_CREDENTIALS.sysId, SECOND_DEMO_CREDENTIALS.sysId, null].sort(),
     );
+  });
+
+  it(`are not joined when sent more than ${JOIN_WINDOW_MS} ms before the request arrived`, async () => {
+    const auth = basicAuth(DEMO_CREDENTIALS);
+    const first = execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    // The first call is on its way (the service answers in LATENCY_MS) when the second request
+    // arrives, too long after it was sent to be joined.
+    await new Promise((resolve) => setTimeout(resolve, JOIN_WINDOW_MS * 2));
+    const second = execute(stack.gateway, OwnedNumbersQuery, {}, auth);
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.body.errors).toBeUndefined();
+    expect(b.body.errors).toBeUndefined();
+    expect(operations()).toEqual(['allownednumbers', 'allownednumbers']);
+    // Sent within the window, they share one call (the first test: eight requests, one call).
   });
 
   it('are not kept: a request after the call settled asks again and sees what arrived since', async () => {
