@@ -64,8 +64,9 @@ export interface GatewayServer {
 const arrivals = new WeakMap<IncomingMessage, number>();
 
 /**
- * When the request's headers were read (performance.now()), before it waited for anything: a
- * request is answered from no upstream call sent before it (src/upstream/shared-calls.ts).
+ * When the request's headers were read (performance.now()), before it waited for anything: the
+ * upstream calls of other requests it may join were sent at most JOIN_WINDOW_MS before
+ * (src/upstream/shared-calls.ts).
  */
 export function arrivedAt(request: IncomingMessage | undefined): number | undefined {
   return request ? arrivals.get(request) : undefined;

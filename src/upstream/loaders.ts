@@ -39,9 +39,9 @@ export interface RequestLoaderOptions {
   readonly maxCallSpan?: number;
   /**
    * When the request arrived (performance.now()): which calls of other requests it may join
-   * (CallOptions.arrivedAt). @default when the loaders are made
+   * (CallOptions.arrivedAt).
    */
-  readonly arrivedAt?: number;
+  readonly arrivedAt: number;
 }
 
 type NumbersScope = 'LOCAL' | 'TOLLFREE' | 'ALL';
@@ -52,7 +52,7 @@ export function createRequestLoaders(
   options: RequestLoaderOptions,
 ): RequestLoaders {
   const inFlight = options.concurrency > 0 ? createLimit(options.concurrency) : null;
-  const since = { arrivedAt: options.arrivedAt ?? performance.now() };
+  const callOptions = { arrivedAt: options.arrivedAt };
   let calls = 0;
   function limit<T>(call: () => Promise<T>): Promise<T> {
     calls += 1;
@@ -70,11 +70,11 @@ export function createRequestLoaders(
   const numberLists = new DataLoader<NumbersScope, readonly OwnedNumber[]>(async (scopes) => {
     const [only] = scopes;
     if (scopes.length === 1 && only !== undefined && only !== 'ALL') {
-      const list = await limit(() => client.ownedNumbers(credentials, only, since));
+      const list = await limit(() => client.ownedNumbers(credentials, only, callOptions));
       // The typed call is documented to return only that type; filtering keeps that a guarantee.
       return [ofType(list, only)];
     }
-    const all = await limit(() => client.allOwnedNumbers(credentials, since));
+    const all = await limit(() => client.allOwnedNumbers(credentials, callOptions));
     return scopes.map((scope) => (scope === 'ALL' ? all : ofType(all, scope)));
   });
 
@@ -109,7 +109,7 @@ export function createRequestLoaders(
           const members = call.members.map((m) => group[m] as number);
           const first = requests[members[0] as number] as HistoryRequest;
           calls.push(
-            limit(() => client.history(credentials, { ...first, ...call.range }, since)).then(
+            limit(() => client.history(credentials, { ...first, ...call.range }, callOptions)).then(
               (history) => {
                 for (const i of members) {
                   results[i] = sliceHistory(history, call.range, requests[i] as HistoryRequest);
