@@ -3,6 +3,7 @@
  * Message (ids: global-ids.ts). Every lookup reads with the caller's credentials, through the
  * request's loaders, so an id of another account resolves to null and never to its data.
  */
+import { brandWithType } from '@pothos/core';
 import { isObjectType, type GraphQLSchema } from 'graphql';
 import type { Message, OwnedNumber } from '../core/domain.js';
 import { builder } from './builder.js';
@@ -21,8 +22,7 @@ builder.nodeRef<OwnedNumber, string, typeof NumberRef>(NumberRef, {
       'Global id (Relay Node): names this number across types and accounts. Use it as the ' +
       "cache key; `tid` is the service's own identifier.",
   },
-  // A copy: the plugin marks what it loads with its type, and loader results may be shared.
-  loadOne: async (tid, context) => copy(await context.upstream().numberByTid(tid)),
+  loadOne: async (tid, context) => typed(await context.upstream().numberByTid(tid), 'Number'),
 });
 
 builder.nodeRef<Message, string, typeof MessageRef>(MessageRef, {
@@ -32,7 +32,7 @@ builder.nodeRef<Message, string, typeof MessageRef>(MessageRef, {
       "The service's message identifier (message_id, 32 hexadecimal characters), unique across " +
       'the service; also its global id (Relay Node). Not `systemId`.',
   },
-  loadOne: async (id, context) => copy(await findRecentMessage(id, context)),
+  loadOne: async (id, context) => typed(await findRecentMessage(id, context), 'Message'),
 });
 
 // A federation entity too: another subgraph may reference a Message by its id. It resolves the
@@ -48,6 +48,18 @@ builder.asEntity(MessageRef, {
 
 function copy<T extends OwnedNumber | Message>(value: T | null): T | null {
   return value ? { ...value } : null;
+}
+
+/**
+ * A copy (loader results may be shared), marked with its type here. The relay plugin marks what
+ * it loads only once the whole batch is in, but caches the pending load per request at once: a
+ * second alias of the same id (`node` or `nodes`) gets that promise, and its `Node` type was
+ * resolved before the mark was set ("must resolve to an Object type at runtime").
+ */
+function typed<T extends OwnedNumber | Message>(value: T | null, typename: string): T | null {
+  const result = copy(value);
+  brandWithType(result, typename);
+  return result;
 }
 
 /**

@@ -132,6 +132,39 @@ describe('node(id)', () => {
     );
   });
 
+  it('resolves the same ids in several aliases of node and nodes alike, in one request', async () => {
+    const [number] = await idsOf();
+    const messageId = number?.messages.edges[0]?.node.id;
+    const ids = [number?.id, messageId];
+    const expected = [
+      { __typename: 'Number', id: number?.id },
+      { __typename: 'Message', id: messageId },
+    ];
+    // Each alias after the first got the first one's lookup before its type was known.
+    const { body } = await executeText(
+      stack.gateway,
+      `query Aliases($ids: [ID!]!, $number: ID!, $message: ID!) {
+        a: nodes(ids: $ids) { __typename id }
+        b: nodes(ids: $ids) { __typename id }
+        c: node(id: $number) { __typename id }
+        d: node(id: $number) { __typename id }
+        e: node(id: $message) { __typename id }
+        f: node(id: $message) { __typename id }
+      }`,
+      { ids, number: number?.id, message: messageId },
+      auth,
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({
+      a: expected,
+      b: expected,
+      c: expected[0],
+      d: expected[0],
+      e: expected[1],
+      f: expected[1],
+    });
+  });
+
   it.each([
     ['not base64', 'not an id!'],
     ['an unknown type', Buffer.from('Account:1').toString('base64')],
