@@ -3,7 +3,7 @@
  * Message (ids: global-ids.ts). Every lookup reads with the caller's credentials, through the
  * request's loaders, so an id of another account resolves to null and never to its data.
  */
-import { brandWithType } from '@pothos/core';
+import { brandWithType, type OutputType, type SchemaTypes } from '@pothos/core';
 import { isObjectType, type GraphQLSchema } from 'graphql';
 import type { Message, OwnedNumber } from '../core/domain.js';
 import { builder } from './builder.js';
@@ -56,9 +56,14 @@ function copy<T extends OwnedNumber | Message>(value: T | null): T | null {
  * second alias of the same id (`node` or `nodes`) gets that promise, and its `Node` type was
  * resolved before the mark was set ("must resolve to an Object type at runtime").
  */
-function typed<T extends OwnedNumber | Message>(value: T | null, typename: string): T | null {
+function typed<T extends OwnedNumber | Message>(
+  value: T | null,
+  typename: 'Number' | 'Message',
+): T | null {
   const result = copy(value);
-  brandWithType(result, typename);
+  // By name, as the plugin marks it again later (a mark can only be set again to the same value);
+  // the signature takes refs and the builder's declared shapes, not names.
+  brandWithType(result, typename as unknown as OutputType<SchemaTypes>);
   return result;
 }
 
