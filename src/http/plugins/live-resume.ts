@@ -40,6 +40,7 @@ export function useLiveResume(live: { readonly closing: boolean } | null): Plugi
             stream as AsyncIterable<ExecutionResult>,
             fetchAPI,
             () => live?.closing ?? false,
+            request.signal,
           ),
         'text/event-stream',
       );
@@ -51,10 +52,19 @@ function sseResponse(
   results: AsyncIterable<ExecutionResult>,
   fetchAPI: { ReadableStream: typeof ReadableStream; Response: typeof Response },
   shuttingDown: () => boolean,
+  signal: AbortSignal | undefined,
 ): Response {
   const encoder = new TextEncoder();
   const iterator = results[Symbol.asyncIterator]();
   let ping: NodeJS.Timeout | undefined;
+  // The client left: end the subscription now. Its resolver listens for this too, but only from
+  // the moment it has one, so a client gone while it started held it until the copy closed.
+  const left = (): void => {
+    clearInterval(ping);
+    void iterator.return?.();
+  };
+  if (signal?.aborted) queueMicrotask(left);
+  else signal?.addEventListener('abort', left, { once: true });
   const body = new fetchAPI.ReadableStream<Uint8Array>({
     start(controller) {
       // Some browsers wait for a first byte before they hand the stream over.
