@@ -444,7 +444,7 @@ async function admissionNow(gatewayUrl: string): Promise<string> {
     [...metrics.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm'))]
       .map((m) => Number(m[1]).toFixed(2).replace(/\.00$/, ''))
       .join('+') || 'n/a';
-  return `event loop utilization ${read('sms_event_loop_utilization')}, turn-taking ${read('sms_admission_turn_taking')}, waiting ${read('sms_admission_waiting')}, refused so far ${read('sms_admission_refused_total')}`;
+  return `event loop utilization ${read('sms_event_loop_utilization')}, seats ${read('sms_admission_seats')}, waiting ${read('sms_admission_waiting')}, refused so far ${read('sms_admission_refused_total')}`;
 }
 
 // ---------------------------------------------------------------------------- the floods

@@ -233,7 +233,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   });
   metrics?.watchAdmission(() => ({
     waiting: admission.waiting,
-    turnTaking: admission.turnTaking,
+    seats: admission.seats,
     utilization: loopLoad.utilization,
   }));
   // Calls to the service are work too: each is charged to the tenant it was made for.

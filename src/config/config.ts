@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
-  FIXED_ADMISSION_BUSY_CONCURRENCY,
+  FIXED_ADMISSION_MIN_SEATS,
   FIXED_ADMISSION_MAX_WAITING,
   FIXED_ADMISSION_MAX_WAIT_MS,
   FIXED_CACHE_MAX_ENTRY_BYTES,
@@ -179,17 +179,13 @@ export interface RedisSettings {
   readonly clusterNodes: readonly HostPort[];
 }
 
-/**
- * Accounts taking turns while the event loop is busy (src/traffic/fair-admission.ts); see
- * docs/limits.md.
- */
+/** The fair queue in front of every request (src/traffic/fair-admission.ts); see docs/limits.md. */
 export interface AdmissionSettings {
   /**
-   * Requests one account (or the pool of unverified credentials, or of none) may have running
-   * while the event loop is busy and shared; 0 turns admission off.
-   * @default FIXED_ADMISSION_BUSY_CONCURRENCY
+   * The fewest requests that run while the event loop is busy; 0 turns admission off.
+   * @default FIXED_ADMISSION_MIN_SEATS
    */
-  readonly busyConcurrency: number;
+  readonly minSeats: number;
   /**
    * Requests one account may have waiting for its turn; more get 429 at once.
    * @default FIXED_ADMISSION_MAX_WAITING
@@ -466,7 +462,7 @@ export function loadConfig(environment: Env): Config {
       maxCost: int('MAX_QUERY_COST', 100_000, 1, 1_000_000_000),
     },
     admission: {
-      busyConcurrency: FIXED_ADMISSION_BUSY_CONCURRENCY,
+      minSeats: FIXED_ADMISSION_MIN_SEATS,
       maxWaiting: FIXED_ADMISSION_MAX_WAITING,
       maxWaitMs: FIXED_ADMISSION_MAX_WAIT_MS,
     },

@@ -26,8 +26,8 @@ export const FIXED_UPSTREAM_CONCURRENCY = 0;
 export const FIXED_CREDENTIALS_VERIFIED_TTL_MS = 300_000;
 /** 1 min: a flood of invented credentials costs the service one call per pair a minute at most. */
 export const FIXED_CREDENTIALS_REFUSED_TTL_MS = 60_000;
-/** Two per account while the copy is busy: a client's queries still overlap, a flood waits. */
-export const FIXED_ADMISSION_BUSY_CONCURRENCY = 2;
+/** The fewest requests running while the copy is busy: seats follow the loop above it. */
+export const FIXED_ADMISSION_MIN_SEATS = 4;
 /** Far more waiting requests than a real client keeps in flight; past them, 429 at once. */
 export const FIXED_ADMISSION_MAX_WAITING = 100;
 /** A client whose turn has not come within 5 s is better told 429 than kept hanging. */
@@ -64,7 +64,7 @@ export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
   UPSTREAM_CONCURRENCY: `${FIXED_UPSTREAM_CONCURRENCY}, no per-request ceiling`,
   CREDENTIALS_VERIFIED_TTL_MS: String(FIXED_CREDENTIALS_VERIFIED_TTL_MS),
   CREDENTIALS_REFUSED_TTL_MS: String(FIXED_CREDENTIALS_REFUSED_TTL_MS),
-  ADMISSION_BUSY_CONCURRENCY: String(FIXED_ADMISSION_BUSY_CONCURRENCY),
+  ADMISSION_BUSY_CONCURRENCY: `none per account: at least ${FIXED_ADMISSION_MIN_SEATS} seats in all`,
   ADMISSION_MAX_WAITING: String(FIXED_ADMISSION_MAX_WAITING),
   ADMISSION_MAX_WAIT_MS: String(FIXED_ADMISSION_MAX_WAIT_MS),
   HEAP_GROWING_PERCENT: String(FIXED_HEAP_GROWING_PERCENT),

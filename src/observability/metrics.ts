@@ -45,6 +45,8 @@ export interface GatewayMetrics {
   watchAccounts(counts: () => { readonly breakerOpen: number; readonly rateLimited: number }): void;
   /** Reports admission at each scrape: requests waiting, turn-taking, the loop's utilization. */
   watchAdmission(state: () => AdmissionState): void;
+  /** How long a GraphQL request waited for a seat before it ran (0 when it ran at once). */
+  admissionWaited(seconds: number): void;
   /** A request refused by admission (src/traffic/fair-admission.ts), by the kind of tenant. */
   admissionRefused(kind: 'account' | 'unverified' | 'anonymous'): void;
   /** An APQ lookup: a hash known, unknown, or a document registered. */
@@ -79,7 +81,8 @@ export interface GatewayMetrics {
 
 interface AdmissionState {
   readonly waiting: number;
-  readonly turnTaking: boolean;
+  /** Requests that may run now; Infinity while the loop has room. */
+  readonly seats: number;
   readonly utilization: number;
 }
 
@@ -234,18 +237,19 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   let admission: (() => AdmissionState) | undefined;
   new Gauge({
     name: 'sms_admission_waiting',
-    help: 'GraphQL requests waiting for their account to take its turn (the event loop is busy).',
+    help: 'GraphQL requests waiting for a seat (the event loop is busy), all accounts together.',
     registers: [registry],
     collect() {
       this.set(admission?.().waiting ?? 0);
     },
   });
   new Gauge({
-    name: 'sms_admission_turn_taking',
-    help: '1 while accounts take turns: the event loop is busy and more than one account is active.',
+    name: 'sms_admission_seats',
+    help: 'GraphQL requests that may run at once while the event loop is busy (-1: no limit, it has room).',
     registers: [registry],
     collect() {
-      this.set(admission?.().turnTaking ? 1 : 0);
+      const seats = admission?.().seats ?? Number.POSITIVE_INFINITY;
+      this.set(Number.isFinite(seats) ? seats : -1);
     },
   });
   new Gauge({
@@ -255,6 +259,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     collect() {
       this.set(admission?.().utilization ?? 0);
     },
+  });
+  const admissionWait = new Histogram({
+    name: 'sms_admission_wait_seconds',
+    help: 'Time GraphQL requests waited for a seat before running (part of graphql_yoga_http_duration).',
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 1, 2.5, 5],
+    registers: [registry],
   });
   const admissionRefusals = new Counter({
     name: 'sms_admission_refused_total',
@@ -414,6 +424,9 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
     watchAdmission(state) {
       admission = state;
+    },
+    admissionWaited(seconds) {
+      admissionWait.observe(seconds);
     },
     admissionRefused(kind) {
       admissionRefusals.inc({ tenant: kind });

@@ -26,11 +26,32 @@ import {
   type Waiting,
 } from './fair-admission.js';
 
-const refusals = new WeakMap<IncomingMessage, Refusal>();
+/**
+ * What admission knows of one request, made once at the edge and read by every later step:
+ * when it arrived, how long it waited, why it was refused if it was, and the synchronous CPU its
+ * document took (added by the request observer, charged to its flow when it ends).
+ */
+export interface Ticket {
+  readonly tenant: Tenant;
+  /** When the request reached admission (performance.now()). */
+  readonly arrivedAt: number;
+  /** Milliseconds it waited for a seat (0 when it ran at once). */
+  waitedMs: number;
+  refusal?: Refusal;
+  /** Milliseconds of parse and validation, charged as work when the request ends. */
+  cpuMs: number;
+}
+
+const tickets = new WeakMap<IncomingMessage, Ticket>();
+
+/** The request's ticket, when it came through admission. */
+export function ticketOf(request: IncomingMessage | undefined): Ticket | undefined {
+  return request ? tickets.get(request) : undefined;
+}
 
 /** Why admission refused this request, if it did (read by the refusal plugin). */
 export function refusalOf(request: IncomingMessage | undefined): Refusal | undefined {
-  return request ? refusals.get(request) : undefined;
+  return ticketOf(request)?.refusal;
 }
 
 /**
@@ -107,14 +128,18 @@ export function admitRequests(
   const admit = (
     request: IncomingMessage,
     response: ServerResponse,
-    outcome = admission.admit(tenantOf(request.headers)),
+    ticket: Ticket,
+    outcome = admission.admit(ticket.tenant),
   ): void =>
     whenAdmitted(
       outcome,
       response,
-      (release) => run(listener, request, response, release),
+      (release) => {
+        ticket.waitedMs = performance.now() - ticket.arrivedAt;
+        run(listener, request, response, release, ticket);
+      },
       (refusal) => {
-        refusals.set(request, refusal);
+        ticket.refusal = refusal;
         listener(request, response);
       },
     );
@@ -123,18 +148,29 @@ export function admitRequests(
       listener(request, response);
       return;
     }
-    const outcome = admission.admit(tenantOf(request.headers));
+    const ticket: Ticket = {
+      tenant: tenantOf(request.headers),
+      arrivedAt: performance.now(),
+      waitedMs: 0,
+      cpuMs: 0,
+    };
+    tickets.set(request, ticket);
+    const outcome = admission.admit(ticket.tenant);
     if (isWaiting(outcome)) {
       const verifying = verifyFirst?.(request.headers);
       if (verifying) {
         outcome.cancel();
         void verifying.then(() => {
-          if (!response.destroyed) admit(request, response);
+          if (response.destroyed) return;
+          // Admitted by the verdict: the account's flow once accepted, the pair's line if not.
+          const verdict: Ticket = { ...ticket, tenant: tenantOf(request.headers) };
+          tickets.set(request, verdict);
+          admit(request, response, verdict);
         });
         return;
       }
     }
-    admit(request, response, outcome);
+    admit(request, response, ticket, outcome);
   };
 }
 
@@ -153,12 +189,15 @@ function run(
   request: IncomingMessage,
   response: ServerResponse,
   release: Release,
+  ticket: Ticket,
 ): void {
   // What the answer took on the wire is the work admission charges beside the request itself
   // (one request at a time per connection: HTTP/1.1 without pipelining).
   const socket = response.socket;
   const before = socket?.bytesWritten ?? 0;
-  response.once('close', () => release((socket?.bytesWritten ?? before) - before));
+  response.once('close', () =>
+    release({ bytes: (socket?.bytesWritten ?? before) - before, cpuMs: ticket.cpuMs }),
+  );
   // An answer holds its place until it is written (a large one, the GraphiQL page among them,
   // costs its writing too); a stream (SSE, @defer) holds none once its headers are out, for as
   // long as it stays open. Node sends implicit headers through writeHead too, so this sees every
@@ -167,7 +206,7 @@ function run(
   response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     response.writeHead = writeHead;
     const result = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    if (isStream(contentTypeOf(response, args))) release(0);
+    if (isStream(contentTypeOf(response, args))) release({ cpuMs: ticket.cpuMs });
     return result;
   } as typeof response.writeHead;
   listener(request, response);

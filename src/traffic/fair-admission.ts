@@ -1,43 +1,44 @@
 /**
- * Admission of GraphQL requests, per tenant, before any of their work starts (body, parse,
- * validation, execution). A tenant is an account whose credentials the service accepted lately,
- * one credential pair this copy has not seen accepted (`unverified:<pair>`: new, refused or
- * invented; never one line shared by every new user, so a real account's first request never
- * waits behind a flood of invented ones), or the `anonymous` pool (no or malformed credentials).
+ * Admission of GraphQL requests (and WebSocket `connection_init`s) before any of their work
+ * starts: one work-conserving fair queue, after Kubernetes' API Priority and Fairness.
  *
- * While the event loop has room, every request goes in at once and this costs a counter. Once the
- * loop is busy (loop-utilization.ts) and more than one tenant has been active
- * within ACTIVE_MS, tenants take turns:
- * - each may have at most `busyConcurrency` requests running; the others wait in its line, and
- *   lines are served round-robin;
- * - a tenant that used over 1.5 times its share of the recent work rests after each request for
- *   REST_FACTOR times as long as it took, times the number of other active tenants (at most
- *   MAX_REST_MS): a flood of
- *   cheap requests, sent one after another, then leaves room too. Work is counted in units that
- *   stand for CPU time: one per request, one per BYTES_PER_UNIT it wrote back, and UNITS_PER_CALL
- *   per call made to the service for the tenant (its requests' and its subscriptions' polls), so
- *   a tenant asking for 1 MB answers or 200-number fan-outs uses its share in far fewer requests
- *   than one asking for number lists. This gives up some of the
- *   flood's throughput (the loop may idle while a quiet tenant pauses) for the others' latency;
- *   tenants asking alike never rest, and once the loop has been quiet for a second, turns end.
- * A tenant that was quiet therefore goes in at once, next to at most `busyConcurrency` requests of
- * each other tenant, however many a flooding tenant has sent; a flood of invented credentials pays
- * as many tenants as pairs it invents, each refused from memory after one call (traffic.ts). A line holds at most `maxWaiting` requests and a
- * request waits at most `maxWaitMs`: past either it is refused (429, Retry-After) rather than kept.
+ * - Flows. A request belongs to its account once the service accepted its credentials lately,
+ *   to the `unverified` class while its pair has no such verdict (each pair keeps its own line
+ *   inside the class, served in turn, so a new user's first request is never refused for a
+ *   flood's full line), or to the `anonymous` class (no or malformed credentials). Each class
+ *   weighs as one account: a flood of invented pairs shares one account's turn, not thousands.
+ * - Seats. While the event loop has room, every request runs at once and this costs a counter.
+ *   Once the loop is busy (loop-utilization.ts), at most `seats` requests run; the others wait.
+ *   The seats follow the loop, each window: more while requests wait and the loop still has
+ *   room (a copy with work waiting never idles), fewer while it is saturated (so the line, where
+ *   fairness applies, holds the excess instead of the loop's FIFO), never fewer than `minSeats`.
+ * - Who runs next. A freed seat goes to the waiting flow that has used least lately: each flow's
+ *   use is a sum of work units decaying with a half-life of USE_HALF_LIFE_MS, charged one unit
+ *   when a request arrives and corrected by what it really cost when it ends (the answer's bytes,
+ *   the calls made for it, the CPU its document took to parse and validate). No rests: a seat
+ *   never stays empty while a request waits.
+ * - Bounds. A line holds at most `maxWaiting` requests and a request waits at most `maxWaitMs`;
+ *   past either it is refused (429, Retry-After) rather than kept.
  *
- * Written by hand: which tenant a request belongs to (verified accounts, shared pools for the
- * rest) is ours, and the rest is a few counters and lines.
+ * Written by hand: the flows (accounts, classes for the rest) are ours, and the queue is a few
+ * maps; a library limiter (p-limit, Netflix-style partitions) knows neither.
  */
-
-import { RoundRobinLines } from './round-robin-lines.js';
 
 /** `account:<accountId>`, `unverified:<pair fingerprint>`, or `anonymous`. */
 export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
 
-/** Frees the request's place, told the bytes its answer took when known; idempotent. */
-export type Release = (bytesWritten?: number) => void;
+/** Frees the request's seat, told what it cost beyond its start when known; idempotent. */
+export type Release = (cost?: RequestCost) => void;
+
+/** What a request really took, charged to its flow when it ends. */
+export interface RequestCost {
+  /** Bytes of answer written. */
+  readonly bytes?: number;
+  /** Milliseconds of synchronous CPU (parse and validation, which are known exactly). */
+  readonly cpuMs?: number;
+}
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
 export const BYTES_PER_UNIT = 16 * 1024;
@@ -49,6 +50,19 @@ export const BYTES_PER_UNIT = 16 * 1024;
  * 1.5, 2.6 and 110.
  */
 export const UNITS_PER_CALL = 0.5;
+/** Milliseconds of CPU that count as one unit (the small query takes about 0.25 ms in all). */
+export const CPU_MS_PER_UNIT = 0.25;
+/** How fast a flow's use is forgotten: "lately" is the last second or two. */
+export const USE_HALF_LIFE_MS = 1_000;
+/** Seats grow by this factor per window while requests wait and the loop has room. */
+const GROW = 1.5;
+/** Seats shrink by this factor per window while the loop is saturated. */
+const SHRINK = 0.9;
+/** Utilization under which the loop still has room for more running requests. */
+const ROOM_BELOW = 0.9;
+/** Utilization at which the loop is saturated and more running requests only queue in it. */
+const SATURATED_AT = 0.98;
+const RETRY_AFTER_SECONDS = 1;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -66,13 +80,16 @@ export interface LoopLoad {
   readonly busy: boolean;
   /** The last window's event-loop utilization, 0 to 1 (reported as a metric). */
   readonly utilization: number;
+  /** Called with the new state each time busy starts or ends. */
   onChange(listener: (busy: boolean) => void): () => void;
+  /** Called after each window is sampled. */
+  onSample?(listener: (utilization: number) => void): () => void;
 }
 
 export interface AdmissionOptions {
-  /** Requests one tenant may have running while the loop is busy; 0 turns admission off. */
-  readonly busyConcurrency: number;
-  /** Requests one tenant may have waiting; more are refused at once. */
+  /** The fewest requests that run while the loop is busy; 0 turns admission off. */
+  readonly minSeats: number;
+  /** Requests one line may have waiting; more are refused at once. */
   readonly maxWaiting: number;
   /** The longest a request waits before it is refused, in ms. */
   readonly maxWaitMs: number;
@@ -94,68 +111,55 @@ export const tenantKind = (tenant: Tenant): TenantKind =>
 /** The tenant of one credential pair the service has not accepted lately. */
 export const unverifiedPair = (fingerprint: string): Tenant => `${UNVERIFIED}:${fingerprint}`;
 
-/**
- * Whose turn, share and rest a tenant's requests count towards: its own, except that every
- * unverified pair counts towards one `unverified` group. Each pair keeps its own line (a new
- * user's first request is never refused for a flood's full line), but a flood inventing a pair per
- * request is one tenant, not thousands: otherwise every one-shot pair counts as an active tenant,
- * an account's share becomes 1/1000 and it rests 250 ms after each request (a bystander's p50
- * went from 8.7 to 222 ms under `npm run soak -- --scenario=invented-credentials`).
- */
+/** The flow a tenant's work counts towards: its own, or for an unverified pair, the class. */
 export const groupOf = (tenant: Tenant): Tenant =>
   tenant.startsWith(`${UNVERIFIED}:`) ? UNVERIFIED : tenant;
-
-/**
- * A tenant counts as active this long after its last request arrived: long enough to cover a
- * client's pause between requests, short enough that one gone quiet stops counting at once.
- */
-export const ACTIVE_MS = 250;
-
-/**
- * How much longer than its request a tenant past its share rests (per other active tenant), and
- * the longest rest. On the aliased-history flood (bench/attack-floods.ts: 350 ms of CPU per
- * request), rests as long as the request and at most ACTIVE_MS left another account's p50 at
- * 3.6x and 6.9x its idle value in two runs; four times as long and at most 1 s, 1.2-2.0x in four
- * runs alternating with them. A rest in proportion to how far past its share a tenant is read
- * 1.7-3.1x in three: with two tenants, the most one can be past its share is twice.
- */
-export const REST_FACTOR = 4;
-export const MAX_REST_MS = 1_000;
-const RETRY_AFTER_SECONDS = 1;
 
 interface Waiter {
   grant(release: Release): void;
 }
 
+/** One flow: its decaying use, its running requests, and its lines (one per tenant). */
+interface Flow {
+  use: number;
+  usedAt: number;
+  running: number;
+  /** Lines by tenant, in turn order (a served tenant goes to the back). */
+  readonly lines: Map<Tenant, Waiter[]>;
+}
+
 export class Admission {
-  private readonly running = new Map<Tenant, number>();
-  /** While tenants take turns: when each may start its next request (see `rest`). */
-  private readonly readyAt = new Map<Tenant, number>();
-  /** Work units used per tenant in this window of ACTIVE_MS and the one before, and in all. */
-  private usedNow = new Map<Tenant, number>();
-  private usedBefore = new Map<Tenant, number>();
-  private usedTotal = 0;
-  private usedBeforeTotal = 0;
-  private windowStart = 0;
-  private wakeTimer: NodeJS.Timeout | null = null;
-  private wakeAt = Number.POSITIVE_INFINITY;
-  /** Waiting requests, one line per tenant, served round-robin. */
-  private readonly lines = new RoundRobinLines<Waiter>();
-  /** When each recently active tenant last sent a request. */
-  private readonly lastSeen = new Map<Tenant, number>();
+  private readonly flows = new Map<Tenant, Flow>();
+  private runningCount = 0;
+  private waitingCount = 0;
+  /** The seat limit while the loop is busy (Infinity while it is not). */
+  private limit = Number.POSITIVE_INFINITY;
   private lastPrune = 0;
   private readonly now: () => number;
 
   constructor(private readonly options: AdmissionOptions) {
     this.now = options.now ?? (() => performance.now());
+    if (options.load.busy) this.limit = options.minSeats;
     options.load.onChange((busy) => {
-      if (!busy) this.dispatch();
+      this.limit = busy ? Math.max(options.minSeats, this.runningCount) : Number.POSITIVE_INFINITY;
+      this.dispatch();
     });
+    options.load.onSample?.((utilization) => this.adjust(utilization));
   }
 
-  /** Requests waiting, all tenants together. */
+  /** Requests waiting, all flows together. */
   get waiting(): number {
-    return this.lines.waiting;
+    return this.waitingCount;
+  }
+
+  /** Requests running now. */
+  get running(): number {
+    return this.runningCount;
+  }
+
+  /** How many requests may run now (Infinity while the loop has room). */
+  get seats(): number {
+    return this.limit;
   }
 
   /**
@@ -163,31 +167,23 @@ export class Admission {
    * service for it (traffic.ts tells each one), its subscriptions' polls included.
    */
   chargeWork(tenant: Tenant, units: number): void {
-    this.charge(groupOf(tenant), units, this.now());
-  }
-
-  /** Whether tenants take turns now (the loop is busy and shared). */
-  get turnTaking(): boolean {
-    return this.options.load.busy && this.activeTenants() > 1;
+    this.charge(this.flow(groupOf(tenant)), units);
   }
 
   /** A Release when the request may run now; otherwise its place in line, or a refusal. */
   admit(tenant: Tenant): Release | Waiting | Refusal {
-    if (this.options.busyConcurrency <= 0) return noop;
-    const now = this.now();
-    this.prune(now);
-    const group = groupOf(tenant);
-    this.lastSeen.delete(group);
-    this.lastSeen.set(group, now);
-    const queued = this.lines.lengthOf(tenant);
-    if (queued === 0 && this.mayStart(group, now)) return this.take(group);
-    if (queued >= this.options.maxWaiting) {
-      return this.refuse(tenant, 'line-full');
-    }
+    if (this.options.minSeats <= 0) return noop;
+    const flow = this.flow(groupOf(tenant));
+    // Charged on arrival, before it waits: a flow's waiting requests count against it already,
+    // so a flood's line never goes ahead of a flow that asked once.
+    this.charge(flow, 1);
+    if (this.waitingCount === 0 && this.runningCount < this.limit) return this.take(flow);
+    const line = flow.lines.get(tenant);
+    if ((line?.length ?? 0) >= this.options.maxWaiting) return this.refuse(tenant, 'line-full');
     let settle: (outcome: Release | Refusal) => void = () => undefined;
     const outcome = new Promise<Release | Refusal>((resolve) => (settle = resolve));
     const timer = setTimeout(() => {
-      if (this.lines.remove(tenant, waiter)) settle(this.refuse(tenant, 'waited-too-long'));
+      if (this.remove(flow, tenant, waiter)) settle(this.refuse(tenant, 'waited-too-long'));
     }, this.options.maxWaitMs);
     timer.unref();
     const waiter: Waiter = {
@@ -196,131 +192,111 @@ export class Admission {
         settle(release);
       },
     };
-    this.lines.push(tenant, waiter);
-    // Others may be at their limit while this tenant is not: it may still go now.
+    if (line) line.push(waiter);
+    else flow.lines.set(tenant, [waiter]);
+    this.waitingCount += 1;
     this.dispatch();
     return {
       outcome,
       cancel: () => {
         clearTimeout(timer);
-        this.lines.remove(tenant, waiter);
+        if (this.remove(flow, tenant, waiter)) this.dispatch();
       },
     };
   }
 
-  /** Whether a request of `group` (groupOf a tenant) may start now. */
-  private mayStart(tenant: Tenant, now: number): boolean {
-    if (!this.turnTaking) return true;
-    return (
-      (this.running.get(tenant) ?? 0) < this.options.busyConcurrency &&
-      (this.readyAt.get(tenant) ?? 0) <= now
-    );
+  /** Follows the loop while it is busy: more seats while work waits and it has room, fewer while saturated. */
+  private adjust(utilization: number): void {
+    if (this.limit === Number.POSITIVE_INFINITY) return;
+    if (this.waitingCount > 0 && utilization < ROOM_BELOW) {
+      this.limit = Math.ceil(Math.max(this.limit, this.runningCount) * GROW);
+      this.dispatch();
+    } else if (utilization >= SATURATED_AT) {
+      this.limit = Math.max(this.options.minSeats, Math.floor(this.limit * SHRINK));
+    }
   }
 
-  private activeTenants(): number {
-    this.prune(this.now());
-    return this.lastSeen.size;
+  private flow(key: Tenant): Flow {
+    let flow = this.flows.get(key);
+    if (!flow) {
+      this.prune();
+      flow = { use: 0, usedAt: this.now(), running: 0, lines: new Map() };
+      this.flows.set(key, flow);
+    }
+    return flow;
   }
 
-  /** Forgets tenants quiet for ACTIVE_MS (at most every ACTIVE_MS / 4), so the map stays small. */
-  private prune(now: number): void {
-    if (now - this.lastPrune >= ACTIVE_MS / 4) {
-      this.lastPrune = now;
-      // Oldest first (each arrival moves its tenant to the end): stop at the first recent one.
-      for (const [tenant, seen] of this.lastSeen) {
-        if (now - seen < ACTIVE_MS) break;
-        this.lastSeen.delete(tenant);
-        this.readyAt.delete(tenant);
+  /** The flow's use now, decayed since it was last charged. */
+  private useOf(flow: Flow, now: number): number {
+    return flow.use * 2 ** ((flow.usedAt - now) / USE_HALF_LIFE_MS);
+  }
+
+  private charge(flow: Flow, units: number): void {
+    const now = this.now();
+    flow.use = this.useOf(flow, now) + units;
+    flow.usedAt = now;
+  }
+
+  /** Forgets idle flows whose use has decayed to nothing (at most once per half-life). */
+  private prune(): void {
+    const now = this.now();
+    if (now - this.lastPrune < USE_HALF_LIFE_MS) return;
+    this.lastPrune = now;
+    for (const [key, flow] of this.flows) {
+      if (flow.running === 0 && flow.lines.size === 0 && this.useOf(flow, now) < 0.01) {
+        this.flows.delete(key);
       }
     }
   }
 
-  private take(tenant: Tenant): Release {
-    this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
-    const started = this.now();
-    this.charge(tenant, 1, started);
+  private take(flow: Flow): Release {
+    this.runningCount += 1;
+    flow.running += 1;
     let released = false;
-    return (bytesWritten = 0) => {
+    return (cost) => {
       if (released) return;
       released = true;
-      if (bytesWritten > 0) this.charge(tenant, bytesWritten / BYTES_PER_UNIT, this.now());
-      this.rest(tenant, started);
-      const left = (this.running.get(tenant) ?? 1) - 1;
-      if (left > 0) this.running.set(tenant, left);
-      else this.running.delete(tenant);
+      const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + (cost?.cpuMs ?? 0) / CPU_MS_PER_UNIT;
+      if (units > 0) this.charge(flow, units);
+      this.runningCount -= 1;
+      flow.running -= 1;
       this.dispatch();
     };
   }
 
-  /** Counts work in the current window (two windows of ACTIVE_MS are kept). */
-  private charge(tenant: Tenant, units: number, now: number): void {
-    if (now - this.windowStart >= ACTIVE_MS) {
-      const skipped = now - this.windowStart >= 2 * ACTIVE_MS;
-      this.usedBefore = skipped ? new Map() : this.usedNow;
-      this.usedBeforeTotal = skipped ? 0 : this.usedTotal - this.usedBeforeTotal;
-      this.usedNow = new Map();
-      this.usedTotal = this.usedBeforeTotal;
-      this.windowStart = now;
-    }
-    this.usedNow.set(tenant, (this.usedNow.get(tenant) ?? 0) + units);
-    this.usedTotal += units;
+  private remove(flow: Flow, tenant: Tenant, waiter: Waiter): boolean {
+    const line = flow.lines.get(tenant);
+    const index = line?.indexOf(waiter) ?? -1;
+    if (!line || index < 0) return false;
+    line.splice(index, 1);
+    if (line.length === 0) flow.lines.delete(tenant);
+    this.waitingCount -= 1;
+    return true;
   }
 
-  /**
-   * While tenants take turns, a tenant that used more than one and a half times its share of the
-   * recent work (1/N of it, N tenants active) rests after each request: REST_FACTOR times as long
-   * as the request took, once per other active tenant, at most MAX_REST_MS. Tenants asking alike
-   * never rest, so many accounts sharing a busy copy evenly lose nothing; a flood leaves room for
-   * the others, and the heavier its requests, the longer. Active, not only running: a client that pauses between
-   * requests is still there, and if the flood filled every pause, each of that client's requests
-   * would start next to one of its.
-   */
-  private rest(tenant: Tenant, started: number): void {
-    if (!this.turnTaking) {
-      this.readyAt.delete(tenant);
-      return;
-    }
-    const active = this.activeTenants();
-    const mine = (this.usedNow.get(tenant) ?? 0) + (this.usedBefore.get(tenant) ?? 0);
-    if (2 * mine * active <= 3 * this.usedTotal) return;
-    const now = this.now();
-    const from = Math.max(now, this.readyAt.get(tenant) ?? 0);
-    this.readyAt.set(
-      tenant,
-      Math.min(from + (now - started) * (active - 1) * REST_FACTOR, now + MAX_REST_MS),
-    );
-  }
-
-  /** Fills free places from the lines, one request per tenant in turn. */
+  /** Fills free seats: each goes to the waiting flow that has used least lately. */
   private dispatch(): void {
-    let earliest = Number.POSITIVE_INFINITY;
-    this.lines.serve(
-      (tenant) => this.mayStart(groupOf(tenant), this.now()),
-      (tenant, waiter) => waiter.grant(this.take(groupOf(tenant))),
-      undefined,
-      // A resting tenant keeps its place: wake up when the first of them may start.
-      (tenant) => {
-        const ready = this.readyAt.get(groupOf(tenant)) ?? 0;
-        if (ready > this.now()) earliest = Math.min(earliest, ready);
-      },
-    );
-    if (earliest !== Number.POSITIVE_INFINITY) this.wakeUpAt(earliest);
-  }
-
-  /** One timer, for the earliest moment a resting tenant with a line may start. */
-  private wakeUpAt(at: number): void {
-    if (this.wakeTimer && this.wakeAt <= at) return;
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeAt = at;
-    this.wakeTimer = setTimeout(
-      () => {
-        this.wakeTimer = null;
-        this.wakeAt = Number.POSITIVE_INFINITY;
-        this.dispatch();
-      },
-      Math.max(0, at - this.now()),
-    );
-    this.wakeTimer.unref();
+    while (this.waitingCount > 0 && this.runningCount < this.limit) {
+      const now = this.now();
+      let next: Flow | undefined;
+      let least = Number.POSITIVE_INFINITY;
+      for (const flow of this.flows.values()) {
+        if (flow.lines.size === 0) continue;
+        const use = this.useOf(flow, now);
+        if (use < least) {
+          least = use;
+          next = flow;
+        }
+      }
+      if (!next) return;
+      // The flow's lines take turns: its first tenant gives its oldest request, then goes last.
+      const [tenant, line] = next.lines.entries().next().value as [Tenant, Waiter[]];
+      next.lines.delete(tenant);
+      const waiter = line.shift() as Waiter;
+      if (line.length > 0) next.lines.set(tenant, line);
+      this.waitingCount -= 1;
+      waiter.grant(this.take(next));
+    }
   }
 
   private refuse(tenant: Tenant, refused: Refusal['refused']): Refusal {

@@ -1,7 +1,7 @@
 /**
  * Whether this process's event loop is busy: the share of wall time it spent running code
  * (perf_hooks event-loop utilization, ELU) over the last window. Admission (fair-admission.ts)
- * reads `busy` to decide when accounts must take turns.
+ * limits the requests running while it is busy, and follows each window to keep the loop full.
  *
  * Busy starts when one window is at least BUSY_AT, and ends only after QUIET_WINDOWS windows in a
  * row under QUIET_BELOW: once accounts take turns the loop may have a little room again, and
@@ -22,6 +22,7 @@ export class LoopUtilization {
   private busyNow = false;
   private latest = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
+  private readonly samplers = new Set<(utilization: number) => void>();
 
   /** Starts sampling (idempotent). */
   start(): this {
@@ -56,6 +57,12 @@ export class LoopUtilization {
     return () => this.listeners.delete(listener);
   }
 
+  /** Called with each window's utilization, after busy is updated. */
+  onSample(listener: (utilization: number) => void): () => void {
+    this.samplers.add(listener);
+    return () => this.samplers.delete(listener);
+  }
+
   /** Records one window's utilization; public so tests can drive it. */
   sample(utilization: number): void {
     this.latest = utilization;
@@ -68,6 +75,7 @@ export class LoopUtilization {
     } else {
       this.quietWindows = 0;
     }
+    for (const listener of this.samplers) listener(utilization);
   }
 
   private set(busy: boolean): void {

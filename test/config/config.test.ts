@@ -119,7 +119,7 @@ describe('loadConfig', () => {
         verifiedTtlMs: 300_000,
         refusedTtlMs: 60_000,
       },
-      admission: { busyConcurrency: 2, maxWaiting: 100, maxWaitMs: 5000 },
+      admission: { minSeats: 4, maxWaiting: 100, maxWaitMs: 5000 },
       heapGrowingPercent: 50,
       limits: {
         upstreamConcurrency: 0,
@@ -553,7 +553,7 @@ describe('loadConfig', () => {
       ['UPSTREAM_CONCURRENCY', '0, no per-request ceiling'],
       ['CREDENTIALS_VERIFIED_TTL_MS', '300000'],
       ['CREDENTIALS_REFUSED_TTL_MS', '60000'],
-      ['ADMISSION_BUSY_CONCURRENCY', '2'],
+      ['ADMISSION_BUSY_CONCURRENCY', 'none per account: at least 4 seats in all'],
       ['ADMISSION_MAX_WAITING', '100'],
       ['ADMISSION_MAX_WAIT_MS', '5000'],
       ['HEAP_GROWING_PERCENT', '50'],
@@ -623,7 +623,7 @@ describe('loadConfig', () => {
         maxUpstreamCalls: 250,
         maxNodeIds: 100,
       });
-      expect(config.admission).toEqual({ busyConcurrency: 2, maxWaiting: 100, maxWaitMs: 5000 });
+      expect(config.admission).toEqual({ minSeats: 4, maxWaiting: 100, maxWaitMs: 5000 });
       expect(config.heapGrowingPercent).toBe(50);
       expect(config.responseCache.maxEntryBytes).toBe(1_048_576);
       expect(config.live.maxPerConnection).toBe(20);

@@ -1,18 +1,17 @@
 /**
- * Admission: nothing waits while the loop has room; once it is busy and shared, tenants take
- * turns, each line is bounded in length and in time, and a tenant rests after each request.
+ * Admission: nothing waits while the loop has room; once it is busy, at most `seats` requests
+ * run, a freed seat goes to the flow that used least lately, seats follow the loop, and lines are
+ * bounded in length and in time. Never a rest: a seat is never left empty while a request waits.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  ACTIVE_MS,
   ANONYMOUS,
   Admission,
   BYTES_PER_UNIT,
-  groupOf,
-  MAX_REST_MS,
-  REST_FACTOR,
-  UNITS_PER_CALL,
+  CPU_MS_PER_UNIT,
   UNVERIFIED,
+  USE_HALF_LIFE_MS,
+  groupOf,
   isRefusal,
   tenantKind,
   type AdmissionOptions,
@@ -26,13 +25,22 @@ class FakeLoad implements LoopLoad {
   busy = false;
   utilization = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
+  private readonly samplers = new Set<(utilization: number) => void>();
   set(busy: boolean): void {
     this.busy = busy;
     for (const listener of this.listeners) listener(busy);
   }
+  sample(utilization: number): void {
+    this.utilization = utilization;
+    for (const listener of this.samplers) listener(utilization);
+  }
   onChange(listener: (busy: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+  onSample(listener: (utilization: number) => void): () => void {
+    this.samplers.add(listener);
+    return () => this.samplers.delete(listener);
   }
 }
 
@@ -46,7 +54,7 @@ function admission(overrides: Partial<AdmissionOptions> = {}): {
   return {
     load,
     admission: new Admission({
-      busyConcurrency: 1,
+      minSeats: 1,
       maxWaiting: 10,
       maxWaitMs: 5_000,
       load,
@@ -65,6 +73,19 @@ const waiting = (outcome: Release | Waiting | Refusal): Waiting => {
   if (typeof outcome === 'function' || isRefusal(outcome)) throw new Error('expected to wait');
   return outcome;
 };
+/** The order in which waiting requests are granted, by label. */
+function grantOrder(lined: { label: string; wait: Waiting }[]): string[] {
+  const order: string[] = [];
+  for (const { label, wait } of lined) {
+    void wait.outcome.then((granted) => {
+      if (typeof granted === 'function') {
+        order.push(label);
+        granted();
+      }
+    });
+  }
+  return order;
+}
 
 beforeEach(() => {
   clock = 0;
@@ -76,200 +97,160 @@ afterEach(() => {
 });
 
 describe('Admission', () => {
-  it('lets everything in while the loop has room, however much one tenant sends', () => {
+  it('lets everything in while the loop has room, however much one flow sends', () => {
     const { admission: gate } = admission();
     const all = Array.from({ length: 50 }, (_, i) => gate.admit(i % 2 ? 'account:a' : 'account:b'));
     expect(all.every((outcome) => typeof outcome === 'function')).toBe(true);
-    expect(gate.waiting).toBe(0);
-    expect(gate.turnTaking).toBe(false);
+    expect(gate.seats).toBe(Number.POSITIVE_INFINITY);
   });
 
-  it('lets a lone tenant in at once even when the loop is busy: nobody to take turns with', () => {
-    const { admission: gate, load } = admission();
+  it('once busy, keeps the seats running then and lines up the rest', () => {
+    const { admission: gate, load } = admission({ minSeats: 2 });
+    const running = [gate.admit('account:a'), gate.admit('account:a'), gate.admit('account:a')];
     load.set(true);
-    for (let i = 0; i < 5; i += 1) released(gate.admit('account:a'));
-    expect(gate.turnTaking).toBe(false);
-  });
-
-  it('when busy and shared, holds a tenant to busyConcurrency and lets a quiet one in at once', async () => {
-    const { admission: gate, load } = admission();
-    load.set(true);
-    released(gate.admit('account:quiet'))();
-    // Two tenants active within ACTIVE_MS: turns.
-    const first = released(gate.admit('account:flood'));
-    expect(gate.turnTaking).toBe(true);
-    const queued = [gate.admit('account:flood'), gate.admit('account:flood')].map(waiting);
-    // The quiet tenant comes back: it goes in at once although the flood has a line.
-    const quiet = released(gate.admit('account:quiet'));
-    expect(gate.waiting).toBe(2);
-    quiet();
-    first();
-    // The flood rests as long as its request took (0 ms here) per other tenant: next one goes.
-    await expect(queued[0]?.outcome).resolves.toBeTypeOf('function');
+    expect(gate.seats).toBe(3);
+    waiting(gate.admit('account:b'));
     expect(gate.waiting).toBe(1);
+    released(running[0] as Release | Waiting | Refusal)();
+    expect(gate.waiting).toBe(0);
+    expect(gate.running).toBe(3);
   });
 
-  it('serves the lines round-robin, one request per tenant in turn', async () => {
+  it('gives a freed seat to the flow that used least lately, not to the first in line', async () => {
     const { admission: gate, load } = admission();
     load.set(true);
-    const order: string[] = [];
-    const a = released(gate.admit('account:a'));
-    const b = released(gate.admit('account:b'));
-    for (const tenant of ['account:a', 'account:a', 'account:b', 'account:b']) {
-      void waiting(gate.admit(tenant)).outcome.then((release) => {
-        order.push(tenant);
-        if (typeof release === 'function') release();
-      });
-    }
-    a();
-    b();
+    const seat = released(gate.admit('account:flood'));
+    const lined = [
+      ...Array.from({ length: 3 }, (_, i) => ({
+        label: `flood ${i}`,
+        wait: waiting(gate.admit('account:flood')),
+      })),
+      { label: 'quiet', wait: waiting(gate.admit('account:quiet')) },
+    ];
+    const order = grantOrder(lined);
+    seat();
     await vi.runAllTimersAsync();
-    expect(order).toEqual(['account:a', 'account:b', 'account:a', 'account:b']);
+    expect(order).toEqual(['quiet', 'flood 0', 'flood 1', 'flood 2']);
   });
 
-  it(`makes a tenant that starts over 1.5 times its share rest ${REST_FACTOR} times as long as its request took`, async () => {
-    const { admission: gate, load } = admission({ busyConcurrency: 5 });
+  it('never leaves a seat empty while a request waits: a lone flood runs back to back', async () => {
+    const { admission: gate, load } = admission();
     load.set(true);
-    released(gate.admit('account:other'));
-    // The flood starts five requests to the other's one: over 1.5 times its half.
-    const flood = Array.from({ length: 5 }, () => released(gate.admit('account:flood')));
-    const next = waiting(gate.admit('account:flood'));
-    let started = false;
-    void next.outcome.then(() => (started = true));
-    clock += 40; // the flood's request took 40 ms
-    flood[0]?.();
-    const rest = 40 * REST_FACTOR;
-    await vi.advanceTimersByTimeAsync(rest - 1);
-    clock += rest - 1;
-    expect(started).toBe(false);
-    clock += 2;
-    await vi.advanceTimersByTimeAsync(2);
-    expect(started).toBe(true);
+    const seat = released(gate.admit('account:flood'));
+    const lined = Array.from({ length: 5 }, (_, i) => ({
+      label: String(i),
+      wait: waiting(gate.admit('account:flood')),
+    }));
+    const order = grantOrder(lined);
+    seat();
+    // No timer passes: each release hands the seat on at once.
+    await Promise.resolve();
+    for (let i = 0; i < 5; i += 1) await Promise.resolve();
+    expect(order).toEqual(['0', '1', '2', '3', '4']);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('charges the bytes an answer took, not only the request: large answers use a share sooner', async () => {
-    // Two tenants, one request each of 10 ms; one answer 300 bytes, the other 64 KiB.
-    const alike = (bigBytes: number) => {
-      const { admission: gate, load } = admission({ busyConcurrency: 5 });
+  it('charges what a request really cost when it ends: bytes and CPU make a flow go later', async () => {
+    for (const cost of [{ bytes: 8 * BYTES_PER_UNIT }, { cpuMs: 8 * CPU_MS_PER_UNIT }]) {
+      const { admission: gate, load } = admission();
+      // Each flow has had one request; the heavy one reported what its request cost.
+      released(gate.admit('account:heavy'))(cost);
+      released(gate.admit('account:light'))();
       load.set(true);
-      const small = released(gate.admit('account:small'));
-      clock += 10;
-      small(300);
-      const big = released(gate.admit('account:big'));
-      clock += 10;
-      big(bigBytes);
-      return gate;
-    };
-    // Counted by requests alone they ask alike: nobody rests.
-    expect(typeof alike(300).admit('account:big')).toBe('function');
-    // Counted by work, 64 KiB is four more units: the large tenant rests REST_FACTOR times as
-    // long as its request took, while the small one still goes in at once.
-    const gate = alike(4 * BYTES_PER_UNIT);
-    const next = waiting(gate.admit('account:big'));
-    let started = false;
-    void next.outcome.then(() => (started = true));
-    expect(typeof gate.admit('account:small')).toBe('function');
-    clock += 10 * REST_FACTOR + 1;
-    await vi.advanceTimersByTimeAsync(10 * REST_FACTOR + 1);
-    expect(started).toBe(true);
-  });
-
-  it('charges the calls made for a tenant (chargeWork), not only its requests: a fan-out uses a share sooner', () => {
-    // Two tenants, one request each of 10 ms and a small answer; one made 200 calls meanwhile.
-    const afterOneEach = (fanOutCalls: number) => {
-      const { admission: gate, load } = admission({ busyConcurrency: 5 });
-      load.set(true);
-      const small = released(gate.admit('account:small'));
-      gate.chargeWork('account:small', UNITS_PER_CALL);
-      clock += 10;
-      small(300);
-      const fanOut = released(gate.admit('account:fan-out'));
-      for (let i = 0; i < fanOutCalls; i += 1) gate.chargeWork('account:fan-out', UNITS_PER_CALL);
-      clock += 10;
-      fanOut(300);
-      return gate;
-    };
-    // One call each: they ask alike, nobody rests.
-    expect(typeof afterOneEach(1).admit('account:fan-out')).toBe('function');
-    // 200 calls: the fan-out's tenant rests, the small one still goes in at once.
-    const gate = afterOneEach(200);
-    waiting(gate.admit('account:fan-out'));
-    expect(typeof gate.admit('account:small')).toBe('function');
-  });
-
-  it('counts a flood of one-shot unverified pairs as one tenant: an account asking as often never rests', () => {
-    const { admission: gate, load } = admission({ busyConcurrency: 5 });
-    load.set(true);
-    for (let i = 0; i < 30; i += 1) {
-      // A new invented pair per request, then the account's own request, each taking 5 ms.
-      const invented = released(gate.admit(`${UNVERIFIED}:pair-${i}`));
-      clock += 5;
-      invented();
-      const own = gate.admit('account:bystander');
-      // Were each pair a tenant of its own, 30 of them would be active: the account's share
-      // would be 1/31 and it would rest after each request.
-      expect(typeof own).toBe('function');
-      clock += 5;
-      (own as Release)();
+      const seat = released(gate.admit('account:other'));
+      const order = grantOrder([
+        { label: 'heavy', wait: waiting(gate.admit('account:heavy')) },
+        { label: 'light', wait: waiting(gate.admit('account:light')) },
+      ]);
+      seat();
+      await vi.runAllTimersAsync();
+      expect(order).toEqual(['light', 'heavy']);
     }
-    expect(groupOf(`${UNVERIFIED}:pair-1`)).toBe(UNVERIFIED);
-    expect(groupOf('account:a')).toBe('account:a');
   });
 
-  it('never makes tenants rest that ask alike', () => {
-    const { admission: gate, load } = admission({ busyConcurrency: 5 });
+  it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {
+    const { admission: gate, load } = admission();
+    gate.chargeWork('account:fan-out', 100);
     load.set(true);
-    for (let round = 0; round < 4; round += 1) {
-      for (const tenant of ['account:a', 'account:b', 'account:c']) {
-        const release = released(gate.admit(tenant));
-        clock += 10;
-        release();
-      }
-    }
-    expect(gate.waiting).toBe(0);
+    const seat = released(gate.admit('account:other'));
+    const order = grantOrder([
+      { label: 'fan-out', wait: waiting(gate.admit('account:fan-out')) },
+      { label: 'small', wait: waiting(gate.admit('account:small')) },
+    ]);
+    seat();
+    await vi.runAllTimersAsync();
+    expect(order).toEqual(['small', 'fan-out']);
   });
 
-  it(`rests at most ${MAX_REST_MS} ms, and not at all once turns have ended`, async () => {
-    const { admission: gate, load } = admission({ busyConcurrency: 4 });
+  it(`forgets use with a half-life of ${USE_HALF_LIFE_MS} ms: yesterday's flood is not punished`, async () => {
+    const { admission: gate, load } = admission();
+    gate.chargeWork('account:old', 1_000);
+    clock += 20 * USE_HALF_LIFE_MS;
+    gate.chargeWork('account:recent', 1);
     load.set(true);
-    released(gate.admit('account:other'));
-    const slow = released(gate.admit('account:slow'));
-    for (let i = 0; i < 3; i += 1) released(gate.admit('account:slow'));
-    const next = waiting(gate.admit('account:slow'));
-    clock += 10_000;
-    gate.admit('account:other'); // still active
-    waiting(gate.admit('account:slow')); // and so is the slow tenant
-    gate.chargeWork('account:slow', 10); // the calls its long request made lately
-    slow();
-    let started = false;
-    void next.outcome.then(() => (started = true));
-    clock += MAX_REST_MS - 1;
-    await vi.advanceTimersByTimeAsync(MAX_REST_MS - 1);
-    expect(started).toBe(false);
-    clock += 1;
-    await vi.advanceTimersByTimeAsync(1);
-    expect(started).toBe(true);
-    load.set(false);
-    const more = Array.from({ length: 5 }, () => gate.admit('account:slow'));
-    expect(more.every((outcome) => typeof outcome === 'function')).toBe(true);
+    const seat = released(gate.admit('account:other'));
+    const order = grantOrder([
+      { label: 'recent', wait: waiting(gate.admit('account:recent')) },
+      { label: 'old', wait: waiting(gate.admit('account:old')) },
+    ]);
+    seat();
+    await vi.runAllTimersAsync();
+    expect(order).toEqual(['old', 'recent']);
+  });
+
+  it('counts every unverified pair towards one flow, each pair with its own line', async () => {
+    const { admission: gate, load } = admission({ maxWaiting: 1 });
+    for (let i = 0; i < 20; i += 1) released(gate.admit(`${UNVERIFIED}:pair-${i}`))();
+    load.set(true);
+    const seat = released(gate.admit('account:other'));
+    const flood = waiting(gate.admit(`${UNVERIFIED}:pair-x`));
+    // The flood's full line refuses it, never a new pair in the same class.
+    expect(isRefusal(gate.admit(`${UNVERIFIED}:pair-x`))).toBe(true);
+    const newcomer = waiting(gate.admit(`${UNVERIFIED}:pair-new`));
+    const bystander = waiting(gate.admit('account:bystander'));
+    const order = grantOrder([
+      { label: 'flood', wait: flood },
+      { label: 'newcomer', wait: newcomer },
+      { label: 'bystander', wait: bystander },
+    ]);
+    seat();
+    await vi.runAllTimersAsync();
+    // Twenty invented pairs used the class's share: the account goes first; the lines alternate.
+    expect(order).toEqual(['bystander', 'flood', 'newcomer']);
+  });
+
+  it('adds seats while requests wait and the loop has room, and takes them back when saturated', () => {
+    const { admission: gate, load } = admission({ minSeats: 2 });
+    load.set(true);
+    released(gate.admit('account:a'));
+    released(gate.admit('account:a'));
+    for (let i = 0; i < 4; i += 1) waiting(gate.admit('account:a'));
+    load.sample(0.6);
+    expect(gate.seats).toBe(3);
+    expect(gate.running).toBe(3);
+    load.sample(0.6);
+    expect(gate.seats).toBe(5);
+    expect(gate.waiting).toBe(1);
+    for (let i = 0; i < 10; i += 1) load.sample(1);
+    expect(gate.seats).toBe(2);
+    load.sample(0.92);
+    expect(gate.seats).toBe(2);
   });
 
   it('refuses at once past maxWaiting, and a request that waited maxWaitMs', async () => {
-    const { admission: gate, load } = admission({ maxWaiting: 2, maxWaitMs: 300 });
+    const { admission: gate, load } = admission({ maxWaiting: 2, maxWaitMs: 1_000 });
     load.set(true);
     released(gate.admit('account:flood'));
-    released(gate.admit('account:other'));
     const lined = [gate.admit('account:flood'), gate.admit('account:flood')].map(waiting);
     const third = gate.admit('account:flood');
     expect(isRefusal(third) && third.refused).toBe('line-full');
     expect(isRefusal(third) && third.retryAfterSeconds).toBe(1);
-    await vi.advanceTimersByTimeAsync(300);
-    const outcomes = await Promise.all(lined.map((w) => w.outcome));
-    expect(outcomes.map((o) => (typeof o === 'function' ? 'ran' : o.refused))).toEqual([
+    await vi.advanceTimersByTimeAsync(1_000);
+    const outcomes = await Promise.all(lined.map((line) => line.outcome));
+    expect(outcomes.map((o) => typeof o === 'object' && o.refused)).toEqual([
       'waited-too-long',
       'waited-too-long',
     ]);
-    expect(gate.waiting).toBe(0);
     expect(refusals).toEqual([
       'account line-full',
       'account waited-too-long',
@@ -281,39 +262,27 @@ describe('Admission', () => {
     const { admission: gate, load } = admission();
     load.set(true);
     released(gate.admit('account:flood'));
-    released(gate.admit('account:other'));
     const gone = waiting(gate.admit('account:flood'));
-    const stays = [gate.admit('account:flood'), gate.admit('account:flood')].map(waiting);
+    const stays = [gate.admit('account:flood'), gate.admit('account:other')].map(waiting);
     gone.cancel();
     expect(gate.waiting).toBe(2);
     load.set(false);
-    const outcomes = await Promise.all(stays.map((w) => w.outcome));
-    expect(outcomes.every((o) => typeof o === 'function')).toBe(true);
+    const granted = await Promise.all(stays.map((s) => s.outcome));
+    expect(granted.every((g) => typeof g === 'function')).toBe(true);
     expect(gate.waiting).toBe(0);
   });
 
-  it(`forgets tenants quiet for ${ACTIVE_MS} ms, busy or not: turns end when one tenant is left`, () => {
-    const { admission: gate, load } = admission();
-    for (let i = 0; i < 1_000; i += 1) released(gate.admit(`account:${i}`))();
-    clock += ACTIVE_MS;
-    released(gate.admit('account:last'))();
+  it('with minSeats 0, is off', () => {
+    const { admission: gate, load } = admission({ minSeats: 0 });
     load.set(true);
-    expect(gate.turnTaking).toBe(false);
-    for (let i = 0; i < 5; i += 1) released(gate.admit('account:last'));
-  });
-
-  it('with busyConcurrency 0, is off', () => {
-    const { admission: gate, load } = admission({ busyConcurrency: 0 });
-    load.set(true);
-    gate.admit('account:other');
     for (let i = 0; i < 20; i += 1) released(gate.admit('account:flood'));
   });
 
-  it('names tenants by kind only', () => {
-    expect([tenantKind(UNVERIFIED), tenantKind(ANONYMOUS), tenantKind('account:xyz')]).toEqual([
-      'unverified',
-      'anonymous',
-      'account',
-    ]);
+  it('names tenants by kind only, and groups unverified pairs', () => {
+    expect(tenantKind('account:x')).toBe('account');
+    expect(tenantKind(`${UNVERIFIED}:p`)).toBe('unverified');
+    expect(tenantKind(ANONYMOUS)).toBe('anonymous');
+    expect(groupOf(`${UNVERIFIED}:p`)).toBe(UNVERIFIED);
+    expect(groupOf('account:x')).toBe('account:x');
   });
 });

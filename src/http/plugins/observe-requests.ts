@@ -17,6 +17,7 @@
  * (no HTTP request per operation) a `subscription ended` line says the same. Both also log
  * `subscription started`.
  */
+import type { IncomingMessage } from 'node:http';
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
@@ -26,10 +27,14 @@ import { outcomeOf, type Outcome } from '../../observability/outcome.js';
 import { HeldWarnings, type WarningRollup } from '../../observability/warning-rollup.js';
 import { GRAPHQL_PATH } from '../paths.js';
 import { REQUEST_ID_HEADER, requestIdFor, requestScope } from '../../observability/request-id.js';
+import { ticketOf, type Ticket } from '../../traffic/admitted-requests.js';
 
 interface RequestRecord {
   readonly id: string;
-  readonly startedAt: number;
+  /** When the request arrived: its admission ticket's arrival, so waiting for a seat counts. */
+  startedAt: number;
+  /** Its admission ticket, when it came through admission (src/traffic/admitted-requests.ts). */
+  ticket?: Ticket;
   /** Upstream failures held until the request ends (only with a logger). */
   readonly warnings?: HeldWarnings;
   operation?: string;
@@ -167,7 +172,13 @@ export function useRequestObserver({
         return requestScope.run(record, wrapped);
       },
     },
-    onRequest({ request, url, endResponse }) {
+    onRequest({ request, url, endResponse, serverContext }) {
+      const ticket = ticketOf((serverContext as { req?: IncomingMessage }).req);
+      const record = ticket && records.get(request);
+      if (record) {
+        record.ticket = ticket;
+        record.startedAt = ticket.arrivedAt;
+      }
       if (!metrics || !metricsEndpoint || url.pathname !== '/metrics') return undefined;
       if (request.method !== 'GET') return undefined;
       return metrics
@@ -180,19 +191,22 @@ export function useRequestObserver({
       const record = records.get(request);
       if (record) record.params = params;
     },
+    // Parse and validation are synchronous: their time is known exactly, and charged to the
+    // sender's flow when the request ends (a document costly to validate is the sender's to pay).
     onParse({ context }) {
+      const began = performance.now();
       return ({ result }) => {
-        if (result instanceof Error) {
-          const record = recordOf(context);
-          if (record) record.errorPhase = 'parse';
-        }
+        const record = recordOf(context);
+        if (record?.ticket) record.ticket.cpuMs += performance.now() - began;
+        if (result instanceof Error && record) record.errorPhase = 'parse';
       };
     },
     onValidate({ context, params }) {
+      const began = performance.now();
       return ({ valid }) => {
-        if (valid) return;
         const record = recordOf(context);
-        if (!record) return;
+        if (record?.ticket) record.ticket.cpuMs += performance.now() - began;
+        if (valid || !record) return;
         record.errorPhase = 'validate';
         // Refused before it ran: named from the document, so its errors count under its name.
         const requested = (context as { params?: { operationName?: string | null } }).params;
@@ -292,9 +306,11 @@ export function useRequestObserver({
       const graphql = path === GRAPHQL_PATH && record.outcome !== undefined;
       const caller = graphql ? callerOf(request) : UNKNOWN_CALLER;
       record.warnings?.release(caller.account);
+      const waitedMs = record.ticket?.waitedMs ?? 0;
       if (metrics && path === GRAPHQL_PATH) {
         const seconds = (performance.now() - record.startedAt) / 1000;
         metrics.httpDone(request.method, response.status, seconds);
+        if (record.ticket) metrics.admissionWaited(waitedMs / 1000);
         const named = {
           name: record.operation,
           validated: record.validated === true,
@@ -319,6 +335,7 @@ export function useRequestObserver({
         path,
         status: response.status,
         durationMs: elapsedMs(record.startedAt),
+        ...(waitedMs >= 1 ? { waitedMs: Math.round(waitedMs) } : {}),
         ...(record.operation ? { operation: record.operation } : {}),
         ...(caller.account ? { account: caller.account } : {}),
         ...(record.outcome && record.outcome.outcome !== 'ok'
