@@ -105,6 +105,16 @@ describe('resumable delivery', () => {
     expect(s.upstream.callsOf('smshistory')).toBe(before);
   });
 
+  it('a Last-Event-ID this gateway did not issue is refused as that header, not as `resumeToken`', async () => {
+    const s = await stack();
+    const stream = await open(s, ADDED, {}, { 'last-event-id': 'made-up.token' });
+    await stream.waitFor(1);
+    const error = stream.events[0]?.errors?.[0];
+    expect(error?.extensions).toEqual({ code: 'BAD_USER_INPUT' });
+    expect(error?.message).toMatch(/^messageAdded: the `Last-Event-ID` header is not a token/);
+    expect(error?.message).not.toContain('resumeToken`');
+  });
+
   it('tids: [] is BAD_USER_INPUT, not a stream that never says anything', async () => {
     const s = await stack();
     const stream = await open(s, 'subscription { messageAdded(tids: []) { id } }');
@@ -150,6 +160,8 @@ describe('resume tokens across keys: a restart without the secret, a rotation', 
       expect(stream.events[0]?.errors?.[0]?.extensions).toEqual({ code: 'RESYNC_REQUIRED' });
       expect(stream.events[0]?.errors?.[0]?.message).toMatch(/subscribe without a token/);
     }
+    expect(byArgument.events[0]?.errors?.[0]?.message).toMatch(/: `resumeToken` was signed/);
+    expect(byHeader.events[0]?.errors?.[0]?.message).toMatch(/: the `Last-Event-ID` header was/);
     expect(s.upstream.callsOf('smshistory')).toBe(before);
   });
 

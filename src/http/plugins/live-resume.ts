@@ -9,7 +9,8 @@
  * Otherwise the same SSE framing as yoga's own (a ping at once and every 12 s).
  */
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import type { ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionResult } from 'graphql';
+import { ErrorCode } from '../../core/errors.js';
 import { takeResumeToken } from '../../graph/live.js';
 
 const PING_MS = 12_000;
@@ -19,7 +20,11 @@ export function useLiveResume(live: { readonly closing: boolean } | null): Plugi
     onSubscribe({ args }) {
       const context = args.contextValue as object;
       return {
-        onSubscribeResult() {
+        onSubscribeResult({ result, setResult }) {
+          // A token from Last-Event-ID (which wins over the argument) is refused as the header.
+          if (!isAsyncIterable(result) && result.errors?.length && lastEventId(context)) {
+            setResult({ ...result, errors: result.errors.map(namingTheHeader) });
+          }
           return {
             onNext({ result, setResult }) {
               const token = takeResumeToken(context);
@@ -107,6 +112,29 @@ function sseResponse(
       'Cache-Control': 'no-cache',
       'Content-Encoding': 'none',
     },
+  });
+}
+
+function lastEventId(context: object): boolean {
+  const { request } = context as { request?: { headers?: { get?(name: string): string | null } } };
+  return Boolean(request?.headers?.get?.('last-event-id'));
+}
+
+/** A refusal of the resume token, said of the `Last-Event-ID` header it came in. */
+function namingTheHeader(error: GraphQLError): GraphQLError {
+  const { argumentName, ...extensions } = error.extensions ?? {};
+  const aboutToken =
+    (error.extensions?.code === ErrorCode.BadUserInput && argumentName === 'resumeToken') ||
+    (error.extensions?.code === ErrorCode.ResyncRequired &&
+      error.message.includes('`resumeToken`'));
+  if (!aboutToken) return error;
+  return new GraphQLError(error.message.replaceAll('`resumeToken`', 'the `Last-Event-ID` header'), {
+    nodes: error.nodes ?? null,
+    source: error.source ?? null,
+    positions: error.positions ?? null,
+    path: error.path ?? null,
+    originalError: error.originalError ?? null,
+    extensions,
   });
 }
 
