@@ -776,7 +776,7 @@ function readSecret(
   if (simulator) return { current: DEMO_SECRET, previous: null, source: 'demo' };
   if (production) {
     problems.push(
-      `GATEWAY_SECRET is required with NODE_ENV=production: the same secret of at least ${MIN_SECRET_LENGTH} characters on every copy, so cursors and resume tokens survive restarts`,
+      `GATEWAY_SECRET is required with NODE_ENV=production: the same secret of at least ${MIN_SECRET_LENGTH} characters on every copy, so cursors and resume tokens survive restarts (make one with \`openssl rand -hex 32\`)`,
     );
   }
   return { current: null, previous: null, source: 'process' };
@@ -807,7 +807,7 @@ function readResponseCache(
   // cache entries or live topics; the demo secret, being public, does not count.
   if ((ttlMs > 0 || liveOn) && rawUrl && !env.GATEWAY_SECRET && !env.CACHE_HMAC_KEY) {
     problems.push(
-      `GATEWAY_SECRET is required with REDIS_URL: the same secret of at least ${MIN_SECRET_LENGTH} characters on every gateway copy`,
+      `GATEWAY_SECRET is required with REDIS_URL: the same secret of at least ${MIN_SECRET_LENGTH} characters on every gateway copy (make one with \`openssl rand -hex 32\`)`,
     );
   }
   return { ...sizes, redisUrl };

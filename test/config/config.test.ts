@@ -318,7 +318,7 @@ describe('loadConfig', () => {
 
     it('needs GATEWAY_SECRET with REDIS_URL, since copies share live topics there', () => {
       expect(problemsOf({ REDIS_URL: 'redis://redis:6379' })).toEqual([
-        'GATEWAY_SECRET is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+        'GATEWAY_SECRET is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy (make one with `openssl rand -hex 32`)',
       ]);
       expect(problemsOf({ REDIS_URL: 'redis://redis:6379', LIVE_POLL_MS: '0' })).toEqual([]);
     });
@@ -345,7 +345,7 @@ describe('loadConfig', () => {
 
     it('requires GATEWAY_SECRET with REDIS_URL, so copies sharing Redis fingerprint alike', () => {
       expect(problemsOf({ CACHE_TTL_MS: '5000', REDIS_URL: 'redis://redis:6379' })).toEqual([
-        'GATEWAY_SECRET is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy',
+        'GATEWAY_SECRET is required with REDIS_URL: the same secret of at least 32 characters on every gateway copy (make one with `openssl rand -hex 32`)',
       ]);
       // The former name still counts: it is an alias.
       expect(
@@ -659,7 +659,7 @@ describe('loadConfig', () => {
         source: 'process',
       });
       expect(problemsOf({ NODE_ENV: 'production', UPSTREAM_URL: REAL })).toEqual([
-        'GATEWAY_SECRET is required with NODE_ENV=production: the same secret of at least 32 characters on every copy, so cursors and resume tokens survive restarts',
+        'GATEWAY_SECRET is required with NODE_ENV=production: the same secret of at least 32 characters on every copy, so cursors and resume tokens survive restarts (make one with `openssl rand -hex 32`)',
       ]);
       expect(
         loadConfig({ NODE_ENV: 'production', UPSTREAM_URL: REAL, GATEWAY_SECRET: HMAC_KEY }).secret
