@@ -19,7 +19,6 @@ import {
   FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT,
   FIXED_UPSTREAM_BREAKER_COOLDOWN_MS,
   FIXED_UPSTREAM_BREAKER_THRESHOLD,
-  FIXED_UPSTREAM_CONCURRENCY,
   FIXED_UPSTREAM_RETRIES,
   FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS,
   FIXED_UPSTREAM_RETRY_BASE_MS,
@@ -70,11 +69,6 @@ export interface GatewayLimits extends QueryLimits {
    * past it, further lists fail with RESPONSE_TOO_LARGE. @default 8388608 (8 MiB)
    */
   readonly maxResponseBytes: number;
-  /**
-   * Upstream calls one GraphQL request may have in flight at once; 0 leaves it to the shared
-   * adaptive limit alone (see UpstreamSettings.connections). @default FIXED_UPSTREAM_CONCURRENCY
-   */
-  readonly upstreamConcurrency: number;
 }
 
 export interface UpstreamSettings {
@@ -453,7 +447,6 @@ export function loadConfig(environment: Env): Config {
       maxUpstreamCalls: FIXED_MAX_UPSTREAM_CALLS,
       maxNodeIds: FIXED_MAX_NODE_IDS,
       maxResponseBytes: int('MAX_RESPONSE_BYTES', 8 * MIB, KIB, GIB),
-      upstreamConcurrency: FIXED_UPSTREAM_CONCURRENCY,
       maxBodyBytes: int('MAX_BODY_BYTES', 100_000, 100, 100_000_000),
       maxTokens: FIXED_MAX_TOKENS,
       maxAliases: int('MAX_ALIASES', 30, 0, 10_000),

@@ -20,8 +20,6 @@ export const FIXED_UPSTREAM_BREAKER_THRESHOLD = 5;
 export const FIXED_UPSTREAM_BREAKER_COOLDOWN_MS = 3_000;
 /** Half the adaptive limit per account while others wait: none starves the rest (alone: more). */
 export const FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT = 50;
-/** No per-request ceiling: the adaptive limit and account shares already bound calls in flight. */
-export const FIXED_UPSTREAM_CONCURRENCY = 0;
 /** Every answered call renews an acceptance and a refusal ends it: the length hardly matters. */
 export const FIXED_CREDENTIALS_VERIFIED_TTL_MS = 300_000;
 /** 1 min: a flood of invented credentials costs the service one call per pair a minute at most. */
@@ -61,7 +59,7 @@ export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
   UPSTREAM_BREAKER_THRESHOLD: String(FIXED_UPSTREAM_BREAKER_THRESHOLD),
   UPSTREAM_BREAKER_COOLDOWN_MS: String(FIXED_UPSTREAM_BREAKER_COOLDOWN_MS),
   UPSTREAM_ACCOUNT_SHARE_PERCENT: String(FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT),
-  UPSTREAM_CONCURRENCY: `${FIXED_UPSTREAM_CONCURRENCY}, no per-request ceiling`,
+  UPSTREAM_CONCURRENCY: 'none per request: the shared adaptive limit alone',
   CREDENTIALS_VERIFIED_TTL_MS: String(FIXED_CREDENTIALS_VERIFIED_TTL_MS),
   CREDENTIALS_REFUSED_TTL_MS: String(FIXED_CREDENTIALS_REFUSED_TTL_MS),
   ADMISSION_BUSY_CONCURRENCY: `none per account: at least ${FIXED_ADMISSION_MIN_SEATS} seats in all`,

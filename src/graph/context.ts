@@ -50,7 +50,6 @@ export function createContext(
   const account = () => {
     if (identity.kind !== 'present') throw unauthenticated(refusal(identity));
     loaders ??= createRequestLoaders(deps.client, identity.credentials, {
-      concurrency: deps.limits.upstreamConcurrency,
       maxCalls: deps.limits.maxUpstreamCalls,
       maxCallSpan: deps.limits.maxHistoryRange,
       arrivedAt,

@@ -11,15 +11,13 @@
  *   otherwise one `allownednumbers`, filtered locally;
  * - at most `maxCalls` upstream calls are made in all (a list's length is only known at run
  *   time, so this backs up the static cost limit); how many run at once is the shared traffic
- *   layer's call (src/traffic/traffic.ts: adaptive limit, fair between accounts), under an optional
- *   per-request ceiling `concurrency`.
+ *   layer's call (src/traffic/traffic.ts: adaptive limit, fair between accounts).
  */
 import DataLoader from 'dataloader';
 import type { Credentials } from '../core/credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
-import { createLimit } from '../traffic/per-request-cap.js';
 import { coalesceRanges, sliceFor, type Range } from './ranges.js';
 
 export interface RequestLoaders {
@@ -31,8 +29,6 @@ export interface RequestLoaders {
 }
 
 export interface RequestLoaderOptions {
-  /** Upstream calls this request may have in flight at once; 0 for no ceiling of its own. */
-  readonly concurrency: number;
   /** Upstream calls this request may make in all. */
   readonly maxCalls: number;
   /** Widest history call made by merging ranges (one range wider than it still gets its call). */
@@ -51,7 +47,6 @@ export function createRequestLoaders(
   credentials: Credentials,
   options: RequestLoaderOptions,
 ): RequestLoaders {
-  const inFlight = options.concurrency > 0 ? createLimit(options.concurrency) : null;
   const callOptions = { arrivedAt: options.arrivedAt };
   let calls = 0;
   function limit<T>(call: () => Promise<T>): Promise<T> {
@@ -64,7 +59,7 @@ export function createRequestLoaders(
         ),
       );
     }
-    return inFlight ? inFlight(call) : call();
+    return call();
   }
 
   const numberLists = new DataLoader<NumbersScope, readonly OwnedNumber[]>(async (scopes) => {

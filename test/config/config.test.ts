@@ -40,7 +40,6 @@ describe('loadConfig', () => {
         breakerCooldownMs: 3_000,
       },
       limits: {
-        upstreamConcurrency: 0,
         maxHistoryRange: 1000,
         maxUpstreamCalls: 250,
         maxCost: 100_000,
@@ -122,7 +121,6 @@ describe('loadConfig', () => {
       admission: { minSeats: 4, maxWaiting: 100, maxWaitMs: 5000 },
       heapGrowingPercent: 50,
       limits: {
-        upstreamConcurrency: 0,
         maxHistoryRange: 200,
         maxUpstreamCalls: 250,
         maxNodeIds: 100,
@@ -550,7 +548,7 @@ describe('loadConfig', () => {
       ['UPSTREAM_BREAKER_THRESHOLD', '5'],
       ['UPSTREAM_BREAKER_COOLDOWN_MS', '3000'],
       ['UPSTREAM_ACCOUNT_SHARE_PERCENT', '50'],
-      ['UPSTREAM_CONCURRENCY', '0, no per-request ceiling'],
+      ['UPSTREAM_CONCURRENCY', 'none per request: the shared adaptive limit alone'],
       ['CREDENTIALS_VERIFIED_TTL_MS', '300000'],
       ['CREDENTIALS_REFUSED_TTL_MS', '60000'],
       ['ADMISSION_BUSY_CONCURRENCY', 'none per account: at least 4 seats in all'],
@@ -617,7 +615,6 @@ describe('loadConfig', () => {
         refusedTtlMs: 60_000,
       });
       expect(config.limits).toMatchObject({
-        upstreamConcurrency: 0,
         maxTokens: 2000,
         maxDirectives: 20,
         maxUpstreamCalls: 250,
