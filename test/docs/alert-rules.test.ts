@@ -65,4 +65,32 @@ describe('docs/alerts/prometheus-rules.yml under promtool', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('would catch the old UpstreamFailing ratio: breaker refusals unread, wrong passwords counted', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gateway-alert-rules-'));
+    try {
+      const rules = await readFile(join(ALERTS, 'prometheus-rules.yml'), 'utf8');
+      const current = /( {6}- alert: UpstreamFailing\n {8}expr: \|\n)((?: {10}.*\n)+)/;
+      expect(rules).toMatch(current);
+      const old = rules.replace(
+        current,
+        '$1' +
+          '          sum by (instance_id) (rate(sms_upstream_requests_total{outcome!="ok"}[5m]))\n' +
+          '            / sum by (instance_id) (rate(sms_upstream_requests_total[5m])) > 0.10\n',
+      );
+      expect(old).not.toBe(rules);
+      await writeFile(join(dir, 'prometheus-rules.yml'), old);
+      await copyFile(
+        join(ALERTS, 'prometheus-rules.test.yml'),
+        join(dir, 'prometheus-rules.test.yml'),
+      );
+      const tested = await promtool(['test', 'rules', 'prometheus-rules.test.yml'], dir);
+      expect(tested.ok).toBe(false);
+      // Both ways: the failing service does not page in time, the wrong passwords page.
+      expect(tested.output).toMatch(/UpstreamFailing, time: 18m/);
+      expect(tested.output).toMatch(/UpstreamFailing, time: 15m/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -29,7 +29,7 @@ const FROM_PARALLEL_WORK: string[] = [];
 /** Metric names in PromQL: identifiers followed by a selector, a range or the end of a term. */
 function metricNames(text: string): string[] {
   const exprs = [
-    ...[...text.matchAll(/expr: \|\n((?: {12}.*\n)+)/g)].map((m) => m[1] ?? ''),
+    ...[...text.matchAll(/expr: \|\n((?: {10}.*\n)+)/g)].map((m) => m[1] ?? ''),
     ...[...text.matchAll(/expr: ([^|\n].*)/g)].map((m) => m[1] ?? ''),
     ...[...text.matchAll(/"expr": "((?:[^"\\]|\\.)*)"/g)].map((m) => m[1] ?? ''),
   ];
