@@ -205,6 +205,30 @@ describe('429 and Retry-After', () => {
     expect(s.calls('AC-A')).toBe(2);
   });
 
+  it('binds a window opened by credentials not accepted lately to their pair alone', async () => {
+    const s = await stack();
+    const wrongToken = { 'x-sys-id': 'AC-A', 'x-auth-token': 'not-the-token' };
+    // The real pair is accepted; a wrong token for its sys_id is answered 429.
+    expect((await s.owned(A)).body.errors).toBeUndefined();
+    s.setReply((call) =>
+      call.params.get('auth_token') === 'not-the-token'
+        ? { status: 429, text: '', headers: { 'retry-after': '60' } }
+        : healthy(call),
+    );
+    expect((await s.owned(wrongToken)).body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect((await s.owned(wrongToken)).body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect(s.calls('AC-A')).toBe(2);
+    // The account's own calls go on.
+    expect((await s.owned(A)).body.errors).toBeUndefined();
+    expect(s.calls('AC-A')).toBe(3);
+    // A 429 to the accepted pair pauses the whole sys_id, every token of it.
+    s.setReply(limitedFor('AC-A', { status: 429, text: '', headers: { 'retry-after': '60' } }));
+    expect((await s.owned(A)).body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    const otherToken = { 'x-sys-id': 'AC-A', 'x-auth-token': 'another-token' };
+    expect((await s.owned(otherToken)).body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect(s.calls('AC-A')).toBe(4);
+  });
+
   it('never shrinks the shared adaptive limit: a 429 is about its account only', async () => {
     const s = await stack({ traffic: { initialConcurrency: 16, minConcurrency: 2 } });
     s.setReply(limitedFor('AC-A', { status: 429, text: '' }));
