@@ -7,8 +7,9 @@
  * Message, an edge) costs 1, a scalar 0, and a list multiplies what each of its items costs by
  * its size. docs/limits.md "Cost" says how the router's reading and the gateway's differ.
  */
+import type { GatewayLimits } from '../config/config.js';
 import { FIXED_MAX_NODE_IDS } from '../config/fixed.js';
-import { DEFAULT_PAGE_SIZE } from './paging.js';
+import { DEFAULT_PAGE_SIZE, maxPageSize } from './paging.js';
 
 /**
  * How many numbers `ownedNumbers` is assumed to list: the list has no size argument, and an
@@ -49,6 +50,9 @@ export const MESSAGES_LIST_SIZE: ListSize = {
 
 export const NODES_LIST_SIZE: ListSize = { assumedSize: ASSUMED_NODE_IDS };
 
+/** The limits list arguments are refused by (BAD_USER_INPUT, in the resolvers). */
+export type SizeLimits = Pick<GatewayLimits, 'maxHistoryRange' | 'maxNodeIds'>;
+
 /**
  * What the gateway knows beyond the directives, kept in the field's `extensions` beside them
  * (never printed, so routers do not see it):
@@ -56,10 +60,18 @@ export const NODES_LIST_SIZE: ListSize = { assumedSize: ASSUMED_NODE_IDS };
  *   the size is their difference (history's `start`).
  * - `costListArgument`: the size is the length of this list argument, repeated entries
  *   included (`nodes(ids:)`, `_entities(representations:)`).
+ * - `costMaxSize`: the most items the arguments may ask for; past it the resolver refuses them
+ *   (BAD_USER_INPUT, naming the argument) before any call, so the estimate counts at most this.
  */
 export interface CostExtensions {
   readonly costRangeStart?: string;
   readonly costListArgument?: string;
+  readonly costMaxSize?: (limits: SizeLimits) => number;
 }
 
-export const HISTORY_RANGE_START = { costRangeStart: 'start' } as const satisfies CostExtensions;
+export const HISTORY_COST = {
+  costRangeStart: 'start',
+  costMaxSize: (limits: SizeLimits) => limits.maxHistoryRange,
+} as const satisfies CostExtensions;
+
+export const MESSAGES_COST = { costMaxSize: maxPageSize } as const satisfies CostExtensions;

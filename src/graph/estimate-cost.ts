@@ -1,7 +1,7 @@
 /**
  * The cost of an operation before it runs, in items (cost.ts), read from the schema's `@cost` and
  * `@listSize` the way the IBM cost specification and the routers read them: an object costs 1
- * (or its `@cost`), a scalar 0, and a list multiplies what is below it by its size. Two gateway
+ * (or its `@cost`), a scalar 0, and a list multiplies what is below it by its size. The gateway's
  * refinements come from the fields' `extensions` (cost.ts CostExtensions), and one more: a field
  * whose `@listSize(sizedFields:)` list is not selected still fetches its items, so they are
  * charged once each (`history(0, 1000) { totalCount }` reads 1,000 messages).
@@ -28,7 +28,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { CostExtensions, ListSize } from './cost.js';
+import type { CostExtensions, ListSize, SizeLimits } from './cost.js';
 
 export interface CostEstimate {
   /** Items the answer may hold (and the service be asked for), every list at its stated size. */
@@ -42,6 +42,11 @@ export interface EstimateRequest {
   readonly document: DocumentNode;
   readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
   readonly operationName?: string | null | undefined;
+  /**
+   * The gateway's limits: a list argument past its field's maximum is counted at that maximum,
+   * so the resolver's BAD_USER_INPUT names it. Without them, as sent (a router's reading).
+   */
+  readonly limits?: SizeLimits | undefined;
 }
 
 /** Throws graphql-js's own error for variables that do not fit their arguments. */
@@ -127,21 +132,23 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     const listSize = directiveArgs<ListSize>(field.extensions, 'listSize');
     const extensions = field.extensions as CostExtensions;
     const args = listSize || extensions.costListArgument ? argumentsOf(field, node) : {};
+    const max = request.limits && extensions.costMaxSize?.(request.limits);
+    const bounded = (items: number) => (max === undefined ? items : Math.min(items, max));
 
     let size = 1;
     let childSizes: Map<string, number> | null = null;
     const imposed = sized?.get(name);
     if (extensions.costListArgument) {
       const list = args[extensions.costListArgument];
-      size = Array.isArray(list) ? list.length : 0;
+      size = bounded(Array.isArray(list) ? list.length : 0);
     } else if (imposed !== undefined) {
       used?.add(name);
       size = imposed;
     } else if (listSize?.sizedFields?.length) {
-      const items = sliceSize(listSize, args, extensions);
+      const items = bounded(sliceSize(listSize, args, extensions));
       childSizes = new Map(listSize.sizedFields.map((child) => [child, items]));
     } else if (listSize) {
-      size = sliceSize(listSize, args, extensions);
+      size = bounded(sliceSize(listSize, args, extensions));
     }
 
     const weight =

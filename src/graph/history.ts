@@ -1,7 +1,7 @@
 /** Message history: the History type and the Number.history field. */
 import type { History } from '../core/domain.js';
 import { badUserInput } from '../core/errors.js';
-import { HISTORY_LIST_SIZE, HISTORY_RANGE_START } from './cost.js';
+import { HISTORY_COST, HISTORY_LIST_SIZE } from './cost.js';
 import { builder } from './builder.js';
 import { MessageRef, messageOrError } from './message.js';
 import { NumberRef } from './numbers.js';
@@ -65,7 +65,7 @@ builder.objectField(NumberRef, 'history', (t) =>
     type: HistoryRef,
     nullable: true,
     listSize: HISTORY_LIST_SIZE,
-    extensions: HISTORY_RANGE_START,
+    extensions: HISTORY_COST,
     description:
       "A range of this number's message history, positions [start, end), 0 being the newest. " +
       'Null (with an error at this path) when the service fails, so other numbers in the same ' +

@@ -71,8 +71,12 @@ export function boundListLookups(schema: GraphQLSchema): void {
       const list = args[argumentName];
       return Array.isArray(list) ? list.length : 0;
     };
-    // The cost estimate counts every id given, repeated ones included (estimate-cost.ts).
-    const costed: CostExtensions = { costListArgument: argumentName };
+    // The cost estimate counts every id given, repeated ones included, up to the cap refused
+    // below (estimate-cost.ts).
+    const costed: CostExtensions = {
+      costListArgument: argumentName,
+      costMaxSize: (limits) => limits.maxNodeIds,
+    };
     field.extensions = { ...field.extensions, ...costed };
     const resolve = field.resolve as GraphQLFieldResolver<unknown, GatewayContext> | undefined;
     if (!resolve) continue;

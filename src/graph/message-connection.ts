@@ -3,10 +3,10 @@ import { builder } from './builder.js';
 // Number.history is defined first whichever module is imported first: the printed schema's field
 // order (schema.graphql, `_service`) must not depend on import order.
 import './history.js';
-import { MESSAGES_LIST_SIZE } from './cost.js';
+import { MESSAGES_COST, MESSAGES_LIST_SIZE } from './cost.js';
 import { MessageRef, messageOrError } from './message.js';
 import { NumberRef } from './numbers.js';
-import { loadPage, MAX_PAGE_SIZE, planPage, type MessagePage } from './paging.js';
+import { loadPage, MAX_PAGE_SIZE, maxPageSize, planPage, type MessagePage } from './paging.js';
 
 /** Also the edge a live MessageEdgeEvent carries (src/graph/live.ts). */
 export const MessageEdgeRef = builder.edgeObject({
@@ -25,6 +25,7 @@ builder.objectField(NumberRef, 'messages', (t) =>
       // node is null, with an UPSTREAM_ERROR at ['…', 'edges', i, 'node'].
       nodeNullable: true,
       listSize: MESSAGES_LIST_SIZE,
+      extensions: MESSAGES_COST,
       description:
         "This number's messages, newest first (the service's order), a page at a time. " +
         '`first` (with `after`) pages towards older messages, `last` (with `before`) towards newer ' +
@@ -33,8 +34,7 @@ builder.objectField(NumberRef, 'messages', (t) =>
         'cannot be read keeps its edge, with a null node and an error there. Null (with an error at this ' +
         'path) when the service fails or the arguments are refused.',
       resolve: async (number, args, context) => {
-        const max = Math.min(MAX_PAGE_SIZE, context.limits.maxHistoryRange);
-        const plan = planPage(args, number.tid, context.cursors, max);
+        const plan = planPage(args, number.tid, context.cursors, maxPageSize(context.limits));
         const upstream = context.upstream();
         const read = (range: { start: number; end: number }) =>
           upstream.history({ tid: number.tid, number: number.number, ...range });

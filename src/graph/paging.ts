@@ -8,10 +8,16 @@
 import type { History, MessageRecord } from '../core/domain.js';
 import { badUserInput, resyncRequired } from '../core/errors.js';
 import type { Range } from '../core/domain.js';
+import type { GatewayLimits } from '../config/config.js';
 import type { CursorCodec, MessageCursor } from './cursors.js';
 
 /** Most edges one page may ask for (`first` or `last`); also capped by MAX_HISTORY_RANGE. */
 export const MAX_PAGE_SIZE = 100;
+/** Most edges one page may ask for under these limits: past it, BAD_USER_INPUT (planPage). */
+export function maxPageSize(limits: Pick<GatewayLimits, 'maxHistoryRange'>): number {
+  return Math.min(MAX_PAGE_SIZE, limits.maxHistoryRange);
+}
+
 /** Page size when neither `first` nor `last` is given. */
 export const DEFAULT_PAGE_SIZE = 20;
 

@@ -61,6 +61,24 @@ describe('the cost estimate', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
+  it("counts an argument past its field's maximum at that maximum, given the limits", () => {
+    const limits = { maxHistoryRange: 1_000, maxNodeIds: 100 };
+    const bounded = (query: string, given = limits) =>
+      estimateCost({ schema, document: parse(query), limits: given }).cost;
+    const page = '{ number(tid: "T") { messages(first: 100000) { totalCount } } }';
+    const range = '{ number(tid: "T") { history(start: 0, end: 100000000) { totalCount } } }';
+    const ids = `{ nodes(ids: ${JSON.stringify(Array.from({ length: 300 }, () => 'x'))}) { id } }`;
+    // Past the maximum, the field refuses the argument itself (BAD_USER_INPUT), before any call.
+    expect(bounded(page)).toBe(1 + 1 + 100);
+    expect(bounded(range)).toBe(1 + 1 + 1_000);
+    expect(bounded(ids)).toBe(100);
+    // A page is a history range: MAX_HISTORY_RANGE below 100 bounds it too.
+    expect(bounded(page, { maxHistoryRange: 50, maxNodeIds: 100 })).toBe(1 + 1 + 50);
+    // Without the limits, as sent (how a router reads the directives).
+    expect(cost(page)).toBe(1 + 1 + 100_000);
+    expect(cost(ids)).toBe(300);
+  });
+
   it('leaves __typename and introspection free', () => {
     expect(cost('{ __typename __schema { types { name } } }')).toBe(0);
   });

@@ -1,6 +1,7 @@
 /**
  * `nodes(ids:)` and `_entities(representations:)` cost in proportion to their input: counted per
- * id in the query cost, capped at 100 ids (FIXED_MAX_NODE_IDS) before any upstream call, and
+ * id (up to the cap) in the query cost, capped at 100 ids (FIXED_MAX_NODE_IDS) before any upstream
+ * call, and
  * message ids found through one per-request index (one owned-numbers call and one history window
  * per number, however many ids).
  */
@@ -21,38 +22,59 @@ const fakeIds = (count: number) =>
 type Stack = Awaited<ReturnType<typeof startStack>>;
 let tight: Stack;
 let generous: Stack;
+let startedDefaults: Stack;
 beforeAll(async () => {
-  // A cost limit that 1,000 ids reach (the default, 100,000, is past the id cap and the body limit).
-  tight = await startStack({}, { limits: { maxCost: 1_000 } });
+  startedDefaults = await startStack();
+  // A cost limit that 80 ids reach (the default, 100,000, is past the id cap and the body limit).
+  tight = await startStack({}, { limits: { maxCost: 50 } });
   // A cost limit high enough that the 100-id cap is what refuses.
   generous = await startStack({}, { limits: { maxCost: 10_000 } });
 });
 afterAll(async () => {
   await tight.close();
   await generous.close();
+  await startedDefaults.close();
 });
 beforeEach(() => {
   tight.simulator.resetCalls();
   generous.simulator.resetCalls();
+  startedDefaults.simulator.resetCalls();
 });
 
 describe('nodes(ids:)', () => {
-  it('counts each id in the query cost: 2,500 ids are refused before any upstream call', async () => {
+  it('counts each id in the query cost: 80 ids are refused before any upstream call', async () => {
+    const { status, body } = await executeText(tight.gateway, NODES, { ids: fakeIds(80) }, auth);
+    expect(status).toBe(400);
+    expect(body.errors?.[0]?.message).toBe(
+      'Query cost limit of 50 exceeded: this operation may return or fetch 80 items ' +
+        '(objects, each list counted at its size; docs/limits.md): Query.nodes 80',
+    );
+    expect(tight.simulator.calls).toEqual([]);
+  });
+
+  it("counts ids past the cap at the cap: 2,500 ids are the cap's refusal, not the cost's", async () => {
     const heapBefore = process.memoryUsage().heapUsed;
+    // 2,500 ids, each reaching a page of 100 messages: 755,000 items if every id counted.
+    const query = `query Nodes($ids: [ID!]!) {
+      nodes(ids: $ids) { ... on Number { messages(first: 100) { edges { node { id status { code } } } } } }
+    }`;
     for (let i = 0; i < 5; i += 1) {
-      const { status, body } = await executeText(
-        tight.gateway,
-        NODES,
+      const { body } = await executeText(
+        startedDefaults.gateway,
+        query,
         { ids: fakeIds(2_500) },
         auth,
       );
-      expect(status).toBe(400);
-      expect(body.errors?.[0]?.message).toBe(
-        'Query cost limit of 1000 exceeded: this operation may return or fetch 2500 items ' +
-          '(objects, each list counted at its size; docs/limits.md): Query.nodes 2500',
-      );
+      expect(body.data).toBeNull();
+      expect(body.errors).toMatchObject([
+        {
+          message: 'nodes: 2500 ids given, at most 100 allowed; split the lookup',
+          path: ['nodes'],
+          extensions: { code: 'BAD_USER_INPUT', argumentName: 'ids' },
+        },
+      ]);
     }
-    expect(tight.simulator.calls).toEqual([]);
+    expect(startedDefaults.simulator.calls).toEqual([]);
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(50 * 1024 * 1024);
   });
 
@@ -93,11 +115,11 @@ describe('_entities', () => {
     const costly = await executeText(
       tight.gateway,
       ENTITIES,
-      { representations: representations(1_500) },
+      { representations: representations(80) },
       auth,
     );
     expect(costly.body.errors?.[0]?.message).toMatch(
-      /^Query cost limit of 1000 exceeded: this operation may return or fetch 1500 items/,
+      /^Query cost limit of 50 exceeded: this operation may return or fetch 80 items/,
     );
     const capped = await executeText(
       generous.gateway,
@@ -181,15 +203,15 @@ describe('_entities representations', () => {
 });
 
 describe('a list lookup costs what its variables say, request by request', () => {
-  it('one document: 2,500 ids refused, then 5 ids answered, then 2,500 refused again', async () => {
+  it('one document: 80 ids refused, then 5 ids answered, then 80 refused again', async () => {
     // The cost of a document is kept between requests only when no variable can change it.
     for (const [count, refused] of [
-      [2_500, true],
+      [80, true],
       [5, false],
-      [2_500, true],
+      [80, true],
     ] as const) {
       const { body } = await executeText(tight.gateway, NODES, { ids: fakeIds(count) }, auth);
-      if (refused) expect(body.errors?.[0]?.message).toMatch(/^Query cost limit of 1000 exceeded/);
+      if (refused) expect(body.errors?.[0]?.message).toMatch(/^Query cost limit of 50 exceeded/);
       else expect(body.errors).toBeUndefined();
     }
     // The five ids were looked up (and not found): one owned-numbers call, one window per number.

@@ -23,7 +23,8 @@ describe.each(['exclusive', 'inclusive'] as const)(
     let tidCounter = 0;
 
     beforeAll(async () => {
-      const tids = Array.from({ length: 20 }, (_, i) => `TN-${i}`);
+      // One per test, and some to spare.
+      const tids = Array.from({ length: 30 }, (_, i) => `TN-${i}`);
       upstream = await startGrowingUpstream({ acct: tids }, { historyEnd });
       test = createTestGateway(upstream.url, { cursorKey: KEY, resilience: { historyEnd } });
       other = createTestGateway(upstream.url, { cursorKey: KEY, resilience: { historyEnd } });
@@ -209,6 +210,17 @@ describe.each(['exclusive', 'inclusive'] as const)(
         ['negative last', () => ({ last: -2 }), /`last` must be 0 or more/],
         ['first over the maximum', () => ({ first: 101 }), /`first` must be at most 100/],
         ['last over the maximum', () => ({ last: 1000 }), /`last` must be at most 100/],
+        // Past MAX_QUERY_COST (100,000) too: still the argument's own refusal, not the cost's.
+        [
+          'first far over the maximum',
+          () => ({ first: 100_000 }),
+          /`first` must be at most 100 \(got 100000\)/,
+        ],
+        [
+          'last far over the maximum',
+          () => ({ last: 1_000_000 }),
+          /`last` must be at most 100 \(got 1000000\)/,
+        ],
         ['first and last together', () => ({ first: 1, last: 1 }), /not both/],
         [
           'a malformed cursor',

@@ -104,13 +104,13 @@ describe('document limits', () => {
   });
 
   it('cost: the message says what it charged, every id of nodes included', async () => {
-    const ids = JSON.stringify(Array.from({ length: 300 }, () => 'x'));
+    const ids = JSON.stringify(Array.from({ length: 100 }, () => 'x'));
     const { status, error } = await refused(
       `{ a: node(id: "x") { id } b: nodes(ids: ${ids}) { id } number(tid: "T") { history(start: 0, end: 900) { totalCount } } }`,
     );
     expect(status).toBe(400);
     expect(error?.message).toMatch(
-      /may return or fetch 1203 items .*: Number\.history \(items fetched\) 900, Query\.nodes 300, Query\.node 1, Query\.number 1, Number\.history 1$/,
+      /may return or fetch 1003 items .*: Number\.history \(items fetched\) 900, Query\.nodes 100, Query\.node 1, Query\.number 1, Number\.history 1$/,
     );
   });
 
@@ -137,6 +137,53 @@ describe('document limits', () => {
     expect(error?.message).toMatch(
       /cost limit of 1000 exceeded: this operation may return or fetch 2200 items/,
     );
+  });
+
+  describe('an argument past its own maximum, at the default cost limit', () => {
+    let defaults: Awaited<ReturnType<typeof startStack>>;
+    beforeAll(async () => {
+      defaults = await startStack();
+    });
+    afterAll(() => defaults.close());
+    beforeEach(() => defaults.simulator.resetCalls());
+
+    // Each would cost over 100,000 items at the size asked; the field refuses the size itself.
+    it.each([
+      ['messages(first: 100000)', ['number', 'messages'], 'first'],
+      ['messages(last: 1000000)', ['number', 'messages'], 'last'],
+      ['history(start: 0, end: 100000000)', ['number', 'history'], 'end'],
+    ])('%s is BAD_USER_INPUT on that field, with no history call', async (field, path, arg) => {
+      const { body } = await executeText(
+        defaults.gateway,
+        `{ number(tid: "TN-L-0001") { tid ${field} { totalCount } } }`,
+        undefined,
+        auth,
+      );
+      expect(body.data).toEqual({ number: { tid: 'TN-L-0001', [path[1] ?? '']: null } });
+      expect(body.errors).toMatchObject([
+        { path, extensions: { code: 'BAD_USER_INPUT', argumentName: arg } },
+      ]);
+      expect(defaults.simulator.calls.filter((c) => c.operation === 'smshistory')).toEqual([]);
+    });
+
+    it('is counted at its maximum: a document too costly even so is still refused', async () => {
+      const { body } = await executeText(
+        defaults.gateway,
+        '{ ownedNumbers { history(start: 0, end: 100000) { messages { id } } } }',
+        undefined,
+        auth,
+      );
+      expect(body.data ?? null).toBeNull();
+      expect(body.errors).toMatchObject([
+        {
+          message: expect.stringMatching(
+            /^Query cost limit of 100000 exceeded: this operation may return or fetch 200400 items/,
+          ),
+          extensions: { code: 'GRAPHQL_VALIDATION_FAILED' },
+        },
+      ]);
+      expect(defaults.simulator.calls).toEqual([]);
+    });
   });
 
   it('lets the GraphiQL default query and the full introspection query through', async () => {

@@ -12,6 +12,7 @@ import { GraphQLError, Kind, type DocumentNode, type ValidationContext } from 'g
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../../config/config.js';
 import { ErrorCode } from '../../core/errors.js';
+import type { SizeLimits } from '../../graph/cost.js';
 import { estimateCost, type CostEstimate } from '../../graph/estimate-cost.js';
 
 /**
@@ -56,7 +57,7 @@ function report(limit: Limit, max: number) {
 }
 
 export function queryLimitPlugins(
-  limits: QueryLimits,
+  limits: QueryLimits & SizeLimits,
   costObserver: CostObserver | null = null,
 ): Plugin[] {
   return [
@@ -76,7 +77,7 @@ export function queryLimitPlugins(
       flattenFragments: true,
     }),
     maxDirectivesPlugin(report('directives', limits.maxDirectives)),
-    upstreamCostLimit(limits.maxCost, costObserver),
+    upstreamCostLimit(limits, costObserver),
   ];
 }
 
@@ -93,7 +94,16 @@ export interface CostObserver {
   costActual(items: number): void;
 }
 
-function upstreamCostLimit(maxCost: number, observer: CostObserver | null): Plugin {
+/**
+ * An argument past its field's own maximum (a `first` over the page size, a range wider than
+ * MAX_HISTORY_RANGE, over 100 ids) is counted at that maximum: the field answers BAD_USER_INPUT
+ * naming it, before any call, rather than the whole document being refused for its cost.
+ */
+function upstreamCostLimit(
+  limits: QueryLimits & SizeLimits,
+  observer: CostObserver | null,
+): Plugin {
+  const { maxCost } = limits;
   // Estimates per cached document and operation name, for documents without variables.
   const estimates = new WeakMap<DocumentNode, Map<string, CostEstimate>>();
   return {
@@ -109,6 +119,7 @@ function upstreamCostLimit(maxCost: number, observer: CostObserver | null): Plug
             document: args.document,
             variables: args.variableValues as Record<string, unknown> | null | undefined,
             operationName: args.operationName,
+            limits,
           });
         } catch {
           // Bad variables: execution reports them with graphql-js's own clear message.
