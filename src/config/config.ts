@@ -169,6 +169,8 @@ export interface RedisSettings {
   readonly sentinels: readonly HostPort[];
   /** REDIS_SENTINEL_NAME: the primary's name at the sentinels. @default "mymaster" with sentinels */
   readonly sentinelName: string | null;
+  /** REDIS_SENTINEL_PASSWORD: the sentinels' own password; null asks them without one. @default null */
+  readonly sentinelPassword: string | null;
   /** REDIS_CLUSTER_NODES: seed nodes of a Redis Cluster, host:port,host:port. @default [] */
   readonly clusterNodes: readonly HostPort[];
 }
@@ -350,6 +352,7 @@ export const CONFIG_VARIABLES = [
   'REDIS_URL',
   'REDIS_SENTINELS',
   'REDIS_SENTINEL_NAME',
+  'REDIS_SENTINEL_PASSWORD',
   'REDIS_CLUSTER_NODES',
   'SHUTDOWN_READINESS_DELAY_MS',
   'SHUTDOWN_TIMEOUT_MS',
@@ -539,6 +542,10 @@ function readRedisTopology(
   const sentinels = readHostPorts('REDIS_SENTINELS', env.REDIS_SENTINELS, problems);
   const clusterNodes = readHostPorts('REDIS_CLUSTER_NODES', env.REDIS_CLUSTER_NODES, problems);
   const sentinelName = env.REDIS_SENTINEL_NAME?.trim() || null;
+  const sentinelPassword = env.REDIS_SENTINEL_PASSWORD || null;
+  if (sentinelPassword && sentinels.length === 0) {
+    problems.push('REDIS_SENTINEL_PASSWORD needs REDIS_SENTINELS');
+  }
   if ((sentinels.length > 0 || clusterNodes.length > 0 || sentinelName) && url === null) {
     problems.push('REDIS_SENTINELS, REDIS_SENTINEL_NAME and REDIS_CLUSTER_NODES need REDIS_URL');
     return null;
@@ -557,6 +564,7 @@ function readRedisTopology(
     url,
     sentinels,
     sentinelName: sentinels.length > 0 ? (sentinelName ?? 'mymaster') : null,
+    sentinelPassword: sentinels.length > 0 ? sentinelPassword : null,
     clusterNodes,
   };
 }

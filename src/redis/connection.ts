@@ -230,8 +230,9 @@ function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
       // others listening; a lost one is retried every minute (ioredis' default), since each
       // failed attempt prints a line on stderr.
       failoverDetector: true,
-      // Sentinels are asked without a password unless they share the primary's.
-      ...(auth.password ? { sentinelPassword: auth.password } : {}),
+      // Sentinels have a password of their own, or none (REDIS_SENTINEL_PASSWORD): sent the
+      // primary's, one without answered every connection with a warning on stderr.
+      ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
       ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
     });
   }

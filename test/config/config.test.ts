@@ -97,6 +97,7 @@ describe('loadConfig', () => {
       KEEP_ALIVE_TIMEOUT_MS: '75000',
       REDIS_SENTINELS: 'sentinel-1:26379, sentinel-2:26379',
       REDIS_SENTINEL_NAME: 'gateway',
+      REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
     });
     expect(config).toEqual({
       instanceId: 'gw-eu-1.pod-7',
@@ -155,6 +156,7 @@ describe('loadConfig', () => {
           { host: 'sentinel-2', port: 26379 },
         ],
         sentinelName: 'gateway',
+        sentinelPassword: 'sentinel-secret',
         clusterNodes: [],
       },
       shutdown: { readinessDelayMs: 15_000, timeoutMs: 20_000, keepAliveTimeoutMs: 75_000 },
@@ -261,6 +263,12 @@ describe('loadConfig', () => {
     expect(problems({ REDIS_URL: 'redis://:s3cret@a:1', REDIS_SENTINELS: 'b' })).not.toContain(
       's3cret',
     );
+    expect(problems({ REDIS_URL: 'redis://a:1', REDIS_SENTINEL_PASSWORD: 'not-echoed' })).toMatch(
+      /REDIS_SENTINEL_PASSWORD needs REDIS_SENTINELS/,
+    );
+    expect(
+      problems({ REDIS_URL: 'redis://a:1', REDIS_SENTINEL_PASSWORD: 'not-echoed' }),
+    ).not.toContain('not-echoed');
     expect(problems({ INSTANCE_ID: 'a b' })).toMatch(/INSTANCE_ID must be/);
     expect(problems({ KEEP_ALIVE_TIMEOUT_MS: '10' })).toMatch(/KEEP_ALIVE_TIMEOUT_MS/);
   });
