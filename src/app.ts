@@ -241,6 +241,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
     credentials,
     onAttempt: (made) => admission.chargeWork(callsTenant(made), UNITS_PER_CALL),
+    // One ledger: waiting calls go by what their account used lately, as requests do.
+    usage: (account) => admission.useOf(`account:${account}`),
     // Its per-call warnings (retries) are rolled up with the request's other failures.
     ...(logger ? { logger: holdingRequestWarnings(logger) } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),

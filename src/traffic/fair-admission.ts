@@ -162,6 +162,12 @@ export class Admission {
     return this.limit;
   }
 
+  /** What `tenant`'s flow has used lately, in decayed work units (0 for one not seen lately). */
+  useOf(tenant: Tenant): number {
+    const flow = this.flows.get(groupOf(tenant));
+    return flow ? this.decayed(flow, this.now()) : 0;
+  }
+
   /**
    * Charges work done for `tenant` outside the requests admission counts: calls made to the
    * service for it (traffic.ts tells each one), its subscriptions' polls included.
@@ -227,13 +233,13 @@ export class Admission {
   }
 
   /** The flow's use now, decayed since it was last charged. */
-  private useOf(flow: Flow, now: number): number {
+  private decayed(flow: Flow, now: number): number {
     return flow.use * 2 ** ((flow.usedAt - now) / USE_HALF_LIFE_MS);
   }
 
   private charge(flow: Flow, units: number): void {
     const now = this.now();
-    flow.use = this.useOf(flow, now) + units;
+    flow.use = this.decayed(flow, now) + units;
     flow.usedAt = now;
   }
 
@@ -243,7 +249,7 @@ export class Admission {
     if (now - this.lastPrune < USE_HALF_LIFE_MS) return;
     this.lastPrune = now;
     for (const [key, flow] of this.flows) {
-      if (flow.running === 0 && flow.lines.size === 0 && this.useOf(flow, now) < 0.01) {
+      if (flow.running === 0 && flow.lines.size === 0 && this.decayed(flow, now) < 0.01) {
         this.flows.delete(key);
       }
     }
@@ -282,7 +288,7 @@ export class Admission {
       let least = Number.POSITIVE_INFINITY;
       for (const flow of this.flows.values()) {
         if (flow.lines.size === 0) continue;
-        const use = this.useOf(flow, now);
+        const use = this.decayed(flow, now);
         if (use < least) {
           least = use;
           next = flow;

@@ -1,8 +1,10 @@
 /**
- * Admission of calls to the service, shared by every request of this copy: at most the adaptive
- * limit in flight, and when calls have to wait, the free slots go round-robin between accounts,
- * one call each in turn. One account's 200-number fan-out therefore holds a place in line next to
- * another account's single call instead of in front of it.
+ * Slots for calls to the service, shared by every request of this copy: at most the adaptive
+ * limit in flight. When calls have to wait, a freed slot goes to the waiting account that has
+ * used least lately, by the same ledger request admission keeps (fair-admission.ts `useOf`), so
+ * one ledger orders both requests and their calls; accounts that have used alike take turns (a
+ * served account goes last). One account's 200-number fan-out therefore holds a place in line
+ * next to another account's single call instead of in front of it.
  *
  * Work-conserving, as a partitioned limiter that lets a partition borrow what others leave
  * unused (Netflix concurrency-limits): an account alone may use every slot but a small reserve
@@ -12,7 +14,6 @@
  * bookkeeping, and what the queues are keyed by (the account, a keyed hash of the sys_id) is ours.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
-import { RoundRobinLines } from './round-robin-lines.js';
 
 /** Hands the slot back; `rttMs` feeds the adaptive limit when the service answered. */
 export type Release = (feedback?: {
@@ -31,15 +32,20 @@ interface Waiter {
 
 export class FairScheduler {
   private inFlightCount = 0;
-  /** Waiting calls, one line per account, served round-robin. */
-  private readonly queues = new RoundRobinLines<Waiter>();
+  /** Waiting calls, one line per account, in turn order (a served account goes last). */
+  private readonly queues = new Map<string, Waiter[]>();
+  private waitingCount = 0;
   /** Calls in flight per account (only accounts with some). */
   private readonly perAccount = new Map<string, number>();
 
-  /** `share`: the fraction of the limit one account may hold in flight, from 0 to 1. */
+  /**
+   * `share`: the fraction of the limit one account may hold in flight, from 0 to 1; `useOf`:
+   * what an account has used lately (the admission ledger), least first. @default all alike
+   */
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
+    private readonly useOf: (account: string) => number = () => 0,
   ) {}
 
   /** The most calls one account may have in flight while others wait. */
@@ -49,7 +55,7 @@ export class FairScheduler {
 
   /** The most calls `account` may have in flight now: nearly all of them when no one else waits. */
   private capOf(account: string): number {
-    const othersWaiting = this.queues.keys > (this.queues.has(account) ? 1 : 0);
+    const othersWaiting = this.queues.size > (this.queues.has(account) ? 1 : 0);
     if (othersWaiting) return this.accountCap;
     const limit = this.limit.current;
     return Math.max(1, limit - Math.ceil(limit * RESERVE_FRACTION));
@@ -60,7 +66,7 @@ export class FairScheduler {
   }
 
   get waiting(): number {
-    return this.queues.waiting;
+    return this.waitingCount;
   }
 
   /**
@@ -70,7 +76,7 @@ export class FairScheduler {
   acquire(account: string, signal: AbortSignal): Promise<Release> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     if (
-      this.queues.keys === 0 &&
+      this.queues.size === 0 &&
       this.inFlightCount < this.limit.current &&
       (this.perAccount.get(account) ?? 0) < this.capOf(account)
     ) {
@@ -84,11 +90,20 @@ export class FairScheduler {
         },
       };
       const onAbort = (): void => {
-        this.queues.remove(account, waiter);
+        const line = this.queues.get(account) ?? [];
+        const index = line.indexOf(waiter);
+        if (index >= 0) {
+          line.splice(index, 1);
+          this.waitingCount -= 1;
+          if (line.length === 0) this.queues.delete(account);
+        }
         reject(signal.reason as Error);
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.queues.push(account, waiter);
+      const line = this.queues.get(account);
+      if (line) line.push(waiter);
+      else this.queues.set(account, [waiter]);
+      this.waitingCount += 1;
       // Another account at its share may be all that is queued: this call may still go now.
       this.dispatch();
     });
@@ -106,7 +121,7 @@ export class FairScheduler {
         this.limit.sample(
           feedback.rttMs,
           this.inFlightCount,
-          this.queues.keys > 0,
+          this.queues.size > 0,
           feedback.operation,
         );
       }
@@ -119,14 +134,28 @@ export class FairScheduler {
   }
 
   /**
-   * Fills free slots from the queues, one call per account in turn, skipping accounts at their
-   * share (they keep their place until one of their calls ends).
+   * Fills free slots from the queues: each to the waiting account under its share that has used
+   * least lately (ties: the one served longest ago), which then goes last in the turn.
    */
   private dispatch(): void {
-    this.queues.serve(
-      (account) => (this.perAccount.get(account) ?? 0) < this.capOf(account),
-      (account, waiter) => waiter.grant(this.take(account)),
-      () => this.inFlightCount < this.limit.current,
-    );
+    while (this.waitingCount > 0 && this.inFlightCount < this.limit.current) {
+      let next: string | undefined;
+      let least = Number.POSITIVE_INFINITY;
+      for (const account of this.queues.keys()) {
+        if ((this.perAccount.get(account) ?? 0) >= this.capOf(account)) continue;
+        const use = this.useOf(account);
+        if (use < least) {
+          least = use;
+          next = account;
+        }
+      }
+      if (next === undefined) return;
+      const line = this.queues.get(next) as Waiter[];
+      this.queues.delete(next);
+      const waiter = line.shift() as Waiter;
+      if (line.length > 0) this.queues.set(next, line);
+      this.waitingCount -= 1;
+      waiter.grant(this.take(next));
+    }
   }
 }

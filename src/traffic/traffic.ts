@@ -18,8 +18,8 @@
  *    backoff with decorrelated jitter (cockatiel's generator). A 429 is never retried.
  * 5. Bookkeeping of what happened: faults feed the account's breaker and, when they are evidence
  *    about the service as a whole, the service's (service-health.ts); a 429 opens the account's
- *    window for Retry-After (or `defaultRetryAfterMs`; the pair's alone while the service has not
- *    accepted it lately) and nothing else: it is about that account,
+ *    window for Retry-After (or `defaultRetryAfterMs`; for the sys_id's unaccepted tokens alone
+ *    when the credentials were not accepted lately) and nothing else: it is about that account,
  *    so it never shrinks the shared limit. A timeout shrinks the shared limit only when it is
  *    evidence about the whole service (faults from two accounts), so one account's hung calls
  *    cannot throttle the others. Time spent waiting for a slot in this copy is never evidence: a
@@ -76,6 +76,8 @@ export interface TrafficOptions {
    * for: admission charges it to their tenant (UNITS_PER_CALL in fair-admission.ts).
    */
   readonly onAttempt?: (credentials: Credentials) => void;
+  /** What an account has used lately (admission's ledger): waiting calls of the least go first. */
+  readonly usage?: (account: string) => number;
 }
 
 export type { ConcurrencySnapshot, RefusalReason };
@@ -115,7 +117,7 @@ export function withTrafficControl(
     max: options.maxInFlight,
     ownDelayMs: (since) => processEventLoopLag().latestSince(since),
   });
-  const scheduler = new FairScheduler(limit, options.accountShare ?? 0.5);
+  const scheduler = new FairScheduler(limit, options.accountShare ?? 0.5, options.usage);
   const memory = options.credentials ?? new CredentialMemory();
   const accounts = new AccountTraffic({
     breakerThreshold: options.breakerThreshold,
@@ -146,9 +148,8 @@ export function withTrafficControl(
     maxDelay: 2_000,
   });
 
-  /** Where a 429 window of credentials not accepted lately is kept: their pair's own key. */
-  const pairKey = (credentials: Credentials): string =>
-    `pair:${memory.identities.of(credentials).pair}`;
+  /** Where a 429 window opened by credentials not accepted lately is kept. */
+  const unacceptedOf = (account: string): string => `unaccepted:${account}`;
 
   /** Throws when the call may not go now; admits a breaker's half-open probe. */
   function gate(credentials: Credentials, account: string, now: number): void {
@@ -158,7 +159,11 @@ export function withTrafficControl(
       options.onRefused?.('refused_credentials');
       throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
     }
-    const refusal = accounts.refusal(account, now) ?? accounts.refusal(pairKey(credentials), now);
+    const refusal =
+      accounts.refusal(account, now) ??
+      (memory.verdict(credentials) === 'accepted'
+        ? undefined
+        : accounts.refusal(unacceptedOf(account), now));
     if (refusal) {
       options.onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
       throw refusalError(refusal, account);
@@ -196,9 +201,10 @@ export function withTrafficControl(
       // About this account only: its window, never the shared limit.
       const windowMs = Math.min(error.retryAfterMs ?? defaultRetryAfterMs, MAX_RETRY_AFTER_MS);
       release();
-      // Credentials the service has not accepted lately open a window for their pair alone: a
-      // wrong token for a real sys_id never pauses the account's own calls.
-      const scope = memory.verdict(credentials) === 'accepted' ? account : pairKey(credentials);
+      // Credentials the service has not accepted lately open a window for the sys_id's
+      // unaccepted tokens alone: a wrong token never pauses the account's own calls, and a new
+      // token per request cannot walk through the window either.
+      const scope = memory.verdict(credentials) === 'accepted' ? account : unacceptedOf(account);
       accounts.rateLimited(scope, now, windowMs);
       service.answered();
       return new UpstreamError(error.code, error.message, { retryAfterMs: windowMs });

@@ -27,6 +27,8 @@ export interface UpstreamExtras {
   readonly secret?: string | null;
   /** Told of each attempt sent to the service (TrafficOptions.onAttempt). */
   readonly onAttempt?: TrafficOptions['onAttempt'];
+  /** Admission's ledger, which orders waiting calls (TrafficOptions.usage). */
+  readonly usage?: TrafficOptions['usage'];
 }
 
 export function createUpstream(
@@ -59,6 +61,7 @@ export function createUpstream(
       ...(extras.logger ? { logger: extras.logger } : {}),
       ...(extras.observer?.refused ? { onRefused: extras.observer.refused } : {}),
       ...(extras.onAttempt ? { onAttempt: extras.onAttempt } : {}),
+      ...(extras.usage ? { usage: extras.usage } : {}),
     },
   );
   const client = shareCallsInFlight(managed, extras.observer);

@@ -256,6 +256,26 @@ describe('FairScheduler', () => {
     expect(scheduler.inFlight).toBe(0);
   });
 
+  it('hands a freed slot to the account that used least lately, by the ledger it is given', async () => {
+    const use: Record<string, number> = { heavy: 50, light: 1 };
+    const scheduler = new FairScheduler(
+      new AdaptiveLimit({ initial: 1, min: 1, max: 1 }),
+      1,
+      (account) => use[account] ?? 0,
+    );
+    const first = await scheduler.acquire('other', never);
+    const order: string[] = [];
+    const queued = ['heavy', 'heavy', 'light'].map((account) =>
+      scheduler.acquire(account, never).then((release) => {
+        order.push(account);
+        release();
+      }),
+    );
+    first();
+    await Promise.all(queued);
+    expect(order).toEqual(['light', 'heavy', 'heavy']);
+  });
+
   it('drops a waiting call whose deadline passes, with its reason', async () => {
     const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }));
     const held: Release = await scheduler.acquire('a', never);

@@ -205,7 +205,7 @@ describe('429 and Retry-After', () => {
     expect(s.calls('AC-A')).toBe(2);
   });
 
-  it('binds a window opened by credentials not accepted lately to their pair alone', async () => {
+  it("binds a window opened by credentials not accepted lately to the sys_id's unaccepted tokens", async () => {
     const s = await stack();
     const wrongToken = { 'x-sys-id': 'AC-A', 'x-auth-token': 'not-the-token' };
     // The real pair is accepted; a wrong token for its sys_id is answered 429.
