@@ -5,8 +5,9 @@
  * The drain resets nothing a client wrote, with or without a balancer in front. A connection is
  * closed only (a) right after a response that said `Connection: close`, (b) once it has been
  * idle for as long as the client was told it could stay (`Keep-Alive: timeout=`), (c) when it
- * had no request since the drain began (see closeIdleSinceDrain), or (d) at the shutdown
- * deadline, if idle. Node's own `server.close()` is not used: it also closes every connection
+ * had no request since the drain began (see closeIdleSinceDrain), (d) right after an event
+ * stream that began before the drain ends (see closeAfter), or (e) at the shutdown deadline, if
+ * idle. Node's own `server.close()` is not used: it also closes every connection
  * Node counts as idle, and a connection accepted a moment ago is "idle" until its request's
  * headers are parsed, so a request already on the wire met a reset.
  *
@@ -78,6 +79,8 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** How often Node checks connections against those two (its default, 30 s, would add to both). */
 const TIMEOUT_CHECK_MS = 1_000;
+/** Requests that accept an answer as a stream (SSE, incremental delivery): see closeAfter. */
+const STREAM_ACCEPT = /text\/event-stream|multipart\/mixed/i;
 /** Before the listening socket closes: no new connection for this long... */
 const QUIET_MS = 100;
 /** ...or this long at most, while new requests wait. */
@@ -133,15 +136,33 @@ export function createGatewayServer(
   });
 
   const inFlight = new Set<ServerResponse>();
+  /** Event streams in flight: their connection, for the drain (see closeAfter). */
+  const streams = new WeakMap<ServerResponse, Socket>();
   let draining = false;
   const closeAfter = (response: ServerResponse): void => {
-    if (!response.headersSent) response.setHeader('connection', 'close');
+    if (!response.headersSent) {
+      response.setHeader('connection', 'close');
+      return;
+    }
+    // A stream (SSE, multipart) that began before the drain said nothing of closing, and a
+    // balancer keeps its connection once the drain has ended it: the copy would wait for the
+    // deadline. Its connection is closed (FIN, after the stream's last bytes) once it ends. Its
+    // client reconnects only after a pause (graphql-sse 0.25 s and more, EventSource seconds;
+    // a balancer has taken the copy out), by when the close has reached it.
+    const socket = streams.get(response);
+    if (!socket || !response.chunkedEncoding) return;
+    response.once('finish', () => {
+      // Node has let go of the connection by now, unless a pipelined request follows.
+      if ((socket as Socket & { _httpMessage?: unknown })._httpMessage) return;
+      socket.end(() => socket.destroy());
+    });
   };
   // Before the gateway's own listener, so the header is in place before it answers.
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     firstRequestArrived(request);
     lastActive.set(request.socket, performance.now());
     overCap.requestStarted(request.socket, response);
+    if (STREAM_ACCEPT.test(request.headers.accept ?? '')) streams.set(response, request.socket);
     if (draining) closeAfter(response);
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));

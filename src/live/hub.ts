@@ -13,7 +13,7 @@
 import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
-import type { LiveBus, LiveEvent } from './bus.js';
+import { LocalBus, type LiveBus, type LiveEvent } from './bus.js';
 import { SubscriptionAdmission, type AdmissionOptions } from '../traffic/subscription-admission.js';
 import type { LiveObserver } from './observer.js';
 import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
@@ -55,6 +55,8 @@ export class LiveHub {
   private readonly topics = new Map<string, Topic>();
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   private readonly subscriptions = new Set<LiveSubscription>();
+  /** Topics being stopped (loop stopped, lock released, bus listener removed). */
+  private readonly stopping = new Set<Promise<void>>();
   private closingNow = false;
   private readonly closeListeners = new Set<() => void>();
   private readonly admission: SubscriptionAdmission;
@@ -161,9 +163,21 @@ export class LiveHub {
     // Let the WebSocket server close its sockets first (same tick), so a graphql-ws client gets
     // "going away", never a `complete` it would take as final.
     await new Promise((resolve) => setImmediate(resolve));
+    let held = 0;
+    for (const topic of this.topics.values()) if (topic.loop.holding) held += 1;
+    // Ending the last subscriber of a topic stops its loop (leave()); the others are stopped here.
     for (const subscription of [...this.subscriptions]) subscription.end();
-    const topics = [...this.topics.keys()];
-    await Promise.all(topics.map((topic) => this.stopTopic(topic)));
+    for (const topic of [...this.topics.keys()]) void this.stopTopic(topic);
+    // Every loop hands its lock back before the bus closes: the copy that polls next continues
+    // from the seen state as after a handover. Closing first lost the releases, and each drain
+    // showed up on the next copy as a takeover from a copy that had gone quiet.
+    await Promise.allSettled([...this.stopping]);
+    if (held > 0 && !(this.options.bus instanceof LocalBus)) {
+      this.options.logger?.info(
+        { numbers: held },
+        'live updates: handed over polling to the other copies (draining)',
+      );
+    }
     await this.options.bus.close();
   }
 
@@ -213,14 +227,20 @@ export class LiveHub {
     if (entry.subscribers === 0) await this.stopTopic(topic);
   }
 
-  private async stopTopic(topic: string): Promise<void> {
+  private stopTopic(topic: string): Promise<void> {
     const entry = this.topics.get(topic);
-    if (!entry) return;
+    if (!entry) return Promise.resolve();
     this.topics.delete(topic);
-    await entry.loop.stop();
-    await (
-      await entry.unlisten.catch(() => () => Promise.resolve())
-    )();
+    const stopped = (async () => {
+      await entry.loop.stop();
+      await (
+        await entry.unlisten.catch(() => () => Promise.resolve())
+      )();
+    })();
+    // close() waits for it, however the stop began.
+    this.stopping.add(stopped);
+    void stopped.finally(() => this.stopping.delete(stopped)).catch(() => undefined);
+    return stopped;
   }
 
   private addListener(topic: string, listener: (event: LiveEvent) => void): void {

@@ -157,3 +157,56 @@ describe('defaultMaxConnections', () => {
     }
   });
 });
+
+describe('draining with event streams open', () => {
+  const STREAM_REQUEST = 'GET / HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n';
+
+  /** A server whose event streams stay open until `endStreams()`; other requests get 'ok'. */
+  async function serveStreams(): Promise<{
+    gateway: GatewayServer;
+    port: number;
+    endStreams(): void;
+  }> {
+    const open: Array<() => void> = [];
+    const gateway = createGatewayServer(
+      (request, response) => {
+        if (!request.headers.accept?.includes('text/event-stream')) return void response.end('ok');
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(': stream\n\n');
+        open.push(() => response.end());
+      },
+      { keepAliveTimeoutMs: 60_000 },
+    );
+    opened.push(gateway);
+    gateway.server.listen(0, '127.0.0.1');
+    await once(gateway.server, 'listening');
+    const port = (gateway.server.address() as AddressInfo).port;
+    return { gateway, port, endStreams: () => open.splice(0).forEach((end) => end()) };
+  }
+
+  it('closes the connection of a stream that began before the drain once the stream ends', async () => {
+    const { gateway, port, endStreams } = await serveStreams();
+    const client = await open(port);
+    client.socket.write(STREAM_REQUEST);
+    await until(() => client.received().includes(': stream'));
+    gateway.closeAfterEachResponse();
+    endStreams();
+    // The stream ends in full (its last chunk), then the connection closes: nothing waits for
+    // the keep-alive timeout (or a drain's deadline) on it.
+    await until(client.closed, 2_000);
+    expect(client.received()).toMatch(/: stream\n\n\r\n0\r\n\r\n$/);
+    expect(client.received()).not.toMatch(/connection: close/i);
+  });
+
+  it('keeps the connection of a stream that ends while not draining', async () => {
+    const { port, endStreams } = await serveStreams();
+    const client = await open(port);
+    client.socket.write(STREAM_REQUEST);
+    await until(() => client.received().includes(': stream'));
+    endStreams();
+    await until(() => client.received().endsWith('0\r\n\r\n'));
+    client.socket.write(REQUEST);
+    await until(() => client.received().includes('ok'));
+    expect(client.closed()).toBe(false);
+  });
+});
