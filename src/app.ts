@@ -475,5 +475,5 @@ async function createLiveBus(
   const { RedisBus } = await import('./live/redis-bus.js');
   // Renewed every poll; lapses 1.5 intervals after the holder's last one, and the others ask
   // four times an interval: a takeover within 2 x LIVE_POLL_MS.
-  return new RedisBus({ connection, lockTtlMs: Math.round(1.5 * config.live.pollMs) });
+  return new RedisBus({ connection, secret: config.secret, lockTtlMs: 1.5 * config.live.pollMs });
 }

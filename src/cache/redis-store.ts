@@ -1,9 +1,11 @@
 /**
  * The Redis answer store, shared by every gateway copy: one key per answer, expiring with the
  * answer's fresh time plus the stale-if-error window, its value a one-line header (when it was
- * stored, how long it is fresh) and the answer's JSON. Redis trouble costs a cache miss, never a
- * failed request or an unhandled rejection. Redis bounds its own memory (maxmemory, with an
- * eviction policy such as volatile-lru): CACHE_MAX_BYTES is for the in-memory store.
+ * stored, how long it is fresh) and the answer's JSON, sealed for its key (src/redis/seal.ts): no
+ * message, number or tid is readable in Redis. Redis trouble, or a value that does not open, costs
+ * a cache miss, never a failed request or an unhandled rejection. Redis bounds its own memory
+ * (maxmemory, with an eviction policy such as volatile-lru): CACHE_MAX_BYTES is for the in-memory
+ * store.
  */
 import type { Logger } from '../observability/logger.js';
 import {
@@ -11,6 +13,7 @@ import {
   type RedisConnection,
   type RedisTarget,
 } from '../redis/connection.js';
+import type { Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
 /** A Redis command slower than this counts as failed: the request is answered without the cache. */
@@ -18,21 +21,38 @@ const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 export type { RedisConnection };
 
-export function redisAnswerStore(redis: RedisConnection): AnswerStore {
+/** Answers in Redis, sealed with `seal`; one that does not open is a miss, logged once. */
+export function redisAnswerStore(
+  redis: RedisConnection,
+  seal: Seal,
+  logger: Logger | false = false,
+): AnswerStore {
+  let unopenedLogged = false;
+  const unopened = (): undefined => {
+    if (logger && !unopenedLogged) {
+      logger.warn('Response cache: an entry sealed under another secret, or altered, was a miss');
+    }
+    unopenedLogged = true;
+    return undefined;
+  };
   return {
     async get(key) {
+      let raw: Buffer | null;
       try {
-        const raw = await redis.client.get(key);
+        raw = await redis.client.getBuffer(key);
         redis.succeeded();
-        return raw === null ? undefined : decode(raw);
       } catch (error) {
         redis.failed('read', error);
         return undefined;
       }
+      if (raw === null) return undefined;
+      const opened = seal.open(raw, key);
+      return opened === null ? unopened() : decode(opened);
     },
     async set(key, answer, keepMs) {
       try {
-        await redis.client.set(key, encode(answer), 'PX', Math.max(1, Math.ceil(keepMs)));
+        const sealed = seal.seal(encode(answer), key);
+        await redis.client.set(key, sealed, 'PX', Math.max(1, Math.ceil(keepMs)));
       } catch (error) {
         redis.failed('write', error);
       }

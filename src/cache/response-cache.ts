@@ -15,7 +15,7 @@
  * stale, when the service fails the same request again (src/cache/stale.ts). The memory store is
  * bounded by bytes and fair between accounts (src/cache/memory-store.ts).
  */
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -25,7 +25,9 @@ import { connectRedis, redisAnswerStore, type RedisConnection } from './redis-st
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
 import { DEFAULT_CACHE_MAX_BYTES, type ResponseCacheSettings } from '../config/config.js';
 import { FIXED_CACHE_MAX_ENTRY_BYTES } from '../config/fixed.js';
+import { fingerprintKey } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
+import { createSeal } from '../redis/seal.js';
 import { CredentialMemory } from '../traffic/verification.js';
 
 export type CacheStore = 'memory' | 'redis';
@@ -126,11 +128,16 @@ export function createResponseCache(
   const memory = redis
     ? null
     : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_CACHE_MAX_BYTES, accountOf });
+  // Keys carry the current secret's HMACs, so no copy asks for an entry another secret sealed:
+  // the current secret alone opens what this cache reads.
+  const seal = createSeal({ current: settings.hmacKey });
   const answers = createAnswerCache(
-    redis ? redisAnswerStore(redis) : (memory as MemoryAnswerStore),
+    redis ? redisAnswerStore(redis, seal, options.logger) : (memory as MemoryAnswerStore),
     { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? FIXED_CACHE_MAX_ENTRY_BYTES },
   );
 
+  // The operation's part of each key is keyed too: its variables may name a tid or a number.
+  const operationKey = fingerprintKey(settings.hmacKey);
   // Read once per request (the plugin asks three times): `${account}:${pair}`, or null.
   const sessions = new WeakMap<Request, string | null>();
   const fingerprintOf = (request: Request): string | null => {
@@ -163,7 +170,7 @@ export function createResponseCache(
       variableValues,
       request,
     }) => {
-      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(documentString, operationName, variableValues)}`;
+      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(operationKey, documentString, operationName, variableValues)}`;
       if (sessionId) keys.set(request, key);
       return key;
     },
@@ -242,12 +249,15 @@ function isSingleResult(result: unknown): result is ExecutionResult {
   return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
 }
 
+/** An HMAC, not a plain hash: one of a tid or a number in `variables` could be guessed. */
 function operationHash(
+  key: Buffer | string,
   documentString: string,
   operationName: string | null | undefined,
   variables: Readonly<Record<string, unknown>> | null | undefined,
 ): string {
-  return createHash('sha256')
+  return createHmac('sha256', key)
+    .update('operation\u0000')
     .update(JSON.stringify([documentString, operationName ?? null, canonical(variables ?? {})]))
     .digest('hex');
 }

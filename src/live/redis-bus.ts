@@ -8,7 +8,9 @@
  * Pub/sub forgets what it could not deliver: after a reconnect of the subscriber connection
  * every listener gets a `resync` event and checks the history for what it missed.
  *
- * Keys and channels: sms-gateway:live:v1:{lock,seen,events}:<topic>.
+ * Keys and channels: sms-gateway:live:v1:{lock,seen,events}:<topic>. Events and seen states are
+ * sealed for their channel or key (src/redis/seal.ts): no tid, number or message text is readable
+ * in Redis. One that does not open (another secret, altered) is ignored, never delivered.
  */
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../core/domain.js';
@@ -19,6 +21,7 @@ import {
   type RedisConnection,
   type RedisTarget,
 } from '../redis/connection.js';
+import { createSeal, type Seal, type SealSecret } from '../redis/seal.js';
 import type { Claim, LiveBus, LiveEvent } from './bus.js';
 import type { SeenState } from './detect.js';
 
@@ -38,14 +41,24 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  */
 const SEEN_LIFETIMES = 10;
 
+/** Logged once per copy, with nothing of what it held. */
+const UNOPENED = 'live updates: ignored a value sealed under another secret, or altered';
+
 export interface RedisBusOptions {
   /** Where Redis is (src/redis): a connection is opened for live updates; or give `connection`. */
   readonly url?: RedisTarget;
   /** The live use's connection, opened by src/app.ts (its health feeds sms_redis_up). */
   readonly connection?: RedisConnection;
-  /** How long a claim holds without renewal; a few poll intervals. */
+  /** How long a claim holds without renewal; a few poll intervals (rounded to a millisecond). */
   readonly lockTtlMs: number;
+  /** GATEWAY_SECRET and GATEWAY_SECRET_PREVIOUS (config.secret): what seals events and states. */
+  readonly secret: SealSecret;
   readonly logger?: Logger | false;
+}
+
+/** A seen state as kept in Redis: `released` once its copy handed the lock back on purpose. */
+interface StoredSeen extends SeenState {
+  readonly released?: boolean;
 }
 
 export class RedisBus implements LiveBus {
@@ -55,9 +68,14 @@ export class RedisBus implements LiveBus {
   private readonly commands: RedisClient;
   private readonly subscriber: RedisClient;
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  private readonly seal: Seal;
+  private readonly lockTtlMs: number;
+  private unopenedLogged = false;
   private resyncTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: RedisBusOptions) {
+    this.seal = createSeal(options.secret);
+    this.lockTtlMs = Math.max(1, Math.round(options.lockTtlMs));
     // While disconnected, commands fail at once (the poll loop retries next tick) instead of
     // queueing behind the reconnect; the subscriber resubscribes by itself after a reconnect.
     // An outage is logged once, by the connection (src/redis).
@@ -85,14 +103,16 @@ export class RedisBus implements LiveBus {
       subscriberCut = false;
       this.resyncAll();
       if (this.resyncTimer) clearTimeout(this.resyncTimer);
-      this.resyncTimer = setTimeout(() => this.resyncAll(), options.lockTtlMs);
+      this.resyncTimer = setTimeout(() => this.resyncAll(), this.lockTtlMs);
       this.resyncTimer.unref();
     });
-    this.subscriber.on('message', (channel: string, payload: string) => {
-      const topic = channel.slice(channelOf('').length);
-      const set = this.listeners.get(topic);
+    this.subscriber.on('messageBuffer', (channelBytes: Buffer, payload: Buffer) => {
+      const channel = channelBytes.toString();
+      const set = this.listeners.get(channel.slice(channelOf('').length));
       if (!set) return;
-      for (const event of decodeEvents(payload)) for (const listener of set) listener(event);
+      const opened = this.open(payload, channel);
+      if (opened === null) return;
+      for (const event of decodeEvents(opened)) for (const listener of set) listener(event);
     });
   }
 
@@ -117,19 +137,51 @@ export class RedisBus implements LiveBus {
     }
   }
 
+  /** What was sealed for `where`, or null (logged once: it holds nothing this copy can use). */
+  private open(sealed: Buffer, where: string): string | null {
+    const opened = this.seal.open(sealed, where);
+    if (opened === null && !this.unopenedLogged) {
+      this.unopenedLogged = true;
+      if (this.options.logger) this.options.logger.warn(UNOPENED);
+    }
+    return opened;
+  }
+
+  /** The topic's seen state, if there is one this copy can open and read. */
+  private async readSeen(topic: string): Promise<StoredSeen | null> {
+    const sealed = await this.commands.getBuffer(seenKey(topic));
+    const raw = sealed && this.open(sealed, seenKey(topic));
+    if (!raw) return null;
+    try {
+      const parsed = JSON.parse(raw) as Partial<StoredSeen>;
+      if (typeof parsed.total !== 'number' || !Array.isArray(parsed.newestIds)) return null;
+      const seen = { total: parsed.total, newestIds: parsed.newestIds.map(String) };
+      return parsed.released === true ? { ...seen, released: true } : seen;
+    } catch {
+      return null;
+    }
+  }
+
+  private async writeSeen(topic: string, seen: StoredSeen): Promise<void> {
+    const ttl = this.lockTtlMs * SEEN_LIFETIMES;
+    const sealed = this.seal.seal(JSON.stringify(seen), seenKey(topic));
+    await this.commands.set(seenKey(topic), sealed, 'PX', ttl);
+  }
+
   async publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
-    await this.commands.publish(channelOf(topic), encodeEvents(events));
+    const channel = channelOf(topic);
+    await this.commands.publish(channel, this.seal.seal(encodeEvents(events), channel));
   }
 
   async claim(topic: string): Promise<Claim> {
-    const ttl = String(this.options.lockTtlMs);
+    const ttl = String(this.lockTtlMs);
     const renewed = await this.commands.eval(RENEW, 1, lockKey(topic), this.owner, ttl);
     if (renewed === 1) return 'held';
     const taken = await this.commands.set(lockKey(topic), this.owner, 'PX', ttl, 'NX');
     if (taken !== 'OK') return null;
     // A poll stored its seen state recently and did not hand the lock back: its copy is gone.
-    const seen = await this.commands.get(seenKey(topic));
-    return seen !== null && !seen.includes('"released":true') ? 'took-over' : 'acquired';
+    const seen = await this.readSeen(topic);
+    return seen !== null && !seen.released ? 'took-over' : 'acquired';
   }
 
   async release(topic: string): Promise<void> {
@@ -138,29 +190,18 @@ export class RedisBus implements LiveBus {
       .catch(() => 0);
     if (released !== 1) return;
     // Handed back on purpose: whoever claims it next starts normally, not as a takeover.
-    const raw = await this.commands.get(seenKey(topic)).catch(() => null);
-    if (raw === null) return;
-    const ttl = String(this.options.lockTtlMs * SEEN_LIFETIMES);
-    await this.commands
-      .set(seenKey(topic), `${raw.slice(0, -1)},"released":true}`, 'PX', ttl)
-      .catch(() => undefined);
+    const seen = await this.readSeen(topic).catch(() => null);
+    if (seen === null) return;
+    await this.writeSeen(topic, { ...seen, released: true }).catch(() => undefined);
   }
 
   async loadSeen(topic: string): Promise<SeenState | null> {
-    const raw = await this.commands.get(seenKey(topic));
-    if (!raw) return null;
-    try {
-      const parsed = JSON.parse(raw) as Partial<SeenState>;
-      if (typeof parsed.total !== 'number' || !Array.isArray(parsed.newestIds)) return null;
-      return { total: parsed.total, newestIds: parsed.newestIds.map(String) };
-    } catch {
-      return null;
-    }
+    const seen = await this.readSeen(topic);
+    return seen && { total: seen.total, newestIds: seen.newestIds };
   }
 
   async saveSeen(topic: string, seen: SeenState): Promise<void> {
-    const ttl = this.options.lockTtlMs * SEEN_LIFETIMES;
-    await this.commands.set(seenKey(topic), JSON.stringify(seen), 'PX', ttl);
+    await this.writeSeen(topic, { total: seen.total, newestIds: seen.newestIds });
   }
 
   async close(): Promise<void> {

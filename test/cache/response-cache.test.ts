@@ -44,6 +44,7 @@ import {
   startScriptedUpstream,
   type ScriptedUpstream,
 } from '../../support/scripted-upstream.js';
+import { untilAsync } from '../../support/wait.js';
 import type { OwnedNumbersQuery as OwnedNumbersData } from '../gql/graphql.js';
 
 const HMAC_KEY = 'test-hmac-key-0123456789abcdef-0123456789';
@@ -511,6 +512,49 @@ describe('response cache in Redis, shared', () => {
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(TTL_MS);
     }
+  });
+
+  it('seals each value; one that does not open (altered, or in clear) is a miss, logged once', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('warn', { write: (line: string) => lines.push(line) });
+    const misses: CacheEvent[] = [];
+    const cache = createResponseCache(
+      { ttlMs: TTL_MS, redisUrl: new URL(redis.url), hmacKey: HMAC_KEY },
+      { logger, onCacheMiss: (event) => misses.push(event) },
+    );
+    if (!cache) throw new Error('the cache should be on');
+    expect(await cache.ready(5_000)).toBe(true);
+    const test = createTestGateway(simulator.url, { responseCache: cache });
+    closers.push(async () => {
+      await test.close();
+      await cache.close();
+    });
+    const stored = await owned(test.gateway, basicAuth(DEMO_CREDENTIALS));
+    expect(stored.body).toEqual(truth.get(DEMO_CREDENTIALS));
+    const [key = ''] = await admin.keys('*');
+    const sealed = (await admin.getBuffer(key)) ?? Buffer.alloc(0);
+    for (const { tid, number } of DEMO_ACCOUNT.numbers) {
+      expect(sealed.toString('latin1')).not.toContain(tid);
+      expect(sealed.toString('latin1')).not.toContain(number);
+    }
+
+    sealed[20] = (sealed[20] ?? 0) ^ 0x01;
+    await admin.set(key, sealed, 'PX', TTL_MS);
+    expect((await owned(test.gateway, basicAuth(DEMO_CREDENTIALS))).body).toEqual(stored.body);
+    // The miss's answer is stored once it has been sent: wait for it before writing over it.
+    await untilAsync(async () => !(await admin.getBuffer(key))?.equals(sealed));
+    // What a version before the seal wrote: a header line and the answer's JSON, in clear.
+    const clear = `${JSON.stringify({ storedAt: Date.now(), freshMs: TTL_MS })}\n${JSON.stringify(stored.body)}`;
+    await admin.set(key, clear, 'PX', TTL_MS);
+    expect((await owned(test.gateway, basicAuth(DEMO_CREDENTIALS))).body).toEqual(stored.body);
+    expect(misses).toHaveLength(3);
+    expect(simulator.calls).toHaveLength(3);
+    expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual([
+      'Response cache: an entry sealed under another secret, or altered, was a miss',
+    ]);
+    // Each miss stored the answer afresh, sealed: the next request is a hit.
+    await owned(test.gateway, basicAuth(DEMO_CREDENTIALS));
+    expect(simulator.calls).toHaveLength(3);
   });
 
   it('answers a conditional request (If-None-Match: an existing key) normally, never with 304', async () => {

@@ -6,6 +6,9 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBus } from '../../src/live/redis-bus.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { SealSecret } from '../../src/redis/seal.js';
+import { captureLogs } from '../fixtures/captured-logs.js';
 import { liveStacks } from '../fixtures/live-stack.js';
 import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
@@ -28,9 +31,14 @@ afterAll(async () => {
   await redis.close();
 });
 
-/** A gateway copy over `upstream` whose live bus is on the one Redis. */
-function copy(upstream: GrowingUpstream, lockTtlMs = LOCK_TTL_MS) {
-  const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs, logger: false });
+/** A gateway copy over `upstream` whose live bus is on the one Redis, sealing with `secret`. */
+function copy(
+  upstream: GrowingUpstream,
+  lockTtlMs = LOCK_TTL_MS,
+  secret: SealSecret = { current: HMAC_KEY },
+  logger: Logger | false = false,
+) {
+  const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs, secret, logger });
   const stack = stacks.gatewayOver(upstream, {
     live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY },
   });
@@ -84,6 +92,30 @@ describe('live updates across two copies on one Redis', () => {
     } finally {
       inspect.disconnect();
     }
+  });
+
+  it('opens events sealed with the previous secret; ignores, and logs once, any other', async () => {
+    const [before, after] = [`${HMAC_KEY}-before`, `${HMAC_KEY}-after`];
+    const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
+    // A polls (it subscribed first) and seals with the secret before the rotation.
+    const a = copy(upstream, LOCK_TTL_MS, { current: before });
+    const onA = await a.open();
+    await until(() => a.test.live!.stats.locksHeld === 1);
+    const rotated = copy(upstream, LOCK_TTL_MS, { current: after, previous: before });
+    const logs = captureLogs('warn');
+    const stranger = copy(upstream, LOCK_TTL_MS, { current: `${HMAC_KEY}-other` }, logs.logger);
+    const onRotated = await rotated.open();
+    const onStranger = await stranger.open();
+    await sleep(POLL_MS * 3);
+    const ids = upstream.add('T-A', 2);
+    await onA.waitFor(2);
+    await onRotated.waitFor(2);
+    await sleep(POLL_MS * 3);
+    expect(idsOf(onRotated)).toEqual(ids);
+    expect(onStranger.events).toEqual([]);
+    expect(logs.lines.map((line) => line.msg)).toEqual([
+      'live updates: ignored a value sealed under another secret, or altered',
+    ]);
   });
 
   it('another copy takes over when the polling one goes away, losing and repeating nothing', async () => {

@@ -1,0 +1,116 @@
+/**
+ * What an operator watching Redis sees (MONITOR, a raw subscriber, the stored bytes) while the
+ * gateway, configured as in production (createApp, REDIS_URL, GATEWAY_SECRET), delivers a live
+ * message and caches, then serves stale, an answer holding messages: no credential, tid, number
+ * or message text in clear, only sealed values (src/redis/seal.ts).
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src/app.js';
+import { loadConfig } from '../../src/config/config.js';
+import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
+import { startRedis, type RunningRedis } from '../fixtures/redis.js';
+import { subscribeSse, type SseStream } from '../fixtures/sse.js';
+import { sleep, until } from '../../support/wait.js';
+
+const SYS_ID = 'ACSEALED4471';
+const TOKEN = `tok-${SYS_ID}`;
+const TID = 'TIDSEALED8802';
+const HEADERS = { 'x-sys-id': SYS_ID, 'x-auth-token': TOKEN };
+const TTL_MS = 400;
+/** What must never be readable in Redis: the growing upstream's phone, number and bodies. */
+const CLEAR = [SYS_ID, TOKEN, TID, '15550000000', '15125551000', ' on TIDSEALED'];
+
+const LIVE = `subscription { messageAdded(tids: ["${TID}"]) { id tid phone body } }`;
+const CACHED = `query Sealed($tid: ID!) {
+  number(tid: $tid) { tid number messages(first: 5) { edges { node { id phone body } } } }
+}`;
+
+let redis: RunningRedis;
+let upstream: GrowingUpstream;
+let app: App;
+let monitor: Redis;
+let raw: Redis;
+const watched: string[] = [];
+const stream: SseStream[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  // Everything the gateway sends Redis, as MONITOR shows it, and every payload on its channels.
+  monitor = await new Redis(redis.url).monitor();
+  monitor.on('monitor', (_time: string, args: string[]) => watched.push(args.join(' ')));
+  raw = new Redis(redis.url);
+  raw.on('pmessageBuffer', (_p: Buffer, _c: Buffer, payload: Buffer) =>
+    watched.push(payload.toString('latin1')),
+  );
+  await raw.psubscribe('sms-gateway:*');
+  upstream = await startGrowingUpstream({ [SYS_ID]: [TID] });
+  const config = loadConfig({
+    UPSTREAM_URL: upstream.url,
+    REDIS_URL: redis.url,
+    GATEWAY_SECRET: 'sealed-at-rest-secret-0123456789abcdef0123',
+    CACHE_TTL_MS: String(TTL_MS),
+    CACHE_STALE_IF_ERROR_MS: '60000',
+    LIVE_POLL_MS: '100',
+  });
+  app = await createApp(config, { logger: false });
+}, 30_000);
+
+afterAll(async () => {
+  for (const s of stream) s.close();
+  await app?.close();
+  monitor?.disconnect();
+  raw?.disconnect();
+  await upstream?.close();
+  await redis?.close();
+});
+
+async function post(query: string, variables: Record<string, unknown>) {
+  const response = await app.gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...HEADERS },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await response.json()) as { data?: unknown; extensions?: Record<string, unknown> };
+}
+
+describe('what reaches Redis is sealed', () => {
+  it('a live message and a cached (then stale) answer leave no account data in clear', async () => {
+    const live = await subscribeSse(app.gateway, LIVE, HEADERS);
+    stream.push(live);
+    await until(() => upstream.callsOf('smshistory') >= 3, 5_000);
+    const [id] = upstream.add(TID, 1);
+    await live.waitFor(1, 5_000);
+    const added = live.events[0]?.data?.messageAdded as Record<string, string>;
+    expect(added).toMatchObject({ id, tid: TID, phone: '15550000000' });
+    expect(added.body).toContain(TID);
+
+    const fresh = await post(CACHED, { tid: TID });
+    expect(JSON.stringify(fresh.data)).toContain(added.body);
+    // Past its TTL, with the service failing: the stored copy comes back, stale, as it was.
+    await sleep(TTL_MS + 100);
+    upstream.failWith({ status: 503, text: '' });
+    const stale = await post(CACHED, { tid: TID });
+    upstream.failWith(null);
+    expect(stale.extensions?.stale).toBeDefined();
+    expect(stale.data).toEqual(fresh.data);
+
+    const admin = new Redis(redis.url);
+    try {
+      const keys = await admin.keys('sms-gateway:*');
+      const values = await Promise.all(keys.map((key) => admin.getBuffer(key)));
+      const text = (value: Buffer | null) => value?.toString('latin1') ?? '';
+      watched.push(...keys, ...values.map(text));
+      // Not vacuous: an answer, a seen state and an event were written, and were watched.
+      expect(keys.some((k) => k.startsWith('sms-gateway:response-cache:'))).toBe(true);
+      expect(keys.some((k) => k.startsWith('sms-gateway:live:v1:seen:'))).toBe(true);
+      expect(watched.some((line) => /^publish sms-gateway:live:v1:events:/i.test(line))).toBe(true);
+      expect(watched.some((line) => /^set sms-gateway:response-cache:/i.test(line))).toBe(true);
+    } finally {
+      admin.disconnect();
+    }
+    const everything = watched.join('\n');
+    for (const clear of CLEAR) expect(everything, clear).not.toContain(clear);
+    expect(everything).not.toContain(id);
+  });
+});
