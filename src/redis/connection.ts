@@ -100,7 +100,9 @@ export function connectRedis(
     logged = true;
     const message = error instanceof Error ? error.message : String(error);
     const down = options.messages?.down ?? `Redis for ${use} unreachable`;
-    if (logger) logger.warn({ ...where, what }, `${down}: ${message}`);
+    const setting = pointedThereBy(target, error);
+    const hint = setting ? ` (${setting})` : '';
+    if (logger) logger.warn({ ...where, what }, `${down}: ${message}${hint}`);
   };
   const succeeded = (): void => {
     failing = false;
@@ -266,6 +268,37 @@ function authOf(url: URL): Pick<RedisOptions, 'username' | 'password' | 'tls'> {
 
 function portOf(url: URL): number {
   return url.port ? Number(url.port) : 6379;
+}
+
+/**
+ * Which setting sent a connection where it was refused (or found no sentinel), said in the
+ * warning: the error gives only an address, and in Sentinel mode REDIS_URL's host is not used.
+ * Null for failures an address does not explain.
+ */
+export function pointedThereBy(target: RedisTarget, error: unknown): string | null {
+  const message = error instanceof Error ? error.message : String(error);
+  const topology = topologyOf(target);
+  if (topology === 'sentinel' && message.startsWith('All sentinels are unreachable')) {
+    return 'REDIS_SENTINELS points there';
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 'ECONNREFUSED' && !message.includes('ECONNREFUSED')) return null;
+  if (target instanceof URL || topology === 'single') return 'REDIS_URL points there';
+  const address = /(\S+):(\d+)\s*$/.exec(message);
+  const at = (nodes: readonly { host: string; port: number }[]): boolean =>
+    address !== null &&
+    nodes.some(
+      (n) => n.host === address[1]?.replace(/^\[|\]$/g, '') && n.port === Number(address[2]),
+    );
+  if (topology === 'sentinel') {
+    return at(target.sentinels)
+      ? 'REDIS_SENTINELS points there'
+      : 'the primary the sentinels of REDIS_SENTINELS name for REDIS_SENTINEL_NAME';
+  }
+  if (at(target.clusterNodes)) return 'REDIS_CLUSTER_NODES points there';
+  return at([{ host: target.url.hostname, port: portOf(target.url) }])
+    ? 'REDIS_URL points there'
+    : 'a node of the cluster (REDIS_URL, REDIS_CLUSTER_NODES)';
 }
 
 /** host:port, the sentinels or the cluster's seeds: what logs may say (never a password). */
