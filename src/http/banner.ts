@@ -1,4 +1,5 @@
 /** What `npm start` prints for a person: where the gateway is and, with the simulator, how to try it. */
+import type { RedisSettings, ResponseCacheSettings } from '../config/config.js';
 import { DEMO_CREDENTIALS } from '../simulator/demo-credentials.js';
 import { corsSummary, type CorsSettings } from './cors.js';
 
@@ -32,4 +33,31 @@ export function banner(
     'Try:',
     `  curl -s ${endpoint} -H 'Authorization: ${DEMO_AUTHORIZATION}' -H 'Content-Type: application/json' -d '${JSON.stringify({ query: DEMO_QUERY })}'`,
   ].join('\n');
+}
+
+/** The line on the response cache: where it keeps answers, and how long. */
+export function responseCacheLine(
+  cache: Pick<ResponseCacheSettings, 'ttlMs' | 'staleIfErrorMs'>,
+  redis: RedisSettings | null,
+): string {
+  const where = redis ? `Redis at ${redisWhere(redis)}` : 'memory';
+  const stale =
+    cache.staleIfErrorMs > 0 ? `, served stale up to ${cache.staleIfErrorMs} ms more` : '';
+  return `Response cache: on, in ${where}, answers kept ${cache.ttlMs} ms${stale}`;
+}
+
+/**
+ * Where Redis is, as configured (never a password): REDIS_URL's host; with sentinels, the
+ * sentinels and the primary's name, since Sentinel mode does not use REDIS_URL's host; in a
+ * cluster, every seed node.
+ */
+export function redisWhere(redis: RedisSettings): string {
+  const list = (nodes: readonly { host: string; port: number }[]): string =>
+    nodes.map((n) => `${n.host.includes(':') ? `[${n.host}]` : n.host}:${n.port}`).join(',');
+  if (redis.sentinels.length > 0) {
+    return `the primary "${redis.sentinelName ?? 'mymaster'}" of sentinels ${list(redis.sentinels)}`;
+  }
+  if (redis.clusterNodes.length > 0)
+    return `cluster ${[redis.url.host, list(redis.clusterNodes)].join(',')}`;
+  return redis.url.host;
 }

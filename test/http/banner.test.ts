@@ -1,0 +1,44 @@
+/**
+ * The start-up line on the response cache says where Redis is as the gateway uses it: in
+ * Sentinel mode the sentinels and the primary's name, never REDIS_URL's host (not used there).
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
+import { responseCacheLine } from '../../src/http/banner.js';
+
+const SECRET = 'banner-test-secret-0123456789abcdef';
+
+function lineFor(env: Record<string, string>): string {
+  const config = loadConfig({ CACHE_TTL_MS: '60000', GATEWAY_SECRET: SECRET, ...env });
+  return responseCacheLine(config.responseCache, config.redis);
+}
+
+describe('the response cache line', () => {
+  it('Sentinel: names the sentinels and the primary, not REDIS_URL host, nor its password', () => {
+    const line = lineFor({
+      REDIS_URL: 'redis://:pw-not-shown@ignored-host:6379/2',
+      REDIS_SENTINELS: 'sentinel-1:26379,sentinel-2:26379',
+      REDIS_SENTINEL_NAME: 'gateway-primary',
+    });
+    expect(line).toBe(
+      'Response cache: on, in Redis at the primary "gateway-primary" of sentinels sentinel-1:26379,sentinel-2:26379, answers kept 60000 ms',
+    );
+    expect(line).not.toContain('ignored-host');
+    expect(line).not.toContain('pw-not-shown');
+  });
+
+  it('a single server: REDIS_URL host; a cluster: every seed node', () => {
+    expect(lineFor({ REDIS_URL: 'redis://:pw@redis.internal:6380/0' })).toBe(
+      'Response cache: on, in Redis at redis.internal:6380, answers kept 60000 ms',
+    );
+    expect(
+      lineFor({ REDIS_URL: 'redis://node-1:7000', REDIS_CLUSTER_NODES: 'node-2:7001' }),
+    ).toContain('in Redis at cluster node-1:7000,node-2:7001,');
+  });
+
+  it('in memory, with stale-if-error', () => {
+    expect(lineFor({ CACHE_STALE_IF_ERROR_MS: '5000' })).toBe(
+      'Response cache: on, in memory, answers kept 60000 ms, served stale up to 5000 ms more',
+    );
+  });
+});
