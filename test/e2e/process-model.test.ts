@@ -2,7 +2,7 @@
  * The process as operators run it (dist/main.js, and `npm start`): SIGTERM to what README says
  * to run drains, leaving no process behind; stdout is JSON lines naming the instance; a Redis
  * unreachable at start does not hold start-up back (the copy serves, degraded, and says so); a
- * port in use is one clear line, without a stack trace.
+ * port in use (public or metrics) is one clear line, without a stack trace, and no banner.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -114,7 +114,10 @@ describe('node dist/main.js', () => {
     expect(gateway.logs()).not.toContain('hunter2-secret');
   }, 30_000);
 
-  it('says in one line, without a stack trace, that the port is in use', async () => {
+  /** Starts the gateway with one of its ports taken; what it printed and its exit code. */
+  async function startOnTakenPort(
+    portVariable: 'PORT' | 'METRICS_PORT',
+  ): Promise<{ port: number; code: number | null; stderr: string; stdout: string }> {
     const taken = createServer();
     taken.listen(0, '127.0.0.1');
     await once(taken, 'listening');
@@ -122,18 +125,35 @@ describe('node dist/main.js', () => {
     try {
       const child = spawn(process.execPath, [DIST_MAIN], {
         cwd: ROOT,
-        env: { ...BASE_ENV, PORT: String(port), LOG_LEVEL: 'silent' },
+        env: { ...BASE_ENV, [portVariable]: String(port), LOG_LEVEL: 'info' },
       });
       let stderr = '';
+      let stdout = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
       const [code] = (await once(child, 'exit')) as [number | null];
-      expect(code).toBe(1);
-      const lines = stderr.trim().split('\n');
-      expect(lines).toEqual([
-        `The gateway failed to start: port ${port} on 127.0.0.1 is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`,
-      ]);
+      return { port, code, stderr, stdout };
     } finally {
       taken.close();
     }
+  }
+
+  it('says in one line, without a stack trace, that the port is in use; no banner, no "listening"', async () => {
+    const { port, code, stderr, stdout } = await startOnTakenPort('PORT');
+    expect(code).toBe(1);
+    // Only the failure: the banner (which says where the gateway listens) is never printed.
+    expect(stderr.trim().split('\n')).toEqual([
+      `The gateway failed to start: port ${port} on 127.0.0.1 is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`,
+    ]);
+    expect(stdout).not.toContain('"msg":"listening"');
+  }, 20_000);
+
+  it('the metrics port in use: the same one line, and no banner for the public port it opened', async () => {
+    const { port, code, stderr, stdout } = await startOnTakenPort('METRICS_PORT');
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      `The gateway failed to start: port ${port} on 127.0.0.1 is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`,
+    ]);
+    expect(stdout).not.toContain('"msg":"listening"');
   }, 20_000);
 });
