@@ -27,6 +27,7 @@ import {
   unknownPairVerifier,
 } from './traffic/admitted-requests.js';
 import { processLoopUtilization } from './traffic/loop-utilization.js';
+import { HeldStreams } from './traffic/held-streams.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { createGateway, GRAPHQL_PATH, type Gateway, type ReadinessReport } from './http/server.js';
@@ -272,6 +273,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       : null;
   if (live) metrics?.watchLive(() => live.stats);
 
+  const held = new HeldStreams(config.live.maxConnections, config.live.maxPerAccount);
   let ready = true;
   const responseCache = parts.responseCache ?? null;
   const redis = parts.redis ?? {};
@@ -311,10 +313,10 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
       parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
     readiness,
     live,
-    // A single-connection stream counts like a WebSocket connection; its subscriptions likewise.
+    // A single-connection stream holds a slot as a WebSocket does: one cap, one share per account.
     eventStreams: {
-      maxStreams: config.live.maxConnections,
-      maxStreamsPerCredentials: config.live.maxPerAccount,
+      held,
+      verify: (c) => client.verify(c),
       maxOperationsPerStream: config.live.maxPerConnection,
     },
     // GATEWAY_SECRET: copies behind one load balancer must share it, or a page cursor fails on
@@ -342,7 +344,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         path: GRAPHQL_PATH,
         maxPerConnection: config.live.maxPerConnection,
         ...(logger ? webSocketLog(logger) : {}),
-        maxConnections: config.live.maxConnections,
+        held,
         maxPayloadBytes: config.limits.maxBodyBytes,
         // Pages that may not call over HTTP may not open a WebSocket either.
         cors: { origins: config.corsOrigins, allowLoopback: simulator !== null },

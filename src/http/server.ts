@@ -44,8 +44,10 @@ import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { useSseSingleConnection } from './plugins/sse-single-connection.js';
 import { schema } from '../graph/schema.js';
+import { HeldStreams } from '../traffic/held-streams.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
 
+import type { Credentials } from '../core/credentials.js';
 export interface GatewayOptions {
   readonly client: UpstreamClient;
   readonly limits: GatewayLimits;
@@ -97,12 +99,13 @@ export interface GatewayOptions {
   /** Live subscriptions (Subscription.messageAdded); none turns them off. */
   readonly live?: LiveHub | null;
   /**
-   * Caps of graphql-sse's single connection mode (src/http/plugins/sse-single-connection.ts).
-   * @default 1000 streams, 50 per credential pair, 20 subscriptions per stream
+   * graphql-sse's single connection mode (src/http/plugins/sse-single-connection.ts): the slots
+   * it shares with WebSockets, how credentials are verified, subscriptions per stream.
+   * @default 1000 slots, 50 per account, every pair accepted, 20 subscriptions per stream
    */
   readonly eventStreams?: {
-    readonly maxStreams: number;
-    readonly maxStreamsPerCredentials: number;
+    readonly held: HeldStreams;
+    readonly verify: (credentials: Credentials) => Promise<boolean>;
     readonly maxOperationsPerStream: number;
   };
   /**
@@ -224,8 +227,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       // /graphql, SSE's distinct connections mode included, is yoga's own.
       useSseSingleConnection({
         identities,
-        maxStreams: 1_000,
-        maxStreamsPerCredentials: 50,
+        held: new HeldStreams(1_000, 50),
+        verify: () => Promise.resolve(true),
         maxOperationsPerStream: 20,
         ...options.eventStreams,
         live: options.live ?? null,

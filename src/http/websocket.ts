@@ -8,7 +8,8 @@
  *
  * Bounded like HTTP: no frame larger than MAX_BODY_BYTES is read (ws refuses it from its length
  * header, close 1009), a `connection_init` larger than MAX_CONNECTION_INIT_BYTES is refused
- * (4413), and past `maxConnections` verified connections on this copy a new one is closed once
+ * (4413), and a verified connection holds a slot of `held` (src/traffic/held-streams.ts: one cap
+ * for WebSockets and graphql-sse streams together, and a share per account) or is closed once
  * verified (1013, try again later).
  *
  * A connection proves itself in its `connection_init`, never at the upgrade (browsers send no
@@ -36,6 +37,7 @@ import { Identities } from '../core/identity.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import { isRefusal, type Refusal, type Release, type Waiting } from '../traffic/fair-admission.js';
+import type { HeldStreams } from '../traffic/held-streams.js';
 import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
@@ -69,8 +71,8 @@ export interface WebSocketOptions {
   readonly path: string;
   /** Operations one connection may have running at once. */
   readonly maxPerConnection: number;
-  /** Connections with verified credentials this copy keeps open at once. @default no cap */
-  readonly maxConnections?: number;
+  /** Slots for streams, shared with graphql-sse (one cap, one share per account). @default no cap */
+  readonly held?: HeldStreams;
   /** Connections not yet verified at once; past it the oldest is closed. @default MAX_UNVERIFIED_CONNECTIONS */
   readonly maxUnverified?: number;
   /** @default VERIFICATION_WINDOW_MS */
@@ -163,11 +165,10 @@ export function attachWebSocket(
   const windowMs = options.verificationWindowMs ?? VERIFICATION_WINDOW_MS;
   /** Connections not yet verified, oldest first, each with its window's timer. */
   const unverified = new Map<WebSocket, NodeJS.Timeout>();
-  const verified = new Set<WebSocket>();
-  const verifiedNow = (socket: WebSocket): void => {
+  const verifiedNow = (socket: WebSocket, release: () => void): void => {
     clearTimeout(unverified.get(socket));
     unverified.delete(socket);
-    verified.add(socket);
+    socket.once('close', release);
   };
   const running = new WeakMap<WebSocket, Set<string>>();
   // The size of each connection's first message (its connection_init), read before graphql-ws.
@@ -192,7 +193,6 @@ export function attachWebSocket(
     socket.once('close', () => {
       clearTimeout(unverified.get(socket));
       unverified.delete(socket);
-      verified.delete(socket);
     });
     socket.once('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
       firstMessageBytes.set(socket, byteLength(data));
@@ -245,15 +245,12 @@ export function attachWebSocket(
             closeSoon(socket, 4403, REFUSED_CREDENTIALS);
             return false;
           }
-          if (options.maxConnections !== undefined && verified.size >= options.maxConnections) {
-            closeSoon(
-              socket,
-              1013,
-              'Too many WebSocket connections on this gateway copy; try again later',
-            );
+          const slot = options.held?.hold(read.account) ?? noop;
+          if (typeof slot !== 'function') {
+            closeSoon(socket, 1013, options.held?.message(slot) ?? '');
             return false;
           }
-          verifiedNow(socket);
+          verifiedNow(socket, slot);
           return true;
         }
         options.onConnected?.(socket, false);

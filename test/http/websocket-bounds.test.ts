@@ -14,8 +14,10 @@ import {
   type AttachedWebSocket,
 } from '../../src/http/websocket.js';
 import { GRAPHQL_PATH } from '../../src/http/server.js';
+import { HeldStreams } from '../../src/traffic/held-streams.js';
 import {
   DEMO_CREDENTIALS,
+  SECOND_DEMO_CREDENTIALS,
   startSimulator,
   type RunningSimulator,
 } from '../../src/simulator/index.js';
@@ -23,6 +25,7 @@ import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
 
 const MAX_PAYLOAD = 100_000;
 const MAX_CONNECTIONS = 3;
+const MAX_PER_ACCOUNT = 2;
 
 let simulator: RunningSimulator;
 let test: TestGateway;
@@ -36,7 +39,7 @@ beforeAll(async () => {
   ws = attachWebSocket(server, test.gateway, {
     path: GRAPHQL_PATH,
     maxPerConnection: 20,
-    maxConnections: MAX_CONNECTIONS,
+    held: new HeldStreams(MAX_CONNECTIONS, MAX_PER_ACCOUNT),
     maxPayloadBytes: MAX_PAYLOAD,
     verify: (credentials) => test.client.verify(credentials),
   });
@@ -72,15 +75,20 @@ function closed(socket: WebSocket): Promise<Closed> {
   });
 }
 
-const demo = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
+const basic = (c: { sysId: string; authToken: string }) =>
+  `Basic ${Buffer.from(`${c.sysId}:${c.authToken}`).toString('base64')}`;
+const demo = basic(DEMO_CREDENTIALS);
+const second = basic(SECOND_DEMO_CREDENTIALS);
 
 /** A connection whose connection_init the service accepted. */
-async function acked(): Promise<WebSocket> {
+async function acked(authorization = demo): Promise<WebSocket> {
   const socket = await open();
   const ack = new Promise<string>((resolve) =>
     socket.once('message', (data: Buffer) => resolve(String(data))),
   );
-  socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
+  socket.send(
+    JSON.stringify({ type: 'connection_init', payload: { Authorization: authorization } }),
+  );
   expect(JSON.parse(await ack)).toEqual({ type: 'connection_ack' });
   return socket;
 }
@@ -149,16 +157,27 @@ describe('WebSocket bounds', () => {
     await end;
   });
 
-  it(`keeps at most ${MAX_CONNECTIONS} verified connections open; the next is closed 1013, and connections not yet verified do not count`, async () => {
+  it(`keeps at most ${MAX_PER_ACCOUNT} verified connections per account and ${MAX_CONNECTIONS} per copy (1013 past either); connections not yet verified do not count`, async () => {
     // Two connections without a connection_init yet (browsers' upgrades carry no credentials).
     const idle = await Promise.all([open(), open()]);
-    const held = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => acked()));
-    const extra = await open();
-    const end = closed(extra);
-    extra.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: demo } }));
-    expect(await end).toEqual({
+    const held = await Promise.all(Array.from({ length: MAX_PER_ACCOUNT }, () => acked()));
+    const refusedWith = async (authorization: string) => {
+      const extra = await open();
+      const end = closed(extra);
+      extra.send(
+        JSON.stringify({ type: 'connection_init', payload: { Authorization: authorization } }),
+      );
+      return end;
+    };
+    // One account cannot take every slot: another account's connection is still accepted.
+    expect(await refusedWith(demo)).toEqual({
       code: 1013,
-      reason: 'Too many WebSocket connections on this gateway copy; try again later',
+      reason: `This account already holds ${MAX_PER_ACCOUNT} streams on this gateway copy; close one first`,
+    });
+    held.push(await acked(second));
+    expect(await refusedWith(second)).toEqual({
+      code: 1013,
+      reason: 'Too many streams on this gateway copy; try again later',
     });
     for (const socket of [...idle, ...held]) socket.close();
     await Promise.all([...idle, ...held].map((socket) => closed(socket)));

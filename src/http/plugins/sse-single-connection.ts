@@ -12,8 +12,10 @@
  *   the credentials it was reserved with, so a token alone neither reads a stream nor adds
  *   another account's operations to it; each operation runs with its own request's credentials;
  * - tokens from `randomUUID` (the library's default uses Math.random) and never from the client;
- * - bounds: a reservation not opened within RESERVATION_TTL_MS is dropped; streams per copy and
- *   per credentials, and operations per stream, are capped;
+ * - bounds: a reservation is made only for credentials the service accepts (`verify`: memory, or
+ *   one call shared by the pair), and holds a slot of `held` (src/traffic/held-streams.ts: one
+ *   cap for graphql-sse and WebSockets together, one share per account) until it is dropped; one
+ *   not opened within RESERVATION_TTL_MS is dropped; operations per stream are capped;
  * - shutdown: when the copy closes its live streams, each stream ends first, without its
  *   operations' `complete` events, which the client would take as final; a stream that just ends
  *   is a network error that it retries (re-reserving, then resending each operation).
@@ -25,7 +27,9 @@ import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult
 import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Credentials } from '../../core/credentials.js';
 import type { Identities } from '../../core/identity.js';
+import type { HeldStreams } from '../../traffic/held-streams.js';
 import { ErrorCode } from '../../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../../live/hub.js';
 import { GRAPHQL_PATH } from '../paths.js';
@@ -34,10 +38,10 @@ import { GRAPHQL_PATH } from '../paths.js';
 export const RESERVATION_TTL_MS = 30_000;
 
 export interface SseSingleConnectionOptions {
-  /** Streams this copy holds open or reserved at once. */
-  readonly maxStreams: number;
-  /** Streams one credential pair holds at once. */
-  readonly maxStreamsPerCredentials: number;
+  /** Slots for streams, shared with WebSockets (one cap, one share per account). */
+  readonly held: HeldStreams;
+  /** Whether the service accepts these credentials (memory first, else one shared call). */
+  readonly verify: (credentials: Credentials) => Promise<boolean>;
   /** Subscriptions one stream runs at once. */
   readonly maxOperationsPerStream: number;
   /** How a request's credentials are read and named (a stream's owner is its pair). */
@@ -50,6 +54,8 @@ export interface SseSingleConnectionOptions {
 
 interface Reservation {
   readonly owner: string;
+  /** Frees its slot of `held`. */
+  readonly release: () => void;
   opened: boolean;
   operations: number;
   expiry: NodeJS.Timeout | undefined;
@@ -61,9 +67,9 @@ type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknow
 
 export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
   const reservations = new Map<string, Reservation>();
-  const ownerOf = (request: Request): string | null => {
+  const identityOf = (request: Request) => {
     const identity = options.identities.fromHeaders(request.headers);
-    return identity.kind === 'present' ? identity.pair : null;
+    return identity.kind === 'present' ? identity : null;
   };
   // Tokens this plugin issued for PUT requests (the library asks `authenticate` for one).
   const issued = new WeakMap<Request, string>();
@@ -74,6 +80,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
     const reservation = reservations.get(token);
     if (!reservation) return;
     clearTimeout(reservation.expiry);
+    reservation.release();
     reservations.delete(token);
   };
 
@@ -149,7 +156,8 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
       const token = tokenOf(request);
       if (request.method !== 'PUT' && token === null) return;
       if (new URL(request.url).pathname !== GRAPHQL_PATH) return;
-      const owner = ownerOf(request);
+      const identity = identityOf(request);
+      const owner = identity?.pair ?? null;
       const api = fetchAPI;
       const refuse = (status: number, message: string, code?: string): void =>
         endResponse(
@@ -158,7 +166,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
             { status },
           ),
         );
-      if (owner === null) {
+      if (identity === null || owner === null) {
         refuse(
           401,
           'Credentials required on every request of a stream: Authorization: Basic base64(sys_id:auth_token), or X-Sys-Id with X-Auth-Token',
@@ -171,40 +179,54 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
           refuse(503, 'This gateway copy is shutting down; reserve the stream again (any copy)');
           return;
         }
-        if (reservations.size >= options.maxStreams) {
-          refuse(503, 'Too many event streams on this gateway copy; try again later');
-          return;
-        }
-        let own = 0;
-        for (const reservation of reservations.values()) if (reservation.owner === owner) own += 1;
-        if (own >= options.maxStreamsPerCredentials) {
-          refuse(
-            429,
-            `These credentials already hold ${options.maxStreamsPerCredentials} event streams, the most allowed; close one first`,
-            SUBSCRIPTION_LIMIT,
-          );
-          return;
-        }
-        const fresh = randomUUID();
-        issued.set(request, fresh);
-        return handler(request).then((response) => {
-          if (response.status === 201) {
-            const reservation: Reservation = {
-              owner,
-              opened: false,
-              operations: 0,
-              expiry: undefined,
-              end: undefined,
-            };
-            reservation.expiry = setTimeout(
-              () => void expire(fresh),
-              options.reservationTtlMs ?? RESERVATION_TTL_MS,
-            );
-            reservation.expiry.unref();
-            reservations.set(fresh, reservation);
-          }
-          endResponse(response);
-        });
+        const reserve = handler;
+        // Invented credentials reserve nothing: they would hold slots without one call.
+        return options.verify(identity.credentials).then(
+          (accepted) => {
+            if (!accepted) {
+              refuse(401, 'The SMS service refused the credentials', ErrorCode.Unauthenticated);
+              return undefined;
+            }
+            const slot = options.held.hold(identity.account);
+            if (typeof slot !== 'function') {
+              const status = slot === 'account-full' ? 429 : 503;
+              refuse(
+                status,
+                options.held.message(slot),
+                status === 429 ? SUBSCRIPTION_LIMIT : undefined,
+              );
+              return undefined;
+            }
+            const fresh = randomUUID();
+            issued.set(request, fresh);
+            return reserve(request).then((response) => {
+              if (response.status !== 201) slot();
+              else {
+                const reservation: Reservation = {
+                  owner,
+                  release: slot,
+                  opened: false,
+                  operations: 0,
+                  expiry: undefined,
+                  end: undefined,
+                };
+                reservation.expiry = setTimeout(
+                  () => void expire(fresh),
+                  options.reservationTtlMs ?? RESERVATION_TTL_MS,
+                );
+                reservation.expiry.unref();
+                reservations.set(fresh, reservation);
+              }
+              endResponse(response);
+            });
+          },
+          () =>
+            refuse(
+              503,
+              'The SMS service could not check the credentials; try again shortly',
+              ErrorCode.UpstreamUnavailable,
+            ),
+        );
       }
       const reservation = reservations.get(token ?? '');
       if (!reservation || token === null) {

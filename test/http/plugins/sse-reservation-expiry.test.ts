@@ -8,6 +8,7 @@ import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import { describe, expect, it } from 'vitest';
 import { Identities } from '../../../src/core/identity.js';
 import { useSseSingleConnection } from '../../../src/http/plugins/sse-single-connection.js';
+import { HeldStreams } from '../../../src/traffic/held-streams.js';
 import { untilAsync } from '../../../support/wait.js';
 
 const AUTHORIZATION = `Basic ${Buffer.from('AC-ttl:token-ttl').toString('base64')}`;
@@ -19,8 +20,8 @@ function gatewayWithTtl(reservationTtlMs: number) {
     logging: false,
     plugins: [
       useSseSingleConnection({
-        maxStreams: 10,
-        maxStreamsPerCredentials: 1,
+        held: new HeldStreams(10, 1),
+        verify: () => Promise.resolve(true),
         maxOperationsPerStream: 5,
         reservationTtlMs,
         identities: new Identities(null),
