@@ -311,6 +311,8 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     // GraphiQL pre-fills the demo credentials only when they are the simulator's, never real ones.
     graphiqlHeaders:
       parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
+    // GRAPHIQL: off by default with NODE_ENV=production, introspection with it.
+    graphiql: config.graphiql,
     readiness,
     live,
     // A single-connection stream holds a slot as a WebSocket does: one cap, one share per account.

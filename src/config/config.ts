@@ -267,6 +267,12 @@ export interface Config {
   /** Serve Prometheus metrics at /metrics. @default true */
   readonly metrics: boolean;
   /**
+   * GRAPHIQL: serve GraphiQL and answer schema introspection (`__schema`, `__type`); the
+   * federation `_service` field is not introspection and is always answered. @default true;
+   * false with NODE_ENV=production (Apollo Server's convention)
+   */
+  readonly graphiql: boolean;
+  /**
    * Serve /metrics on this port of its own (same HOST) instead of the public one, so scrapes can
    * be kept off the public network. null serves it beside /graphql. @default null; 9464 with
    * NODE_ENV=production
@@ -341,6 +347,7 @@ export const CONFIG_VARIABLES = [
   'CORS_ORIGINS',
   'PERSISTED_OPERATIONS',
   'METRICS',
+  'GRAPHIQL',
   'METRICS_PORT',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'GATEWAY_SECRET',
@@ -469,6 +476,7 @@ export function loadConfig(environment: Env): Config {
     corsOrigins: readCorsOrigins(env.CORS_ORIGINS, problems),
     persistedOperationsPath: env.PERSISTED_OPERATIONS?.trim() || null,
     metrics: readSwitch('METRICS', env.METRICS, true, problems),
+    graphiql: readSwitch('GRAPHIQL', env.GRAPHIQL, !production, problems),
     metricsPort: readMetricsPort(env, port, problems),
     tracingEndpoint: readHttpUrl(
       'OTEL_EXPORTER_OTLP_ENDPOINT',

@@ -34,6 +34,7 @@ import { useKnownOperationTypes } from './plugins/known-operation-types.js';
 import { useResponseCompression } from './plugins/compression.js';
 import { useRequestBodyLimit } from './plugins/request-body-limit.js';
 import { useStaticGraphiQL } from './graphiql.js';
+import { useNoIntrospection } from './plugins/introspection.js';
 import { useResponseCeiling } from './plugins/response-ceiling.js';
 import { useAdmissionRefusals } from './plugins/admission-refusals.js';
 import { boundedDocumentCaches } from './document-cache.js';
@@ -53,6 +54,8 @@ export interface GatewayOptions {
   readonly limits: GatewayLimits;
   /** Headers GraphiQL pre-fills, e.g. the simulator's demo credentials. Never real ones. */
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
+  /** Serve GraphiQL and answer introspection (GRAPHIQL). @default true */
+  readonly graphiql?: boolean;
   /** Readiness: false while draining before shutdown. @default always ready */
   readonly isReady?: () => boolean;
   /**
@@ -216,12 +219,16 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Before the body limit: a refused request's body is never read.
       useAdmissionRefusals(),
       useRequestBodyLimit(options.limits.maxBodyBytes),
-      useStaticGraphiQL({
-        title: 'SMS GraphQL gateway',
-        defaultQuery: DEFAULT_GRAPHIQL_QUERY,
-        headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
-        shouldPersistHeaders: false,
-      }),
+      ...(options.graphiql === false
+        ? [useNoIntrospection()]
+        : [
+            useStaticGraphiQL({
+              title: 'SMS GraphQL gateway',
+              defaultQuery: DEFAULT_GRAPHIQL_QUERY,
+              headers: JSON.stringify(options.graphiqlHeaders ?? {}, null, 2),
+              shouldPersistHeaders: false,
+            }),
+          ]),
       useResponseCompression(),
       // graphql-sse's single connection mode (PUT, then a token on each request); the rest of
       // /graphql, SSE's distinct connections mode included, is yoga's own.
