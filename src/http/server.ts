@@ -44,11 +44,11 @@ import type { IncomingMessage } from 'node:http';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { useSseSingleConnection } from './plugins/sse-single-connection.js';
-import { schema } from '../graph/schema.js';
 import { HeldStreams } from '../traffic/held-streams.js';
+import { schema } from '../graph/schema.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
-
 import type { Credentials } from '../core/credentials.js';
+
 export interface GatewayOptions {
   readonly client: UpstreamClient;
   readonly limits: GatewayLimits;
