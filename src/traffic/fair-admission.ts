@@ -130,6 +130,8 @@ interface Flow {
 
 export class Admission {
   private readonly flows = new Map<Tenant, Flow>();
+  /** Flows with requests waiting: a dispatch looks at these, not at every flow seen lately. */
+  private readonly backlogged = new Set<Flow>();
   private runningCount = 0;
   private waitingCount = 0;
   /** The seat limit while the loop is busy (Infinity while it is not). */
@@ -200,6 +202,7 @@ export class Admission {
     };
     if (line) line.push(waiter);
     else flow.lines.set(tenant, [waiter]);
+    this.backlogged.add(flow);
     this.waitingCount += 1;
     this.dispatch();
     return {
@@ -279,6 +282,7 @@ export class Admission {
     if (!line || index < 0) return false;
     line.splice(index, 1);
     if (line.length === 0) flow.lines.delete(tenant);
+    if (flow.lines.size === 0) this.backlogged.delete(flow);
     this.waitingCount -= 1;
     return true;
   }
@@ -289,8 +293,7 @@ export class Admission {
       const now = this.now();
       let next: Flow | undefined;
       let least = Number.POSITIVE_INFINITY;
-      for (const flow of this.flows.values()) {
-        if (flow.lines.size === 0) continue;
+      for (const flow of this.backlogged) {
         const use = this.decayed(flow, now);
         if (use < least) {
           least = use;
@@ -303,6 +306,7 @@ export class Admission {
       next.lines.delete(tenant);
       const waiter = line.shift() as Waiter;
       if (line.length > 0) next.lines.set(tenant, line);
+      else if (next.lines.size === 0) this.backlogged.delete(next);
       this.waitingCount -= 1;
       waiter.grant(this.take(next));
     }
