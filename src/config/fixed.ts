@@ -25,7 +25,7 @@ export const FIXED_CREDENTIALS_VERIFIED_TTL_MS = 300_000;
 /** 1 min: a flood of invented credentials costs the service one call per pair a minute at most. */
 export const FIXED_CREDENTIALS_REFUSED_TTL_MS = 60_000;
 /** The fewest requests running while the copy is busy: seats follow the loop above it. */
-export const FIXED_ADMISSION_MIN_SEATS = 4;
+export const FIXED_ADMISSION_MIN_SEATS = 2;
 /** Far more waiting requests than a real client keeps in flight; past them, 429 at once. */
 export const FIXED_ADMISSION_MAX_WAITING = 100;
 /** A client whose turn has not come within 5 s is better told 429 than kept hanging. */

@@ -82,8 +82,8 @@ export interface LoopLoad {
   readonly utilization: number;
   /** Called with the new state each time busy starts or ends. */
   onChange(listener: (busy: boolean) => void): () => void;
-  /** Called after each window is sampled, with the cores the process used in it. */
-  onSample?(listener: (utilization: number, cores: number) => void): () => void;
+  /** Called after each window is sampled. */
+  onSample?(listener: (utilization: number) => void): () => void;
 }
 
 export interface AdmissionOptions {
@@ -146,7 +146,7 @@ export class Admission {
       this.limit = busy ? Math.max(options.minSeats, this.runningCount) : Number.POSITIVE_INFINITY;
       this.dispatch();
     });
-    options.load.onSample?.((utilization, cores) => this.adjust(utilization, cores));
+    options.load.onSample?.((utilization) => this.adjust(utilization));
   }
 
   /** Requests waiting, all flows together. */
@@ -215,15 +215,15 @@ export class Admission {
   }
 
   /** Follows the loop while it is busy: more seats while work waits and it has room, fewer while saturated. */
-  private adjust(utilization: number, cores: number): void {
+  private adjust(utilization: number): void {
     if (this.limit === Number.POSITIVE_INFINITY) return;
-    // Room: the loop idles, or it reads busy while using less than a core (waiting on the kernel
-    // or on a core another process holds): more requests at once keep it fed.
-    const room = utilization < ROOM_BELOW || cores < ROOM_BELOW;
-    if (this.waitingCount > 0 && room) {
+    // The loop's utilization alone: a loop that never waits gains nothing from more requests at
+    // once, whether it runs them or waits for a core another process holds (the process's CPU,
+    // tried as a second signal, read "room" on a shared machine and let a flood fill the loop).
+    if (this.waitingCount > 0 && utilization < ROOM_BELOW) {
       this.limit = Math.ceil(Math.max(this.limit, this.runningCount) * GROW);
       this.dispatch();
-    } else if (!room && utilization >= SATURATED_AT && cores >= SATURATED_AT) {
+    } else if (utilization >= SATURATED_AT) {
       this.limit = Math.max(this.options.minSeats, Math.floor(this.limit * SHRINK));
     }
   }

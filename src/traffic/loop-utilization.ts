@@ -22,20 +22,15 @@ export class LoopUtilization {
   private busyNow = false;
   private latest = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
-  private readonly samplers = new Set<(utilization: number, cores: number) => void>();
-  private lastCpu: NodeJS.CpuUsage | null = null;
+  private readonly samplers = new Set<(utilization: number) => void>();
 
   /** Starts sampling (idempotent). */
   start(): this {
     if (this.timer) return this;
     this.last = performance.eventLoopUtilization();
-    this.lastCpu = process.cpuUsage();
     this.timer = setInterval(() => {
       const now = performance.eventLoopUtilization();
-      const used = process.cpuUsage(this.lastCpu ?? undefined);
-      this.lastCpu = process.cpuUsage();
-      const cores = (used.user + used.system) / 1_000 / WINDOW_MS;
-      this.sample(performance.eventLoopUtilization(now, this.last ?? undefined).utilization, cores);
+      this.sample(performance.eventLoopUtilization(now, this.last ?? undefined).utilization);
       this.last = now;
     }, WINDOW_MS);
     this.timer.unref();
@@ -62,17 +57,14 @@ export class LoopUtilization {
     return () => this.listeners.delete(listener);
   }
 
-  /**
-   * Called with each window's utilization and the cores the process used in it (a loop that
-   * waits on the kernel, or for a core another process holds, reads busy but uses less).
-   */
-  onSample(listener: (utilization: number, cores: number) => void): () => void {
+  /** Called with each window's utilization, after busy is updated. */
+  onSample(listener: (utilization: number) => void): () => void {
     this.samplers.add(listener);
     return () => this.samplers.delete(listener);
   }
 
   /** Records one window's utilization; public so tests can drive it. */
-  sample(utilization: number, cores = utilization): void {
+  sample(utilization: number): void {
     this.latest = utilization;
     if (utilization >= BUSY_AT) {
       this.quietWindows = 0;
@@ -83,7 +75,7 @@ export class LoopUtilization {
     } else {
       this.quietWindows = 0;
     }
-    for (const listener of this.samplers) listener(utilization, cores);
+    for (const listener of this.samplers) listener(utilization);
   }
 
   private set(busy: boolean): void {

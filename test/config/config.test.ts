@@ -56,6 +56,7 @@ describe('loadConfig', () => {
       metrics: true,
       graphiql: true,
       metricsPort: null,
+      metricsHost: '0.0.0.0',
     });
   });
 
@@ -83,6 +84,7 @@ describe('loadConfig', () => {
       PERSISTED_OPERATIONS: 'ops.json',
       METRICS: 'off',
       METRICS_PORT: '9464',
+      METRICS_HOST: '10.0.0.5',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
       CACHE_TTL_MS: '30000',
       REDIS_URL: 'redis://redis.internal:6380/2',
@@ -121,7 +123,7 @@ describe('loadConfig', () => {
         verifiedTtlMs: 300_000,
         refusedTtlMs: 60_000,
       },
-      admission: { minSeats: 4, maxWaiting: 100, maxWaitMs: 5000 },
+      admission: { minSeats: 2, maxWaiting: 100, maxWaitMs: 5000 },
       heapGrowingPercent: 50,
       limits: {
         maxHistoryRange: 200,
@@ -143,6 +145,7 @@ describe('loadConfig', () => {
       metrics: false,
       graphiql: true,
       metricsPort: 9464,
+      metricsHost: '10.0.0.5',
       tracingEndpoint: new URL('http://otel-collector:4318'),
       responseCache: {
         ttlMs: 30_000,
@@ -288,6 +291,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...production, PORT: '9464' })).toThrow(
       /METRICS_PORT defaults to 9464 with NODE_ENV=production, which is PORT/,
     );
+  });
+
+  it('listens for metrics where METRICS_HOST says, else where HOST does (read as HOST is)', () => {
+    expect(loadConfig({ METRICS_PORT: '9100' }).metricsHost).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: ' 10.0.0.5 ', METRICS_PORT: '9100' }).metricsHost).toBe('10.0.0.5');
+    const apart = loadConfig({
+      HOST: '0.0.0.0',
+      METRICS_HOST: ' 127.0.0.1 ',
+      METRICS_PORT: '9100',
+    });
+    expect([apart.host, apart.metricsHost]).toEqual(['0.0.0.0', '127.0.0.1']);
+    // Empty, as HOST: the default, not an address.
+    expect(loadConfig({ HOST: '::1', METRICS_HOST: '  ' }).metricsHost).toBe('::1');
   });
 
   it('refuses a METRICS_PORT equal to PORT', () => {
@@ -547,8 +563,10 @@ describe('loadConfig', () => {
     const DOC = 'docs/configuration.md#fixed-values';
 
     // 41: GRAPHIQL joined the 40 (production turns GraphiQL and introspection off; one switch on).
-    it('reads at most 41 variables, none of them a former setting', () => {
-      expect(CONFIG_VARIABLES.length).toBeLessThanOrEqual(41);
+    // 42: METRICS_HOST (the unauthenticated metrics port on a private interface while HOST stays
+    // public; no fixed value can say which interface a deployment's private network is).
+    it('reads at most 42 variables, none of them a former setting', () => {
+      expect(CONFIG_VARIABLES.length).toBeLessThanOrEqual(42);
       expect(CONFIG_VARIABLES.filter((name) => name in RETIRED_VARIABLES)).toEqual([]);
     });
 
@@ -563,7 +581,7 @@ describe('loadConfig', () => {
       ['UPSTREAM_CONCURRENCY', 'none per request: the shared adaptive limit alone'],
       ['CREDENTIALS_VERIFIED_TTL_MS', '300000'],
       ['CREDENTIALS_REFUSED_TTL_MS', '60000'],
-      ['ADMISSION_BUSY_CONCURRENCY', 'none per account: at least 4 seats in all'],
+      ['ADMISSION_BUSY_CONCURRENCY', 'none per account: at least 2 seats in all'],
       ['ADMISSION_MAX_WAITING', '100'],
       ['ADMISSION_MAX_WAIT_MS', '5000'],
       ['HEAP_GROWING_PERCENT', '50'],
@@ -632,7 +650,7 @@ describe('loadConfig', () => {
         maxUpstreamCalls: 250,
         maxNodeIds: 100,
       });
-      expect(config.admission).toEqual({ minSeats: 4, maxWaiting: 100, maxWaitMs: 5000 });
+      expect(config.admission).toEqual({ minSeats: 2, maxWaiting: 100, maxWaitMs: 5000 });
       expect(config.heapGrowingPercent).toBe(50);
       expect(config.responseCache.maxEntryBytes).toBe(1_048_576);
       expect(config.live.maxPerConnection).toBe(20);

@@ -25,20 +25,20 @@ class FakeLoad implements LoopLoad {
   busy = false;
   utilization = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
-  private readonly samplers = new Set<(utilization: number, cores: number) => void>();
+  private readonly samplers = new Set<(utilization: number) => void>();
   set(busy: boolean): void {
     this.busy = busy;
     for (const listener of this.listeners) listener(busy);
   }
-  sample(utilization: number, cores = utilization): void {
+  sample(utilization: number): void {
     this.utilization = utilization;
-    for (const listener of this.samplers) listener(utilization, cores);
+    for (const listener of this.samplers) listener(utilization);
   }
   onChange(listener: (busy: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  onSample(listener: (utilization: number, cores: number) => void): () => void {
+  onSample(listener: (utilization: number) => void): () => void {
     this.samplers.add(listener);
     return () => this.samplers.delete(listener);
   }
@@ -235,20 +235,6 @@ describe('Admission', () => {
     expect(gate.seats).toBe(2);
     load.sample(0.92);
     expect(gate.seats).toBe(2);
-  });
-
-  it('adds seats while the loop reads busy but the process uses less than a core (it waits on others)', () => {
-    const { admission: gate, load } = admission({ minSeats: 2 });
-    load.set(true);
-    released(gate.admit('account:a'));
-    released(gate.admit('account:a'));
-    waiting(gate.admit('account:a'));
-    load.sample(1, 0.6);
-    expect(gate.seats).toBe(3);
-    expect(gate.waiting).toBe(0);
-    // Neither shrinks: a saturated loop on less than a core is not the copy's CPU.
-    for (let i = 0; i < 5; i += 1) load.sample(1, 0.6);
-    expect(gate.seats).toBe(3);
   });
 
   it('refuses at once past maxWaiting, and a request that waited maxWaitMs', async () => {
