@@ -161,7 +161,7 @@ export function createGatewayServer(
   server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
     firstRequestArrived(request);
     lastActive.set(request.socket, performance.now());
-    overCap.requestStarted(request.socket, response);
+    overCap.requestStarted(request.socket, request, response);
     if (STREAM_ACCEPT.test(request.headers.accept ?? '')) streams.set(response, request.socket);
     if (draining) closeAfter(response);
     inFlight.add(response);
@@ -238,7 +238,7 @@ export function createGatewayServer(
 
 interface OverCap {
   /** A request's headers are complete: its connection is busy until the response is done. */
-  requestStarted(socket: Socket, response: ServerResponse): void;
+  requestStarted(socket: Socket, request: IncomingMessage, response: ServerResponse): void;
   /** The socket is a WebSocket's now (src/http/websocket.ts bounds those). */
   upgraded(socket: Socket): void;
 }
@@ -246,8 +246,10 @@ interface OverCap {
 /**
  * Past `max` open connections, room is made by closing the connection that has waited longest
  * without complete request headers: a new one (before its first request's headers) or an idle
- * keep-alive one, ordered by when it last became so. Only if every connection is busy (a request
- * in progress, or a WebSocket) is the newcomer answered a plain 503 and closed; Node's own
+ * keep-alive one, ordered by when it last became so; failing that, the oldest request whose body
+ * has not all arrived (a slow-body flood: 700 bodies at a byte a second held a 640-connection cap,
+ * and a real client got 96.5% 503). Only if every connection is answering a whole request, or is
+ * a WebSocket, is the newcomer answered a plain 503 and closed; Node's own
  * maxConnections would drop it without a word. The descriptors left stay for the service's pool
  * and Redis.
  *
@@ -266,28 +268,42 @@ function makeRoomOverCap(server: Server, max: number | null): OverCap {
   const waiting = new Set<Socket>();
   /** Requests in progress per connection (pipelined ones overlap). */
   const busy = new WeakMap<Socket, number>();
+  /** Connections whose request was still arriving when it started, oldest first. */
+  const receiving = new Map<Socket, IncomingMessage>();
+  /** The oldest connection still sending its request's body, if any (whole ones leave the list). */
+  const slowestBody = (): Socket | undefined => {
+    for (const [socket, request] of receiving) {
+      if (!request.complete) return socket;
+      receiving.delete(socket);
+    }
+    return undefined;
+  };
   server.on('connection', (socket: Socket) => {
     open += 1;
     socket.once('close', () => {
       open -= 1;
       waiting.delete(socket);
+      receiving.delete(socket);
     });
     if (open > max) {
-      const oldest = waiting.values().next();
-      if (oldest.done) {
+      const oldest = waiting.values().next().value ?? slowestBody();
+      if (oldest === undefined) {
         socket.write(OVER_CAP_RESPONSE, () => socket.destroy());
         return;
       }
-      waiting.delete(oldest.value);
-      oldest.value.destroy();
+      waiting.delete(oldest);
+      receiving.delete(oldest);
+      oldest.destroy();
     }
     waiting.add(socket);
   });
   return {
-    requestStarted(socket, response) {
+    requestStarted(socket, request, response) {
       waiting.delete(socket);
+      if (!request.complete) receiving.set(socket, request);
       busy.set(socket, (busy.get(socket) ?? 0) + 1);
       response.once('close', () => {
+        receiving.delete(socket);
         const left = (busy.get(socket) ?? 1) - 1;
         busy.set(socket, left);
         // Idle again: back in line, at the end.

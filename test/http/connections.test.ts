@@ -112,6 +112,30 @@ describe('connection limits', () => {
     await until(() => next.received().includes('ok'));
   });
 
+  it('past the cap with none idle, closes the oldest request whose body is still trickling in', async () => {
+    // The listener waits for whole bodies, as yoga does: a slow body holds its connection.
+    const gateway = createGatewayServer(
+      (request, response) => request.resume().once('end', () => response.end('ok')),
+      { keepAliveTimeoutMs: 60_000, maxConnections: 2 },
+    );
+    opened.push(gateway);
+    gateway.server.listen(0, '127.0.0.1');
+    await once(gateway.server, 'listening');
+    const port = (gateway.server.address() as AddressInfo).port;
+    const slowBody = 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{';
+    const oldest = await open(port);
+    oldest.socket.write(slowBody);
+    const slow = await open(port);
+    slow.socket.write(slowBody);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const client = await open(port);
+    client.socket.write(REQUEST);
+    await until(() => client.received().includes('ok'));
+    await until(oldest.closed);
+    expect(oldest.received()).toBe('');
+    expect(slow.closed()).toBe(false);
+  });
+
   it('answers 503 with Retry-After past the cap only when every connection has a request in progress', async () => {
     const answers: Array<() => void> = [];
     const gateway = createGatewayServer(
