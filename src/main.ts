@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { banner } from './http/banner.js';
+import { banner, metricsLine, shownHost } from './http/banner.js';
 import { corsRefusesAll, corsSummary } from './http/cors.js';
 import { GRAPHQL_PATH } from './http/server.js';
 import { flushLogs } from './observability/logger.js';
@@ -34,11 +34,10 @@ async function main(): Promise<void> {
 
   const metricsServer =
     metrics && config.metricsPort !== null
-      ? await listenForMetrics(metrics, config.metricsPort, config.host)
+      ? await listenForMetrics(metrics, config.metricsPort, config.metricsHost)
       : null;
 
-  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  const endpoint = `http://${shownHost}:${port}${GRAPHQL_PATH}`;
+  const endpoint = `http://${shownHost(config.host)}:${port}${GRAPHQL_PATH}`;
   // The human lines go to stderr: stdout carries only JSON log lines, for log shippers.
   const cors = { origins: config.corsOrigins, allowLoopback: simulator !== null };
   console.error(
@@ -68,7 +67,7 @@ async function main(): Promise<void> {
   }
   if (metricsServer) {
     const metricsPort = (metricsServer.address() as AddressInfo).port;
-    console.error(`Metrics: http://${shownHost}:${metricsPort}/metrics`);
+    console.error(metricsLine(config.metricsHost, metricsPort));
   }
 
   let stopping = false;

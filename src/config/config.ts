@@ -273,11 +273,16 @@ export interface Config {
    */
   readonly graphiql: boolean;
   /**
-   * Serve /metrics on this port of its own (same HOST) instead of the public one, so scrapes can
-   * be kept off the public network. null serves it beside /graphql. @default null; 9464 with
-   * NODE_ENV=production
+   * Serve /metrics on this port of its own (on METRICS_HOST) instead of the public one, so
+   * scrapes can be kept off the public network. null serves it beside /graphql. @default null;
+   * 9464 with NODE_ENV=production
    */
   readonly metricsPort: number | null;
+  /**
+   * METRICS_HOST: the interface the metrics port binds (a private one, so scrapes never reach
+   * the public network); unused without metricsPort. @default host
+   */
+  readonly metricsHost: string;
   /** OTLP/HTTP collector base URL; null leaves tracing off. @default null */
   readonly tracingEndpoint: URL | null;
   readonly responseCache: ResponseCacheSettings;
@@ -349,6 +354,7 @@ export const CONFIG_VARIABLES = [
   'METRICS',
   'GRAPHIQL',
   'METRICS_PORT',
+  'METRICS_HOST',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'GATEWAY_SECRET',
   'GATEWAY_SECRET_PREVIOUS',
@@ -407,6 +413,7 @@ export function loadConfig(environment: Env): Config {
 
   // Read in this order so problems are listed in it.
   const port = int('PORT', 4000, 0, 65535);
+  const host = env.HOST?.trim() || '0.0.0.0';
   const url = readUpstreamUrl(env.UPSTREAM_URL, production, problems);
   const timeoutMs = int('UPSTREAM_TIMEOUT_MS', 10_000, 1, 600_000);
   // Demo mode included: its simulator reads history_end so (FIXED_SIMULATOR_HISTORY_END).
@@ -433,7 +440,7 @@ export function loadConfig(environment: Env): Config {
   const config: Config = {
     instanceId: readInstanceId(env.INSTANCE_ID, problems),
     port,
-    host: env.HOST?.trim() || '0.0.0.0',
+    host,
     logLevel,
     upstream: {
       url,
@@ -478,6 +485,8 @@ export function loadConfig(environment: Env): Config {
     metrics: readSwitch('METRICS', env.METRICS, true, problems),
     graphiql: readSwitch('GRAPHIQL', env.GRAPHIQL, !production, problems),
     metricsPort: readMetricsPort(env, port, problems),
+    // Read as HOST is: trimmed; unset or empty, HOST's value (where it listened before).
+    metricsHost: env.METRICS_HOST?.trim() || host,
     tracingEndpoint: readHttpUrl(
       'OTEL_EXPORTER_OTLP_ENDPOINT',
       env.OTEL_EXPORTER_OTLP_ENDPOINT,

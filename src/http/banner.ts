@@ -61,3 +61,22 @@ export function redisWhere(redis: RedisSettings): string {
     return `cluster ${[redis.url.host, list(redis.clusterNodes)].join(',')}`;
   return redis.url.host;
 }
+
+/** Where to point a browser or a scraper: a wildcard address (every interface) as localhost. */
+export function shownHost(host: string): string {
+  if (isWildcard(host)) return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * The line on the metrics port (METRICS_PORT, on METRICS_HOST): its URL, and whether it listens
+ * on every interface, since it asks no credentials.
+ */
+export function metricsLine(host: string, port: number): string {
+  const where = isWildcard(host) ? ` (listening on ${host}: every interface)` : '';
+  return `Metrics: http://${shownHost(host)}:${port}/metrics${where}`;
+}
+
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::';
+}

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { responseCacheLine } from '../../src/http/banner.js';
+import { metricsLine, responseCacheLine } from '../../src/http/banner.js';
 
 const SECRET = 'banner-test-secret-0123456789abcdef';
 
@@ -39,6 +39,16 @@ describe('the response cache line', () => {
   it('in memory, with stale-if-error', () => {
     expect(lineFor({ CACHE_STALE_IF_ERROR_MS: '5000' })).toBe(
       'Response cache: on, in memory, answers kept 60000 ms, served stale up to 5000 ms more',
+    );
+  });
+});
+
+describe('the metrics line', () => {
+  it('gives the address METRICS_HOST binds, and says so when that is every interface', () => {
+    expect(metricsLine('127.0.0.1', 9464)).toBe('Metrics: http://127.0.0.1:9464/metrics');
+    expect(metricsLine('fd00::5', 9464)).toBe('Metrics: http://[fd00::5]:9464/metrics');
+    expect(metricsLine('0.0.0.0', 9464)).toBe(
+      'Metrics: http://localhost:9464/metrics (listening on 0.0.0.0: every interface)',
     );
   });
 });
