@@ -24,6 +24,7 @@ import {
 } from '../../src/simulator/index.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 import { basicAuth } from '../fixtures/harness.js';
+import { captureLogs } from '../fixtures/captured-logs.js';
 import { until, untilAsync } from '../../support/wait.js';
 
 const LATENCY_MS = 150;
@@ -34,11 +35,13 @@ const busy: LoopLoad = { busy: true, utilization: 1, onChange: () => () => undef
 
 let served: ServedGateway;
 let origin: string;
+const { logger, lines } = captureLogs();
 
 beforeAll(async () => {
   served = await serveGateway(
     {
       loopLoad: busy,
+      logger,
       metrics: createMetrics(),
       corsOrigins: [ORIGIN],
       admission: { minSeats: 1, maxWaiting: 3, maxWaitMs: 2_000 },
@@ -99,6 +102,28 @@ describe('admission over HTTP while the copy is busy', () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     // The flood's requests ran one after another: the last ends after three round trips.
     expect(Math.max(...answers.map((a) => a.at)) - started).toBeGreaterThanOrEqual(3 * LATENCY_MS);
+  });
+
+  it('counts the wait in the latency metrics and logs show, from arrival, and shows it on its own', async () => {
+    lines.length = 0;
+    const flood = basicAuth(DEMO_CREDENTIALS);
+    const ahead = post(flood);
+    await untilAsync(async () => (await metric('sms_admission_waiting')) !== '', 5_000);
+    const before = await metric('sms_admission_wait_seconds_count');
+    // Behind one request at the service (LATENCY_MS), with the one seat taken.
+    const behind = await post(basicAuth(SECOND_DEMO_CREDENTIALS));
+    await ahead;
+    expect(behind.status).toBe(200);
+    const waits = lines.filter((l) => l.msg === 'request' && typeof l.waitedMs === 'number');
+    expect(waits.length).toBeGreaterThanOrEqual(1);
+    const waited = waits.at(-1) as { waitedMs: number; durationMs: number };
+    expect(waited.waitedMs).toBeGreaterThanOrEqual(LATENCY_MS / 2);
+    expect(waited.durationMs).toBeGreaterThanOrEqual(waited.waitedMs + LATENCY_MS / 2);
+    // The histogram of waits grew, and the request duration's slowest bucket holds the wait.
+    expect(await metric('sms_admission_wait_seconds_count')).not.toBe(before);
+    const slow = await metric('sms_admission_wait_seconds_bucket{le="0.025"');
+    const all = await metric('sms_admission_wait_seconds_count');
+    expect(Number(slow.split(' ').at(-1))).toBeLessThan(Number(all.split(' ').at(-1)));
   });
 
   it('refuses past the line with 429, Retry-After and RATE_LIMITED, readable by the page that asked', async () => {
