@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config/config.js';
-import { banner, metricsLine, shownHost } from './http/banner.js';
+import { banner, metricsLine, responseCacheLine, shownHost } from './http/banner.js';
 import { corsRefusesAll, corsSummary } from './http/cors.js';
 import { GRAPHQL_PATH } from './http/server.js';
 import { flushLogs } from './observability/logger.js';
@@ -59,12 +59,7 @@ async function main(): Promise<void> {
   }
   if (logger)
     logger[corsRefusesAll(cors) ? 'warn' : 'info']({ cors: cors.origins }, corsSummary(cors));
-  if (app.responseCache) {
-    const { ttlMs, redisUrl, staleIfErrorMs } = config.responseCache;
-    const where = redisUrl ? `Redis at ${redisUrl.host}` : 'memory';
-    const stale = staleIfErrorMs > 0 ? `, served stale up to ${staleIfErrorMs} ms more` : '';
-    console.error(`Response cache: on, in ${where}, answers kept ${ttlMs} ms${stale}`);
-  }
+  if (app.responseCache) console.error(responseCacheLine(config.responseCache, config.redis));
   if (metricsServer) {
     const metricsPort = (metricsServer.address() as AddressInfo).port;
     console.error(metricsLine(config.metricsHost, metricsPort));

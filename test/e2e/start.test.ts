@@ -7,11 +7,13 @@
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/http/server.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { DIST_MAIN, ROOT } from '../../support/dist.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
+import { startSentinels, type RunningSentinels } from '../fixtures/sentinel.js';
 import { subscribeSse } from '../fixtures/sse.js';
 
 const run = promisify(execFile);
@@ -203,6 +205,51 @@ describe('bad configuration', () => {
     const { code, stderr } = await refused({ NODE_ENV: 'production' });
     expect(code).not.toBe(0);
     expect(stderr).toContain('UPSTREAM_URL is required with NODE_ENV=production');
+  });
+});
+
+describe('npm start with the response cache behind Redis Sentinel', () => {
+  let sentinels: RunningSentinels;
+  let copy: GatewayProcess;
+  beforeAll(async () => {
+    sentinels = await startSentinels();
+    copy = await startGatewayProcess({
+      // Sentinel mode takes the primary from the sentinels: this host is never used.
+      REDIS_URL: 'redis://ignored-host:6379',
+      REDIS_SENTINELS: sentinels.sentinelList,
+      REDIS_SENTINEL_NAME: sentinels.name,
+      CACHE_TTL_MS: '60000',
+      GATEWAY_SECRET: 'start-sentinel-secret-0123456789abcdef',
+      LIVE_POLL_MS: '0',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await copy?.close();
+    await sentinels?.close();
+  });
+
+  it('prints where the cache is: the primary of the sentinels, not REDIS_URL host', async () => {
+    await expect
+      .poll(() => copy.stderr())
+      .toContain(
+        `Response cache: on, in Redis at the primary "${sentinels.name}" of sentinels ${sentinels.sentinelList}, answers kept 60000 ms`,
+      );
+    expect(copy.stderr()).not.toContain('ignored-host');
+    // And that is where answers go.
+    await fetch(copy.endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`,
+      },
+      body: JSON.stringify({ query: '{ ownedNumbers { tid } }' }),
+    });
+    const primary = new Redis(sentinels.primary.url);
+    try {
+      await expect.poll(() => primary.keys('sms-gateway:response-cache:*')).toHaveLength(1);
+    } finally {
+      primary.disconnect();
+    }
   });
 });
 
