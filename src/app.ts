@@ -166,7 +166,7 @@ export async function createApp(config: Config, given: AppParts = {}): Promise<A
     given.responseCache !== undefined
       ? given.responseCache
       : await startResponseCache(config, logger, metrics, redis.cache);
-  const liveBus = given.liveBus ?? (await createLiveBus(config, redis.live));
+  const liveBus = given.liveBus ?? (await createLiveBus(config, redis.live, logger));
   return assembleApp(config, {
     ...given,
     logger,
@@ -243,7 +243,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     credentials,
     onAttempt: (made) => admission.chargeWork(callsTenant(made), UNITS_PER_CALL),
     // One ledger: waiting calls go by what their account used lately, as requests do.
-    usage: (account) => admission.useOf(`account:${account}`),
+    usage: (flow) => admission.useOf(flow),
     // Its per-call warnings (retries) are rolled up with the request's other failures.
     ...(logger ? { logger: holdingRequestWarnings(logger) } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),
@@ -474,10 +474,17 @@ function credentialMemory(config: Config): CredentialMemory {
 async function createLiveBus(
   config: Config,
   connection: RedisConnection | undefined,
+  logger: Logger | false,
 ): Promise<LiveBus> {
   if (!connection || config.live.pollMs <= 0) return new LocalBus();
   const { RedisBus } = await import('./live/redis-bus.js');
   // Renewed every poll; lapses 1.5 intervals after the holder's last one, and the others ask
-  // four times an interval: a takeover within 2 x LIVE_POLL_MS.
-  return new RedisBus({ connection, secret: config.secret, lockTtlMs: 1.5 * config.live.pollMs });
+  // four times an interval: a takeover within 2 x LIVE_POLL_MS. The logger says (once) when a
+  // value does not open: copies with different secrets on one Redis.
+  return new RedisBus({
+    connection,
+    secret: config.secret,
+    lockTtlMs: 1.5 * config.live.pollMs,
+    logger,
+  });
 }

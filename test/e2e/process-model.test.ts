@@ -7,11 +7,15 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import type { Gateway } from '../../src/http/server.js';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { DIST_MAIN, ROOT } from '../../support/dist.js';
 import { startGatewayProcess } from '../fixtures/gateway-process.js';
-import { freePort } from '../fixtures/redis.js';
-import { until } from '../../support/wait.js';
+import { freePort, startRedis } from '../fixtures/redis.js';
+import { subscribeSse } from '../fixtures/sse.js';
+import { until, untilAsync } from '../../support/wait.js';
 
 const HMAC_KEY = 'process-model-test-key-0123456789abcdef';
 const BASE_ENV = { ...process.env, PORT: '0', HOST: '127.0.0.1', UPSTREAM_URL: '' };
@@ -112,6 +116,49 @@ describe('node dist/main.js', () => {
     expect(warnings.length).toBeGreaterThanOrEqual(1);
     expect(warnings.length).toBeLessThanOrEqual(3);
     expect(gateway.logs()).not.toContain('hunter2-secret');
+  }, 30_000);
+
+  it('logs, once, a live event on its Redis channel that does not open (another secret)', async () => {
+    const redis = await startRedis();
+    const admin = new Redis(redis.url);
+    const gateway = await startGatewayProcess({
+      REDIS_URL: redis.url,
+      GATEWAY_SECRET: HMAC_KEY,
+      LIVE_POLL_MS: '200',
+      LOG_LEVEL: 'warn',
+    });
+    const overHttp = { fetch: (_url: string, init: RequestInit) => fetch(gateway.endpoint, init) };
+    const stream = await subscribeSse(
+      overHttp as unknown as Gateway,
+      `subscription { messageAdded(tids: ["${DEMO_ACCOUNT.numbers[0]!.tid}"]) { id } }`,
+      {
+        authorization: `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`,
+      },
+    );
+    try {
+      const pattern = 'sms-gateway:live:v1:events:*';
+      await untilAsync(
+        async () => ((await admin.pubsub('CHANNELS', pattern)) as string[]).length > 0,
+      );
+      const [channel] = (await admin.pubsub('CHANNELS', pattern)) as string[];
+      // What a copy with another GATEWAY_SECRET would send: nothing this copy can open.
+      for (let i = 0; i < 3; i += 1) await admin.publish(channel!, `not sealed for this copy ${i}`);
+      const unopened = () =>
+        gateway
+          .logs()
+          .split('\n')
+          .filter((line) => line.includes('ignored a value sealed under another secret'));
+      await until(() => unopened().length > 0, 5_000);
+      expect(JSON.parse(unopened()[0]!)).toMatchObject({ level: 40 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(unopened()).toHaveLength(1);
+      expect(stream.events).toEqual([]);
+    } finally {
+      stream.close();
+      await gateway.close();
+      admin.disconnect();
+      await redis.close();
+    }
   }, 30_000);
 
   /** Starts the gateway with one of its ports taken; what it printed and its exit code. */
