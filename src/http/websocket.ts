@@ -222,23 +222,35 @@ export function attachWebSocket(
         const headers = headersFromConnectionParams(ctx.connectionParams);
         const read = identities.fromHeaders(headers);
         if (read.kind === 'present') {
-          const turn = await admitted(options.admit?.(Object.fromEntries(headers)) ?? noop, socket);
+          // Invented credentials hold nothing: 1,000 idle sockets of made-up pairs kept alive by
+          // pings refused real accounts' connections (1013). An outage is not a refusal: the
+          // subscription's own check then answers.
+          const verify = options.verify ?? (() => Promise.resolve(true));
+          const admit = (): Release | Waiting | Refusal =>
+            options.admit?.(Object.fromEntries(headers)) ?? noop;
+          let outcome = admit();
+          let accepted: boolean | undefined;
+          if (isWaiting(outcome)) {
+            // Verified before it waits, as an HTTP request is (src/traffic/admitted-requests.ts):
+            // from memory, or one call per pair. A refused pair is closed without a turn; a real
+            // account's first connection then waits in its own account's line, not in the class
+            // every invented pair shares (with 1,000 of them it was never acknowledged).
+            outcome.cancel();
+            accepted = await verify(read.credentials).catch(() => true);
+            if (accepted) outcome = admit();
+          }
+          const turn = accepted === false ? noop : await admitted(outcome, socket);
           if (turn === null) return false;
           if (isRefusal(turn)) {
             options.onConnected?.(socket, false);
             closeSoon(socket, 1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
             return false;
           }
-          // Invented credentials hold nothing: 1,000 idle sockets of made-up pairs kept alive by
-          // pings refused real accounts' connections (1013). An outage is not a refusal: the
-          // subscription's own check then answers.
-          const verify = options.verify ?? (() => Promise.resolve(true));
-          // The turn lasts until the verdict, as an HTTP request's place lasts until its answer:
-          // freed once the call was sent instead, the flood's verifications ran at 1,350 a second
-          // and the bystander's p50 went to 2.5-2.9x idle (`idle-invented-ws`).
-          const accepted = await verify(read.credentials)
+          // The turn lasts until the verdict, as an HTTP request's place lasts until its answer.
+          accepted ??= await verify(read.credentials)
             .catch(() => true)
             .finally(() => turn());
+          turn();
           options.onConnected?.(socket, accepted);
           if (socket.readyState !== socket.OPEN) return false;
           if (!accepted) {
@@ -319,6 +331,9 @@ export function attachWebSocket(
 }
 
 const noop: Release = () => undefined;
+
+const isWaiting = (outcome: Release | Waiting | Refusal): outcome is Waiting =>
+  typeof outcome === 'object' && 'outcome' in outcome;
 
 function destroyQuietly(this: Duplex): void {
   this.destroy();

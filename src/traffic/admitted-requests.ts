@@ -16,6 +16,7 @@ import type { Credentials } from '../core/credentials.js';
 import type { Identity } from '../core/identity.js';
 import type { CredentialMemory } from './verification.js';
 import {
+  accountTenant,
   ANONYMOUS,
   unverifiedPair,
   whenAdmitted,
@@ -76,7 +77,7 @@ function tenantOfPair(
   identity: { readonly account: string; readonly pair: string },
 ): Tenant {
   return memory.verdictOf(identity.pair) === 'accepted'
-    ? `account:${identity.account}`
+    ? accountTenant(identity.account)
     : unverifiedPair(identity.pair);
 }
 

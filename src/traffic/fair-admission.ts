@@ -108,6 +108,9 @@ export const tenantKind = (tenant: Tenant): TenantKind =>
       ? 'anonymous'
       : 'account';
 
+/** The tenant of an account whose credentials the service accepted lately. */
+export const accountTenant = (account: string): Tenant => `account:${account}`;
+
 /** The tenant of one credential pair the service has not accepted lately. */
 export const unverifiedPair = (fingerprint: string): Tenant => `${UNVERIFIED}:${fingerprint}`;
 

@@ -27,6 +27,8 @@ export type Release = (feedback?: {
 const RESERVE_FRACTION = 1 / 16;
 
 interface Waiter {
+  /** Whose use orders it: the account's flow, or the class of unverified credentials. */
+  readonly flow: string;
   readonly grant: (release: Release) => void;
 }
 
@@ -40,12 +42,12 @@ export class FairScheduler {
 
   /**
    * `share`: the fraction of the limit one account may hold in flight, from 0 to 1; `useOf`:
-   * what an account has used lately (the admission ledger), least first. @default all alike
+   * what a flow has used lately (the admission ledger), least first. @default all alike
    */
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
-    private readonly useOf: (account: string) => number = () => 0,
+    private readonly useOf: (flow: string) => number = () => 0,
   ) {}
 
   /** The most calls one account may have in flight while others wait. */
@@ -73,7 +75,7 @@ export class FairScheduler {
    * Resolves with a release function once the call may go; rejects with `signal.reason` if the
    * signal aborts first (the call's deadline), leaving the queue as if it had never come.
    */
-  acquire(account: string, signal: AbortSignal): Promise<Release> {
+  acquire(account: string, signal: AbortSignal, flow = account): Promise<Release> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     if (
       this.queues.size === 0 &&
@@ -84,6 +86,7 @@ export class FairScheduler {
     }
     return new Promise<Release>((resolve, reject) => {
       const waiter: Waiter = {
+        flow,
         grant: (release) => {
           signal.removeEventListener('abort', onAbort);
           resolve(release);
@@ -143,7 +146,7 @@ export class FairScheduler {
       let least = Number.POSITIVE_INFINITY;
       for (const account of this.queues.keys()) {
         if ((this.perAccount.get(account) ?? 0) >= this.capOf(account)) continue;
-        const use = this.useOf(account);
+        const use = this.useOf((this.queues.get(account) as Waiter[])[0]!.flow);
         if (use < least) {
           least = use;
           next = account;

@@ -38,6 +38,7 @@ import { processEventLoopLag } from './event-loop-lag.js';
 import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
 import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import { FairScheduler, type Release } from './fair-scheduler.js';
+import { accountTenant, UNVERIFIED } from './fair-admission.js';
 import { ServiceHealth } from './service-health.js';
 
 export interface TrafficOptions {
@@ -76,8 +77,8 @@ export interface TrafficOptions {
    * for: admission charges it to their tenant (UNITS_PER_CALL in fair-admission.ts).
    */
   readonly onAttempt?: (credentials: Credentials) => void;
-  /** What an account has used lately (admission's ledger): waiting calls of the least go first. */
-  readonly usage?: (account: string) => number;
+  /** What a flow has used lately (admission's ledger): waiting calls of the least go first. */
+  readonly usage?: (flow: string) => number;
 }
 
 export type { ConcurrencySnapshot, RefusalReason };
@@ -247,7 +248,11 @@ export function withTrafficControl(
       for (let attempt = 1; ; attempt += 1) {
         let release: Release;
         try {
-          release = await scheduler.acquire(account, deadline.signal);
+          // Ordered by what its flow used lately: an invented pair's call counts as the whole
+          // class of unverified credentials, never as a fresh account that has used nothing.
+          const flow =
+            memory.verdict(credentials) === 'accepted' ? accountTenant(account) : UNVERIFIED;
+          release = await scheduler.acquire(account, deadline.signal, flow);
         } catch (error) {
           // The deadline passed while waiting for a slot: no answer either way, so a probe the
           // gate admitted must not keep its breaker half-open.

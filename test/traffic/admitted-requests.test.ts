@@ -108,7 +108,8 @@ describe('admission over HTTP while the copy is busy', () => {
     lines.length = 0;
     const flood = basicAuth(DEMO_CREDENTIALS);
     const ahead = post(flood);
-    await untilAsync(async () => (await metric('sms_admission_waiting')) !== '', 5_000);
+    // The one seat is taken once the request ahead is at the service.
+    await until(() => served.simulator.load().inFlight >= 1, 5_000);
     const before = await metric('sms_admission_wait_seconds_count');
     // Behind one request at the service (LATENCY_MS), with the one seat taken.
     const behind = await post(basicAuth(SECOND_DEMO_CREDENTIALS));
@@ -228,19 +229,26 @@ describe('admission over HTTP while the copy is busy', () => {
       const opened = await Promise.all(Array.from({ length: 5 }, connect));
       expect(opened.every((socket) => typeof socket !== 'string')).toBe(true);
       const [account, a, b, c, newcomer] = opened as WebSocket[];
-      // The account's connection_init goes in at once; with it active, tenants take turns. One
-      // invented pair then has one connection_init verifying (a service round trip), one
-      // waiting in its line, and the next refused (1013, try again).
+      // The account's connection_init goes in at once. One invented pair's three then find the
+      // seat taken: each is verified before it would wait (one call for the pair) and closed
+      // 4403 without taking a turn; a pair never seen before likewise, on its own call.
       expect(await init(account!, basicAuth(DEMO_CREDENTIALS))).toBe('connection_ack');
+      live.simulator.resetCalls();
+      const hold = request(`${live.origin}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...basicAuth(DEMO_CREDENTIALS) },
+        body: JSON.stringify({ query: QUERY }),
+      });
+      await until(() => live.simulator.load().inFlight >= 1, 5_000);
       const inits = [init(a!, invented), init(b!, invented), init(c!, invented)];
-      // A pair never seen before waits in a line of its own, not behind that full one.
       const fresh = init(newcomer!, basicAuth({ sysId: 'AC-made-up-new', authToken: 'token-new' }));
-      expect((await Promise.all(inits)).sort()).toEqual([
-        '1013 The gateway is busy; retry after 1 s',
-        '4403 The SMS service refused the credentials',
-        '4403 The SMS service refused the credentials',
-      ]);
+      expect(await Promise.all(inits)).toEqual(
+        Array(3).fill('4403 The SMS service refused the credentials'),
+      );
       expect(await fresh).toBe('4403 The SMS service refused the credentials');
+      await (await hold).body.text();
+      const inventedCalls = live.simulator.calls.filter((call) => call.accountSysId === null);
+      expect(inventedCalls).toHaveLength(2);
     } finally {
       for (const socket of sockets) socket.terminate();
       await live.close();
