@@ -160,7 +160,11 @@ export async function createApp(config: Config, given: AppParts = {}): Promise<A
     given.apqStore !== undefined
       ? given.apqStore
       : redis.apq
-        ? (await import('./cache/apq-store.js')).createRedisApqStore(redis.apq)
+        ? (await import('./cache/apq-store.js')).createRedisApqStore(redis.apq, {
+            // Query texts are sealed with the gateway's one secret, as cached answers are.
+            secret: config.secret,
+            logger,
+          })
         : null;
   const responseCache =
     given.responseCache !== undefined

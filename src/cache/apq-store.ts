@@ -3,17 +3,24 @@
  * registered a query through one copy can send only its hash to any other. Loaded only when
  * REDIS_URL is set, with ioredis.
  *
- * Entries are hash -> query text: no account data, so no key needs the caller's credentials.
- * They expire after a day unless used again, so an abandoned client version does not keep its
- * queries for ever. Redis trouble costs a registration round-trip (the client resends the full
- * query), never a failed request.
+ * Entries are hash -> query text, sealed for their key (src/redis/seal.ts, GATEWAY_SECRET): a
+ * text can hold inline literals (a tid, a phone number), so none is readable in Redis. No key
+ * needs the caller's credentials. They expire after a day unless used again, so an abandoned
+ * client version does not keep its queries for ever. Redis trouble, or a value that does not open
+ * (another secret, altered), costs a registration round-trip (the client resends the full query),
+ * never a failed request.
  */
 import type { Logger } from '../observability/logger.js';
 import { connectRedis, type RedisConnection, type RedisTarget } from '../redis/connection.js';
+import { createSeal, type SealSecret } from '../redis/seal.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 
-/** Every APQ key starts with this, so the gateway can share a Redis with other users. */
-export const APQ_KEY_PREFIX = 'sms-gateway:apq:v1:';
+/**
+ * Every APQ key starts with this, so the gateway can share a Redis with other users. v2: sealed
+ * values; a copy of before (v1, clear text) would run a sealed value as a query, so the two never
+ * read each other's keys (during a rolling update that costs a registration round-trip).
+ */
+export const APQ_KEY_PREFIX = 'sms-gateway:apq:v2:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
 const COMMAND_TIMEOUT_MS = 500;
 
@@ -33,23 +40,45 @@ export function connectApqRedis(target: RedisTarget, logger: Logger | false): Re
   });
 }
 
-export function createRedisApqStore(connection: RedisConnection): RedisApqStore {
+export interface RedisApqStoreOptions {
+  /** GATEWAY_SECRET and GATEWAY_SECRET_PREVIOUS (config.secret): what seals the query texts. */
+  readonly secret: SealSecret;
+  /** Says once that a value did not open. @default false */
+  readonly logger?: Logger | false;
+}
+
+export function createRedisApqStore(
+  connection: RedisConnection,
+  options: RedisApqStoreOptions,
+): RedisApqStore {
   const redis = connection.client;
+  const seal = createSeal(options.secret);
+  const logger = options.logger ?? false;
   const failed = (error: unknown): void => connection.failed('command', error);
+  let unopenedLogged = false;
   return {
     async get(hash) {
+      const key = APQ_KEY_PREFIX + hash;
+      let sealed: Buffer | null;
       try {
-        const query = await redis.getex(APQ_KEY_PREFIX + hash, 'EX', APQ_TTL_SECONDS);
+        sealed = await redis.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
         connection.succeeded();
-        return query;
       } catch (error) {
         failed(error);
         return null;
       }
+      if (sealed === null) return null;
+      const query = seal.open(sealed, key);
+      if (query === null && logger && !unopenedLogged) {
+        unopenedLogged = true;
+        logger.warn('APQ store: an entry sealed under another secret, or altered, was a miss');
+      }
+      return query;
     },
     async set(hash, query) {
+      const key = APQ_KEY_PREFIX + hash;
       try {
-        await redis.set(APQ_KEY_PREFIX + hash, query, 'EX', APQ_TTL_SECONDS);
+        await redis.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
         connection.succeeded();
       } catch (error) {
         failed(error);

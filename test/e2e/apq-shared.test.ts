@@ -62,10 +62,12 @@ describe('APQ across gateway copies sharing Redis', () => {
     expect(byHash.data?.ownedNumbers.length).toBeGreaterThan(0);
   });
 
-  it('stores the query under a prefixed key that expires', async () => {
+  it('stores the query, sealed (src/cache/apq-store.ts), under a prefixed key that expires', async () => {
     const admin = new Redis(redis.url);
     try {
-      expect(await admin.get(`${APQ_KEY_PREFIX}${HASH}`)).toBe(QUERY);
+      const stored = await admin.getBuffer(`${APQ_KEY_PREFIX}${HASH}`);
+      expect(stored?.length).toBeGreaterThan(QUERY.length);
+      expect(stored?.toString('latin1')).not.toContain('SharedHash');
       expect(await admin.ttl(`${APQ_KEY_PREFIX}${HASH}`)).toBeGreaterThan(0);
     } finally {
       admin.disconnect();
