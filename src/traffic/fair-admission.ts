@@ -8,7 +8,8 @@
  *   flood's full line), or to the `anonymous` class (no or malformed credentials). Each class
  *   weighs as one account: a flood of invented pairs shares one account's turn, not thousands.
  * - Seats. While the event loop has room, every request runs at once and this costs a counter.
- *   Once the loop is busy (loop-utilization.ts), at most `seats` requests run; the others wait.
+ *   Once the loop is busy (loop-utilization.ts), the running requests hold at most `seats`; the
+ *   others wait. A request holds one seat, or more when its flow's requests cost more (widthOf).
  *   The seats follow the loop, each window: more while requests wait and the loop still has
  *   room (a copy with work waiting never idles), fewer while it is saturated (so the line, where
  *   fairness applies, holds the excess instead of the loop's FIFO), never fewer than `minSeats`.
@@ -52,6 +53,10 @@ export const BYTES_PER_UNIT = 16 * 1024;
 export const UNITS_PER_CALL = 0.5;
 /** Milliseconds of CPU that count as one unit (the small query takes about 0.25 ms in all). */
 export const CPU_MS_PER_UNIT = 0.25;
+/** Units of work one seat stands for: a page is about 2.6, a small query 1.5 (see UNITS_PER_CALL). */
+export const UNITS_PER_SEAT = 4;
+/** How fast a flow's cost per request follows its latest requests. */
+const COST_WEIGHT = 0.2;
 /** How fast a flow's use is forgotten: "lately" is the last second or two. */
 export const USE_HALF_LIFE_MS = 1_000;
 /** Seats grow by this factor per window while requests wait and the loop has room. */
@@ -127,6 +132,8 @@ interface Flow {
   use: number;
   usedAt: number;
   running: number;
+  /** What its requests have cost lately, in units each (a moving average). */
+  cost: number;
   /** Lines by tenant, in turn order (a served tenant goes to the back). */
   readonly lines: Map<Tenant, Waiter[]>;
 }
@@ -188,7 +195,7 @@ export class Admission {
     // Charged on arrival, before it waits: a flow's waiting requests count against it already,
     // so a flood's line never goes ahead of a flow that asked once.
     this.charge(flow, 1);
-    if (this.waitingCount === 0 && this.runningCount < this.limit) return this.take(flow);
+    if (this.waitingCount === 0 && this.fits(flow)) return this.take(flow);
     const line = flow.lines.get(tenant);
     if ((line?.length ?? 0) >= this.options.maxWaiting) return this.refuse(tenant, 'line-full');
     let settle: (outcome: Release | Refusal) => void = () => undefined;
@@ -235,7 +242,7 @@ export class Admission {
     let flow = this.flows.get(key);
     if (!flow) {
       this.prune();
-      flow = { use: 0, usedAt: this.now(), running: 0, lines: new Map() };
+      flow = { use: 0, usedAt: this.now(), running: 0, cost: 1, lines: new Map() };
       this.flows.set(key, flow);
     }
     return flow;
@@ -265,7 +272,8 @@ export class Admission {
   }
 
   private take(flow: Flow): Release {
-    this.runningCount += 1;
+    const width = this.widthOf(flow);
+    this.runningCount += width;
     flow.running += 1;
     let released = false;
     return (cost) => {
@@ -273,10 +281,27 @@ export class Admission {
       released = true;
       const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + (cost?.cpuMs ?? 0) / CPU_MS_PER_UNIT;
       if (units > 0) this.charge(flow, units);
-      this.runningCount -= 1;
+      flow.cost += COST_WEIGHT * (1 + units - flow.cost);
+      this.runningCount -= width;
       flow.running -= 1;
       this.dispatch();
     };
+  }
+
+  /**
+   * Seats one request of `flow` holds while the loop is busy: one for a request as costly as a
+   * page, more for a flow whose requests cost more (its recent average), up to every seat. A
+   * flood of documents costly to parse and validate then runs one at a time, and a bystander's
+   * request runs beside at most one of them, as API Priority and Fairness sizes a request.
+   */
+  private widthOf(flow: Flow): number {
+    if (this.limit === Number.POSITIVE_INFINITY) return 1;
+    return Math.min(this.limit, Math.max(1, Math.floor(flow.cost / UNITS_PER_SEAT)));
+  }
+
+  /** Whether a request of `flow` may take its seats now (alone, it always may). */
+  private fits(flow: Flow): boolean {
+    return this.runningCount === 0 || this.runningCount + this.widthOf(flow) <= this.limit;
   }
 
   private remove(flow: Flow, tenant: Tenant, waiter: Waiter): boolean {
@@ -303,7 +328,9 @@ export class Admission {
           next = flow;
         }
       }
-      if (!next) return;
+      // Strict order, as fair queuing keeps it: a wide request waits for its seats rather than
+      // being overtaken by narrower ones of flows that used more.
+      if (!next || !this.fits(next)) return;
       // The flow's lines take turns: its first tenant gives its oldest request, then goes last.
       const [tenant, line] = next.lines.entries().next().value as [Tenant, Waiter[]];
       next.lines.delete(tenant);

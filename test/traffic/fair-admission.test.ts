@@ -9,6 +9,7 @@ import {
   Admission,
   BYTES_PER_UNIT,
   CPU_MS_PER_UNIT,
+  UNITS_PER_SEAT,
   UNVERIFIED,
   USE_HALF_LIFE_MS,
   groupOf,
@@ -235,6 +236,23 @@ describe('Admission', () => {
     expect(gate.seats).toBe(2);
     load.sample(0.92);
     expect(gate.seats).toBe(2);
+  });
+
+  it('sizes a request by what its flow costs lately: a costly flood runs alone, never beside a bystander', async () => {
+    const { admission: gate, load } = admission({ minSeats: 2 });
+    // The flood's last request took 10 ms of parse and validation: 40 units, two seats now.
+    released(gate.admit('account:flood'))({ cpuMs: 10 * UNITS_PER_SEAT * CPU_MS_PER_UNIT });
+    load.set(true);
+    const heavy = released(gate.admit('account:flood'));
+    expect(gate.running).toBe(2);
+    const order = grantOrder([
+      { label: 'flood', wait: waiting(gate.admit('account:flood')) },
+      { label: 'bystander', wait: waiting(gate.admit('account:bystander')) },
+    ]);
+    heavy();
+    await vi.runAllTimersAsync();
+    // The bystander took one seat; the flood's next needs both, so it waited for it to end.
+    expect(order).toEqual(['bystander', 'flood']);
   });
 
   it('refuses at once past maxWaiting, and a request that waited maxWaitMs', async () => {
