@@ -28,9 +28,8 @@ import {
 } from './fair-admission.js';
 
 /**
- * What admission knows of one request, made once at the edge and read by every later step:
- * when it arrived, how long it waited, why it was refused if it was, and the synchronous CPU its
- * document took (added by the request observer, charged to its flow when it ends).
+ * What admission knows of one request, made once at the edge and read by every later step: its
+ * tenant, when it arrived, how long it waited, and why it was refused if it was.
  */
 export interface Ticket {
   readonly tenant: Tenant;
@@ -39,8 +38,6 @@ export interface Ticket {
   /** Milliseconds it waited for a seat (0 when it ran at once). */
   waitedMs: number;
   refusal?: Refusal;
-  /** Milliseconds of parse and validation, charged as work when the request ends. */
-  cpuMs: number;
 }
 
 const tickets = new WeakMap<IncomingMessage, Ticket>();
@@ -137,7 +134,7 @@ export function admitRequests(
       response,
       (release) => {
         ticket.waitedMs = performance.now() - ticket.arrivedAt;
-        run(listener, request, response, release, ticket);
+        run(listener, request, response, release);
       },
       (refusal) => {
         ticket.refusal = refusal;
@@ -153,7 +150,6 @@ export function admitRequests(
       tenant: tenantOf(request.headers),
       arrivedAt: performance.now(),
       waitedMs: 0,
-      cpuMs: 0,
     };
     tickets.set(request, ticket);
     const outcome = admission.admit(ticket.tenant);
@@ -190,15 +186,12 @@ function run(
   request: IncomingMessage,
   response: ServerResponse,
   release: Release,
-  ticket: Ticket,
 ): void {
   // What the answer took on the wire is the work admission charges beside the request itself
   // (one request at a time per connection: HTTP/1.1 without pipelining).
   const socket = response.socket;
   const before = socket?.bytesWritten ?? 0;
-  response.once('close', () =>
-    release({ bytes: (socket?.bytesWritten ?? before) - before, cpuMs: ticket.cpuMs }),
-  );
+  response.once('close', () => release({ bytes: (socket?.bytesWritten ?? before) - before }));
   // An answer holds its place until it is written (a large one, the GraphiQL page among them,
   // costs its writing too); a stream (SSE, @defer) holds none once its headers are out, for as
   // long as it stays open. Node sends implicit headers through writeHead too, so this sees every
@@ -207,7 +200,7 @@ function run(
   response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     response.writeHead = writeHead;
     const result = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    if (isStream(contentTypeOf(response, args))) release({ cpuMs: ticket.cpuMs });
+    if (isStream(contentTypeOf(response, args))) release();
     return result;
   } as typeof response.writeHead;
   listener(request, response);

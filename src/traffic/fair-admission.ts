@@ -25,6 +25,8 @@
  * maps; a library limiter (p-limit, Netflix-style partitions) knows neither.
  */
 
+import { performance as perfHooks } from 'node:perf_hooks';
+
 /** `account:<accountId>`, `unverified:<pair fingerprint>`, or `anonymous`. */
 export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
@@ -37,7 +39,7 @@ export type Release = (cost?: RequestCost) => void;
 export interface RequestCost {
   /** Bytes of answer written. */
   readonly bytes?: number;
-  /** Milliseconds of synchronous CPU (parse and validation, which are known exactly). */
+  /** Milliseconds of the loop's time beyond its share while it ran (measured here otherwise). */
   readonly cpuMs?: number;
 }
 
@@ -100,6 +102,8 @@ export interface AdmissionOptions {
   readonly maxWaitMs: number;
   readonly load: LoopLoad;
   readonly now?: () => number;
+  /** The loop's busy time so far, in ms. @default perf_hooks eventLoopUtilization().active */
+  readonly loopActiveMs?: () => number;
   /** Told of each refusal (metrics, logs), with the kind of tenant, never who. */
   readonly onRefused?: (kind: TenantKind, refusal: Refusal) => void;
 }
@@ -148,9 +152,11 @@ export class Admission {
   private limit = Number.POSITIVE_INFINITY;
   private lastPrune = 0;
   private readonly now: () => number;
+  private readonly loopActiveMs: () => number;
 
   constructor(private readonly options: AdmissionOptions) {
     this.now = options.now ?? (() => performance.now());
+    this.loopActiveMs = options.loopActiveMs ?? (() => perfHooks.eventLoopUtilization().active);
     if (options.load.busy) this.limit = options.minSeats;
     options.load.onChange((busy) => {
       this.limit = busy ? Math.max(options.minSeats, this.runningCount) : Number.POSITIVE_INFINITY;
@@ -275,11 +281,17 @@ export class Admission {
     const width = this.widthOf(flow);
     this.runningCount += width;
     flow.running += 1;
+    const activeAt = this.loopActiveMs();
     let released = false;
     return (cost) => {
       if (released) return;
       released = true;
-      const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + (cost?.cpuMs ?? 0) / CPU_MS_PER_UNIT;
+      // What it took of the loop: the loop's busy time while it ran, shared with the seats held
+      // beside it (body, parse, validation, execution, serialisation alike: all the sender's).
+      const loopMs =
+        ((this.loopActiveMs() - activeAt) * width) / Math.max(width, this.runningCount);
+      const cpuMs = loopMs + (cost?.cpuMs ?? 0);
+      const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + cpuMs / CPU_MS_PER_UNIT;
       if (units > 0) this.charge(flow, units);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
       this.runningCount -= width;

@@ -60,6 +60,7 @@ function admission(overrides: Partial<AdmissionOptions> = {}): {
       maxWaitMs: 5_000,
       load,
       now: () => clock,
+      loopActiveMs: () => 0,
       onRefused: (kind, refusal) => refusals.push(`${kind} ${refusal.refused}`),
       ...overrides,
     }),
@@ -167,6 +168,27 @@ describe('Admission', () => {
       await vi.runAllTimersAsync();
       expect(order).toEqual(['light', 'heavy']);
     }
+  });
+
+  it("charges the loop's busy time while a request ran, shared with those beside it", async () => {
+    let active = 0;
+    const { admission: gate, load } = admission({ loopActiveMs: () => active });
+    const heavy = released(gate.admit('account:heavy'));
+    const light = released(gate.admit('account:light'));
+    active += 2;
+    light();
+    // The heavy one ran on alone: 40 ms of the loop, most of it its own.
+    active += 40;
+    heavy();
+    load.set(true);
+    const seat = released(gate.admit('account:other'));
+    const order = grantOrder([
+      { label: 'heavy', wait: waiting(gate.admit('account:heavy')) },
+      { label: 'light', wait: waiting(gate.admit('account:light')) },
+    ]);
+    seat();
+    await vi.runAllTimersAsync();
+    expect(order).toEqual(['light', 'heavy']);
   });
 
   it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {

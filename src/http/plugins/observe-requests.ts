@@ -191,22 +191,19 @@ export function useRequestObserver({
       const record = records.get(request);
       if (record) record.params = params;
     },
-    // Parse and validation are synchronous: their time is known exactly, and charged to the
-    // sender's flow when the request ends (a document costly to validate is the sender's to pay).
     onParse({ context }) {
-      const began = performance.now();
       return ({ result }) => {
-        const record = recordOf(context);
-        if (record?.ticket) record.ticket.cpuMs += performance.now() - began;
-        if (result instanceof Error && record) record.errorPhase = 'parse';
+        if (result instanceof Error) {
+          const record = recordOf(context);
+          if (record) record.errorPhase = 'parse';
+        }
       };
     },
     onValidate({ context, params }) {
-      const began = performance.now();
       return ({ valid }) => {
+        if (valid) return;
         const record = recordOf(context);
-        if (record?.ticket) record.ticket.cpuMs += performance.now() - began;
-        if (valid || !record) return;
+        if (!record) return;
         record.errorPhase = 'validate';
         // Refused before it ran: named from the document, so its errors count under its name.
         const requested = (context as { params?: { operationName?: string | null } }).params;
