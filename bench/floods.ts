@@ -287,8 +287,7 @@ export async function runFlood(flood: Flood, floodSeconds: number): Promise<Floo
       Promise.all(Array.from({ length: Math.min(plan.workers, 2) }, () => plan.worker(context))));
     const gcBefore = await stack.gateway.ask<GcReport>({ type: 'gc' });
     // Idle means idle: the warm-up's tenants gone and the loop quiet again
-    // (src/traffic/fair-admission.ts makes tenants take turns for a second after the loop was last
-    // busy).
+    // (src/traffic/fair-admission.ts limits seats for a second after the loop was last busy).
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const idle = await bystander(stack.bystander, gatewayUrl, { count: 40 }, stack.simulator.url);
     const idleP50Ms = median(idle.times);

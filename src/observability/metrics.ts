@@ -43,7 +43,7 @@ export interface GatewayMetrics {
   watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
   /** Reports accounts with an open breaker and accounts inside a 429 window at each scrape. */
   watchAccounts(counts: () => { readonly breakerOpen: number; readonly rateLimited: number }): void;
-  /** Reports admission at each scrape: requests waiting, turn-taking, the loop's utilization. */
+  /** Reports admission at each scrape: requests waiting, seats, the loop's utilization. */
   watchAdmission(state: () => AdmissionState): void;
   /** How long a GraphQL request waited for a seat before it ran (0 when it ran at once). */
   admissionWaited(seconds: number): void;

@@ -4,7 +4,7 @@
  * limits the requests running while it is busy, and follows each window to keep the loop full.
  *
  * Busy starts when one window is at least BUSY_AT, and ends only after QUIET_WINDOWS windows in a
- * row under QUIET_BELOW: once accounts take turns the loop may have a little room again, and
+ * row under QUIET_BELOW: once seats are limited the loop may have a little room again, and
  * letting everyone in at that moment would only saturate it anew. A timer samples every WINDOW_MS,
  * unref'd so it never keeps the process alive; one sampler serves the process.
  */

@@ -1,7 +1,7 @@
 /**
- * Admission in front of the real HTTP server, with the loop held "busy" by a stand-in load: one
- * account's requests take turns with another's, each credential pair the copy has not seen
- * accepted is its own tenant, and a refusal is a 429 that a browser can read.
+ * Admission in front of the real HTTP server, with the loop held "busy" by a stand-in load: a
+ * freed seat goes to the account that used least, each credential pair the copy has not seen
+ * accepted has its own line, and a refusal is a 429 that a browser can read.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -129,7 +129,7 @@ describe('admission over HTTP while the copy is busy', () => {
 
   it('refuses past the line with 429, Retry-After and RATE_LIMITED, readable by the page that asked', async () => {
     const flood = basicAuth(DEMO_CREDENTIALS);
-    // The other account keeps asking while the flood arrives, so tenants take turns throughout
+    // The other account keeps asking while the flood arrives, so the seat stays contended
     // (one request of it, finished before the flood came in on a busy machine, left none).
     let flooding = true;
     let asked = 0;
