@@ -20,12 +20,7 @@ import {
   type LoopLoad,
   type TenantKind,
 } from './traffic/fair-admission.js';
-import {
-  admitRequests,
-  credentialsTenant,
-  tenantResolver,
-  unknownPairVerifier,
-} from './traffic/admitted-requests.js';
+import { admitRequests, credentialsTenant, tenantResolver } from './traffic/admitted-requests.js';
 import { processLoopUtilization } from './traffic/loop-utilization.js';
 import { HeldStreams } from './traffic/held-streams.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
@@ -332,13 +327,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   });
   const tenantOf = tenantResolver(credentials);
   const connections = createGatewayServer(
-    admitRequests(
-      gateway,
-      admission,
-      tenantOf,
-      GRAPHQL_PATH,
-      unknownPairVerifier(credentials, (c) => client.verify(c)),
-    ),
+    admitRequests(gateway, admission, tenantOf, GRAPHQL_PATH),
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
       maxConnections: defaultMaxConnections(config.upstream.connections),
@@ -358,6 +347,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
         // carry none (browsers send none), so they are not admitted.
         admit: (headers) => admission.admit(tenantOf(headers)),
         verify: (c) => client.verify(c),
+        verdictOf: (pair) => credentials.verdictOf(pair),
         identities: credentials.identities,
       })
     : null;

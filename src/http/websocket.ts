@@ -99,6 +99,8 @@ export interface WebSocketOptions {
    * @default every well-formed pair is kept
    */
   readonly verify?: (credentials: Credentials) => Promise<boolean>;
+  /** What this copy remembers of a pair's credentials (memory only, no call). @default unknown */
+  readonly verdictOf?: (pair: string) => 'accepted' | 'refused' | 'unknown';
   /** How connectionParams' credentials are read and named. @default this process's names */
   readonly identities?: Identities;
   /** Connection events, for the log (src/observability/connection-log.ts). */
@@ -226,20 +228,16 @@ export function attachWebSocket(
           // pings refused real accounts' connections (1013). An outage is not a refusal: the
           // subscription's own check then answers.
           const verify = options.verify ?? (() => Promise.resolve(true));
-          const admit = (): Release | Waiting | Refusal =>
-            options.admit?.(Object.fromEntries(headers)) ?? noop;
-          let outcome = admit();
-          let accepted: boolean | undefined;
-          if (isWaiting(outcome)) {
-            // Verified before it waits, as an HTTP request is (src/traffic/admitted-requests.ts):
-            // from memory, or one call per pair. A refused pair is closed without a turn; a real
-            // account's first connection then waits in its own account's line, not in the class
-            // every invented pair shares (with 1,000 of them it was never acknowledged).
-            outcome.cancel();
-            accepted = await verify(read.credentials).catch(() => true);
-            if (accepted) outcome = admit();
-          }
-          const turn = accepted === false ? noop : await admitted(outcome, socket);
+          // A pair refused lately is closed without a turn (no call: memory); one never seen
+          // takes the unverified class's turn and holds it until its verdict, so invented pairs'
+          // verifications run a seat at a time, never all at once beside the bystanders.
+          const known = options.verdictOf?.(read.pair) ?? 'unknown';
+          let accepted: boolean | undefined =
+            known === 'unknown' ? undefined : known === 'accepted';
+          const turn =
+            accepted === false
+              ? noop
+              : await admitted(options.admit?.(Object.fromEntries(headers)) ?? noop, socket);
           if (turn === null) return false;
           if (isRefusal(turn)) {
             options.onConnected?.(socket, false);
@@ -331,9 +329,6 @@ export function attachWebSocket(
 }
 
 const noop: Release = () => undefined;
-
-const isWaiting = (outcome: Release | Waiting | Refusal): outcome is Waiting =>
-  typeof outcome === 'object' && 'outcome' in outcome;
 
 function destroyQuietly(this: Duplex): void {
   this.destroy();

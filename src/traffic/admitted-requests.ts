@@ -24,7 +24,6 @@ import {
   type Refusal,
   type Release,
   type Tenant,
-  type Waiting,
 } from './fair-admission.js';
 
 /**
@@ -91,46 +90,22 @@ function headerValue(value: string | string[] | undefined): string | null {
 }
 
 /**
- * For a request whose credentials this copy has no verdict on: their verification (one cheap
- * call, shared by concurrent requests of the pair: ManagedUpstreamClient.verify), settled either
- * way (an outage leaves the pair unverified); null when the verdict is known or there are none.
- */
-export function unknownPairVerifier(
-  memory: CredentialMemory,
-  verify: (credentials: Credentials) => Promise<boolean>,
-): (headers: IncomingHttpHeaders) => Promise<unknown> | null {
-  return (headers) => {
-    const identity = identityOf(memory, headers);
-    if (identity.kind !== 'present' || memory.verdictOf(identity.pair) !== 'unknown') return null;
-    return verify(identity.credentials).catch(() => undefined);
-  };
-}
-
-/**
  * The gateway's listener behind admission; other paths and preflights go straight through.
  * `path`: where GraphQL is served (GRAPHQL_PATH, src/http/paths.ts; passed in, as this layer sits
- * below src/http). With `verifyFirst`, a request of a pair this copy does not know that would have
- * to wait is verified before it waits in any line: a real account's first request (a new user,
- * anyone after a restart) then waits in its account's own line, not among every unverified pair
- * a flood invents; an invented pair learns its refusal and waits in its own. It costs the service
- * at most one call per pair and verdict window (the memory's), which an invented pair's request
- * would have made anyway, and spares its later call: refused pairs are refused from memory.
+ * below src/http). A request of a pair this copy does not know waits in the unverified class,
+ * in a line of its own pair, and its call is the verification: verifying such pairs before they
+ * waited ran one call per invented pair outside every seat, and a flood of 256 clients inventing
+ * pairs then held the loop (a bystander's p50 went to 156 ms and beyond).
  */
 export function admitRequests(
   listener: RequestListener,
   admission: Admission,
   tenantOf: (headers: IncomingHttpHeaders) => Tenant,
   path: string,
-  verifyFirst?: (headers: IncomingHttpHeaders) => Promise<unknown> | null,
 ): RequestListener {
-  const admit = (
-    request: IncomingMessage,
-    response: ServerResponse,
-    ticket: Ticket,
-    outcome = admission.admit(ticket.tenant),
-  ): void =>
+  const admit = (request: IncomingMessage, response: ServerResponse, ticket: Ticket): void =>
     whenAdmitted(
-      outcome,
+      admission.admit(ticket.tenant),
       response,
       (release) => {
         ticket.waitedMs = performance.now() - ticket.arrivedAt;
@@ -152,27 +127,9 @@ export function admitRequests(
       waitedMs: 0,
     };
     tickets.set(request, ticket);
-    const outcome = admission.admit(ticket.tenant);
-    if (isWaiting(outcome)) {
-      const verifying = verifyFirst?.(request.headers);
-      if (verifying) {
-        outcome.cancel();
-        void verifying.then(() => {
-          if (response.destroyed) return;
-          // Admitted by the verdict: the account's flow once accepted, the pair's line if not.
-          const verdict: Ticket = { ...ticket, tenant: tenantOf(request.headers) };
-          tickets.set(request, verdict);
-          admit(request, response, verdict);
-        });
-        return;
-      }
-    }
-    admit(request, response, ticket, outcome);
+    admit(request, response, ticket);
   };
 }
-
-const isWaiting = (outcome: Release | Waiting | Refusal): outcome is Waiting =>
-  typeof outcome === 'object' && 'outcome' in outcome;
 
 function onGraphQLPath(url: string | undefined, path: string): boolean {
   if (!url?.startsWith(path)) return false;

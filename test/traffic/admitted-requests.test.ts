@@ -230,8 +230,9 @@ describe('admission over HTTP while the copy is busy', () => {
       expect(opened.every((socket) => typeof socket !== 'string')).toBe(true);
       const [account, a, b, c, newcomer] = opened as WebSocket[];
       // The account's connection_init goes in at once. One invented pair's three then find the
-      // seat taken: each is verified before it would wait (one call for the pair) and closed
-      // 4403 without taking a turn; a pair never seen before likewise, on its own call.
+      // seat taken: one waits in the pair's line (of one) and the others are refused (1013, try
+      // again); a pair never seen before waits in a line of its own, not behind that full one.
+      // Each verified in its turn, holding the seat: one call per pair, both closed 4403.
       expect(await init(account!, basicAuth(DEMO_CREDENTIALS))).toBe('connection_ack');
       live.simulator.resetCalls();
       const hold = request(`${live.origin}/graphql`, {
@@ -242,9 +243,11 @@ describe('admission over HTTP while the copy is busy', () => {
       await until(() => live.simulator.load().inFlight >= 1, 5_000);
       const inits = [init(a!, invented), init(b!, invented), init(c!, invented)];
       const fresh = init(newcomer!, basicAuth({ sysId: 'AC-made-up-new', authToken: 'token-new' }));
-      expect(await Promise.all(inits)).toEqual(
-        Array(3).fill('4403 The SMS service refused the credentials'),
-      );
+      expect((await Promise.all(inits)).sort()).toEqual([
+        '1013 The gateway is busy; retry after 1 s',
+        '1013 The gateway is busy; retry after 1 s',
+        '4403 The SMS service refused the credentials',
+      ]);
       expect(await fresh).toBe('4403 The SMS service refused the credentials');
       await (await hold).body.text();
       const inventedCalls = live.simulator.calls.filter((call) => call.accountSysId === null);
@@ -342,34 +345,13 @@ describe('how long a request holds its place', () => {
 });
 
 describe('a pair this copy does not know, while requests wait for seats', () => {
-  /**
-   * A server behind real admission (two seats, the loop held busy) whose
-   * listener keeps each request open until told; tenants come from a verdict table the
-   * `verifyFirst` stand-in fills, as the service's answer to a verification would.
-   */
-  async function serving(withVerifyFirst: boolean) {
-    const admission = new Admission({
-      minSeats: 2,
-      maxWaiting: 10,
-      maxWaitMs: 5_000,
-      load: busy,
-    });
-    const verdicts = new Map<string, 'accepted' | 'refused'>([['A', 'accepted']]);
-    const tenantOf = (headers: IncomingHttpHeaders): Tenant => {
-      const who = String(headers['x-who']);
-      return verdicts.get(who) === 'accepted' ? `account:${who}` : unverifiedPair(who);
-    };
+  it('waits in the unverified class, in its own line: an account that asked less goes first', async () => {
+    const admission = new Admission({ minSeats: 1, maxWaiting: 10, maxWaitMs: 5_000, load: busy });
     const running: string[] = [];
     const open = new Map<string, ServerResponse>();
-    const verifyFirst = (headers: IncomingHttpHeaders) => {
+    const tenantOf = (headers: IncomingHttpHeaders): Tenant => {
       const who = String(headers['x-who']);
-      if (verdicts.has(who)) return null;
-      return new Promise<void>((resolve) =>
-        setTimeout(() => {
-          verdicts.set(who, who.startsWith('real') ? 'accepted' : 'refused');
-          resolve();
-        }, 20),
-      );
+      return who === 'A' ? `account:${who}` : unverifiedPair(who);
     };
     const server = createServer(
       admitRequests(
@@ -381,55 +363,34 @@ describe('a pair this copy does not know, while requests wait for seats', () => 
         admission,
         tenantOf,
         GRAPHQL_PATH,
-        withVerifyFirst ? verifyFirst : undefined,
       ),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const send = (who: string) =>
-      request(`http://127.0.0.1:${port}/graphql`, { method: 'POST', headers: { 'x-who': who } })
+      void request(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'x-who': who },
+      })
         .then((r) => r.body.text())
         .catch(() => '');
-    return {
-      running,
-      send,
-      waiting: () => admission.waiting,
-      finish: (who: string) => open.get(who)?.end(),
-      async close() {
-        for (const response of open.values()) response.end();
-        server.closeAllConnections();
-        await new Promise((resolve) => server.close(resolve));
-      },
-    };
-  }
-
-  for (const withVerifyFirst of [true, false]) {
-    it(
-      withVerifyFirst
-        ? "is verified before it waits: a real account's first request takes the next seat, before the unverified ones"
-        : 'without verification first, it would wait behind the unverified pairs',
-      async () => {
-        const copy = await serving(withVerifyFirst);
-        try {
-          // The two seats: an account's request and an invented pair's.
-          void copy.send('A');
-          await until(() => copy.running.length === 1, 5_000);
-          void copy.send('invented-1');
-          await until(() => copy.running.length === 2, 5_000);
-          // Another invented pair, then a real account, neither seen before, wait.
-          void copy.send('invented-2');
-          await until(() => copy.waiting() === 1, 5_000);
-          void copy.send('real-newcomer');
-          await until(() => copy.waiting() === 2, 5_000);
-          // A seat frees: verified, the newcomer is its own account, which has used nothing yet;
-          // unverified, it is second in the class's turn.
-          copy.finish('invented-1');
-          await until(() => copy.running.length === 3, 5_000);
-          expect(copy.running[2]).toBe(withVerifyFirst ? 'real-newcomer' : 'invented-2');
-        } finally {
-          await copy.close();
-        }
-      },
-    );
-  }
+    try {
+      send('invented-1');
+      await until(() => running.length === 1, 5_000);
+      send('invented-2');
+      await until(() => admission.waiting === 1, 5_000);
+      send('A');
+      await until(() => admission.waiting === 2, 5_000);
+      open.get('invented-1')?.end();
+      await until(() => running.length === 2, 5_000);
+      expect(running).toEqual(['invented-1', 'A']);
+      open.get('A')?.end();
+      await until(() => running.length === 3, 5_000);
+      expect(running[2]).toBe('invented-2');
+    } finally {
+      for (const response of open.values()) response.end();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });
