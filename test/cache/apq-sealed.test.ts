@@ -45,9 +45,14 @@ async function post(app: App, body: object) {
 
 beforeAll(async () => {
   redis = await startRedis();
-  monitor = await new Redis(redis.url).monitor();
-  monitor.on('monitor', (_time: string, args: string[]) => watched.push(args.join(' ')));
   admin = new Redis(redis.url);
+  // monitor() opens a connection of its own and leaves the client it is called on open: called
+  // on one afterAll closes (a client left open retries the stopped server for the rest of the
+  // worker, logging "[ioredis] Unhandled error event" into other files' tests), once that client
+  // is ready (its ready check, sent as MONITOR starts, is a line ioredis can take for a reply).
+  await admin.ping();
+  monitor = await admin.monitor();
+  monitor.on('monitor', (_time: string, args: string[]) => watched.push(args.join(' ')));
 }, 30_000);
 
 afterAll(async () => {

@@ -37,9 +37,14 @@ const stream: SseStream[] = [];
 beforeAll(async () => {
   redis = await startRedis();
   // Everything the gateway sends Redis, as MONITOR shows it, and every payload on its channels.
-  monitor = await new Redis(redis.url).monitor();
-  monitor.on('monitor', (_time: string, args: string[]) => watched.push(args.join(' ')));
+  // monitor() opens a connection of its own and leaves the client it is called on open: called
+  // on one afterAll closes (a client left open retries the stopped server for the rest of the
+  // worker, logging "[ioredis] Unhandled error event" into other files' tests), once that client
+  // is ready (its ready check, sent as MONITOR starts, is a line ioredis can take for a reply).
   raw = new Redis(redis.url);
+  await raw.ping();
+  monitor = await raw.monitor();
+  monitor.on('monitor', (_time: string, args: string[]) => watched.push(args.join(' ')));
   raw.on('pmessageBuffer', (_p: Buffer, _c: Buffer, payload: Buffer) =>
     watched.push(payload.toString('latin1')),
   );
