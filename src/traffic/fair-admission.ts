@@ -57,6 +57,8 @@ export const UNITS_PER_CALL = 0.5;
 export const CPU_MS_PER_UNIT = 0.25;
 /** Units of work one seat stands for: a page is about 2.6, a small query 1.5 (see UNITS_PER_CALL). */
 export const UNITS_PER_SEAT = 4;
+/** Waiting this long counts as one unit less use: requests of flows that used alike go in order. */
+const WAIT_MS_PER_UNIT = 10;
 /** How fast a flow's cost per request follows its latest requests. */
 const COST_WEIGHT = 0.2;
 /** How fast a flow's use is forgotten: "lately" is the last second or two. */
@@ -128,6 +130,8 @@ export const groupOf = (tenant: Tenant): Tenant =>
   tenant.startsWith(`${UNVERIFIED}:`) ? UNVERIFIED : tenant;
 
 interface Waiter {
+  /** When it began to wait (now()). */
+  readonly since: number;
   grant(release: Release): void;
 }
 
@@ -211,6 +215,7 @@ export class Admission {
     }, this.options.maxWaitMs);
     timer.unref();
     const waiter: Waiter = {
+      since: this.now(),
       grant: (release) => {
         clearTimeout(timer);
         settle(release);
@@ -334,7 +339,11 @@ export class Admission {
       let next: Flow | undefined;
       let least = Number.POSITIVE_INFINITY;
       for (const flow of this.backlogged) {
-        const use = this.decayed(flow, now);
+        // Use less what its oldest request has waited: among flows that used alike, the one
+        // waiting longest goes first (without it, 256 accounts asking alike overtook one another
+        // at random, and an unlucky one waited 600 ms: p99 150 times the p50).
+        const head = (flow.lines.values().next().value as Waiter[])[0] as Waiter;
+        const use = this.decayed(flow, now) - (now - head.since) / WAIT_MS_PER_UNIT;
         if (use < least) {
           least = use;
           next = flow;
