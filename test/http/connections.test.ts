@@ -114,8 +114,12 @@ describe('connection limits', () => {
 
   it('past the cap with none idle, closes the oldest request whose body is still trickling in', async () => {
     // The listener waits for whole bodies, as yoga does: a slow body holds its connection.
+    let started = 0;
     const gateway = createGatewayServer(
-      (request, response) => request.resume().once('end', () => response.end('ok')),
+      (request, response) => {
+        started += 1;
+        request.resume().once('end', () => response.end('ok'));
+      },
       { keepAliveTimeoutMs: 60_000, maxConnections: 2 },
     );
     opened.push(gateway);
@@ -127,7 +131,8 @@ describe('connection limits', () => {
     oldest.socket.write(slowBody);
     const slow = await open(port);
     slow.socket.write(slowBody);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Both requests have started (headers read), so neither is an idle connection.
+    await until(() => started === 2);
     const client = await open(port);
     client.socket.write(REQUEST);
     await until(() => client.received().includes('ok'));
