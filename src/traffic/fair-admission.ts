@@ -39,8 +39,6 @@ export type Release = (cost?: RequestCost) => void;
 export interface RequestCost {
   /** Bytes of answer written. */
   readonly bytes?: number;
-  /** Milliseconds of the loop's time beyond its share while it ran (measured here otherwise). */
-  readonly cpuMs?: number;
 }
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
@@ -295,8 +293,7 @@ export class Admission {
       // beside it (body, parse, validation, execution, serialisation alike: all the sender's).
       const loopMs =
         ((this.loopActiveMs() - activeAt) * width) / Math.max(width, this.runningCount);
-      const cpuMs = loopMs + (cost?.cpuMs ?? 0);
-      const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + cpuMs / CPU_MS_PER_UNIT;
+      const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + loopMs / CPU_MS_PER_UNIT;
       if (units > 0) this.charge(flow, units);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
       this.runningCount -= width;

@@ -27,12 +27,22 @@ afterEach(async () => {
   }
 });
 
-async function serve(limits: Parameters<typeof createGatewayServer>[1]): Promise<number> {
-  const gateway = createGatewayServer((_request, response) => response.end('ok'), limits);
+type Limits = Parameters<typeof createGatewayServer>[1];
+
+/** A gateway server on a free loopback port, closed after the test. */
+async function listening(
+  listener: Parameters<typeof createGatewayServer>[0],
+  limits: Limits,
+): Promise<{ gateway: GatewayServer; port: number }> {
+  const gateway = createGatewayServer(listener, limits);
   opened.push(gateway);
   gateway.server.listen(0, '127.0.0.1');
   await once(gateway.server, 'listening');
-  return (gateway.server.address() as AddressInfo).port;
+  return { gateway, port: (gateway.server.address() as AddressInfo).port };
+}
+
+async function serve(limits: Limits): Promise<number> {
+  return (await listening((_request, response) => response.end('ok'), limits)).port;
 }
 
 interface Watched {
@@ -115,17 +125,13 @@ describe('connection limits', () => {
   it('past the cap with none idle, closes the oldest request whose body is still trickling in', async () => {
     // The listener waits for whole bodies, as yoga does: a slow body holds its connection.
     let started = 0;
-    const gateway = createGatewayServer(
+    const { port } = await listening(
       (request, response) => {
         started += 1;
         request.resume().once('end', () => response.end('ok'));
       },
       { keepAliveTimeoutMs: 60_000, maxConnections: 2 },
     );
-    opened.push(gateway);
-    gateway.server.listen(0, '127.0.0.1');
-    await once(gateway.server, 'listening');
-    const port = (gateway.server.address() as AddressInfo).port;
     const slowBody = 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{';
     const oldest = await open(port);
     oldest.socket.write(slowBody);
@@ -143,14 +149,10 @@ describe('connection limits', () => {
 
   it('answers 503 with Retry-After past the cap only when every connection has a request in progress', async () => {
     const answers: Array<() => void> = [];
-    const gateway = createGatewayServer(
+    const { port } = await listening(
       (_request, response) => answers.push(() => response.end('ok')),
       { keepAliveTimeoutMs: 60_000, maxConnections: 2 },
     );
-    opened.push(gateway);
-    gateway.server.listen(0, '127.0.0.1');
-    await once(gateway.server, 'listening');
-    const port = (gateway.server.address() as AddressInfo).port;
     const held = [await open(port), await open(port)];
     for (const client of held) client.socket.write(REQUEST);
     await until(() => answers.length === 2);
@@ -197,7 +199,7 @@ describe('draining with event streams open', () => {
     endStreams(): void;
   }> {
     const open: Array<() => void> = [];
-    const gateway = createGatewayServer(
+    const { gateway, port } = await listening(
       (request, response) => {
         if (!request.headers.accept?.includes('text/event-stream')) return void response.end('ok');
         response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -206,10 +208,6 @@ describe('draining with event streams open', () => {
       },
       { keepAliveTimeoutMs: 60_000 },
     );
-    opened.push(gateway);
-    gateway.server.listen(0, '127.0.0.1');
-    await once(gateway.server, 'listening');
-    const port = (gateway.server.address() as AddressInfo).port;
     return { gateway, port, endStreams: () => open.splice(0).forEach((end) => end()) };
   }
 

@@ -89,6 +89,21 @@ function grantOrder(lined: { label: string; wait: Waiting }[]): string[] {
   return order;
 }
 
+/**
+ * With the loop busy and its one seat held by another flow: the order in which one waiting
+ * request of each of `accounts` gets the seat once it is freed.
+ */
+async function orderOnceFreed(gate: Admission, load: FakeLoad, accounts: string[]) {
+  load.set(true);
+  const seat = released(gate.admit('account:other'));
+  const order = grantOrder(
+    accounts.map((label) => ({ label, wait: waiting(gate.admit(`account:${label}`)) })),
+  );
+  seat();
+  await vi.runAllTimersAsync();
+  return order;
+}
+
 beforeEach(() => {
   clock = 0;
   refusals.length = 0;
@@ -152,22 +167,12 @@ describe('Admission', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('charges what a request really cost when it ends: bytes and CPU make a flow go later', async () => {
-    for (const cost of [{ bytes: 8 * BYTES_PER_UNIT }, { cpuMs: 8 * CPU_MS_PER_UNIT }]) {
-      const { admission: gate, load } = admission();
-      // Each flow has had one request; the heavy one reported what its request cost.
-      released(gate.admit('account:heavy'))(cost);
-      released(gate.admit('account:light'))();
-      load.set(true);
-      const seat = released(gate.admit('account:other'));
-      const order = grantOrder([
-        { label: 'heavy', wait: waiting(gate.admit('account:heavy')) },
-        { label: 'light', wait: waiting(gate.admit('account:light')) },
-      ]);
-      seat();
-      await vi.runAllTimersAsync();
-      expect(order).toEqual(['light', 'heavy']);
-    }
+  it('charges the bytes a request wrote when it ends: a large answer makes a flow go later', async () => {
+    const { admission: gate, load } = admission();
+    // Each flow has had one request; the heavy one wrote 8 units' worth of answer.
+    released(gate.admit('account:heavy'))({ bytes: 8 * BYTES_PER_UNIT });
+    released(gate.admit('account:light'))();
+    expect(await orderOnceFreed(gate, load, ['heavy', 'light'])).toEqual(['light', 'heavy']);
   });
 
   it("charges the loop's busy time while a request ran, shared with those beside it", async () => {
@@ -180,29 +185,13 @@ describe('Admission', () => {
     // The heavy one ran on alone: 40 ms of the loop, most of it its own.
     active += 40;
     heavy();
-    load.set(true);
-    const seat = released(gate.admit('account:other'));
-    const order = grantOrder([
-      { label: 'heavy', wait: waiting(gate.admit('account:heavy')) },
-      { label: 'light', wait: waiting(gate.admit('account:light')) },
-    ]);
-    seat();
-    await vi.runAllTimersAsync();
-    expect(order).toEqual(['light', 'heavy']);
+    expect(await orderOnceFreed(gate, load, ['heavy', 'light'])).toEqual(['light', 'heavy']);
   });
 
   it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {
     const { admission: gate, load } = admission();
     gate.chargeWork('account:fan-out', 100);
-    load.set(true);
-    const seat = released(gate.admit('account:other'));
-    const order = grantOrder([
-      { label: 'fan-out', wait: waiting(gate.admit('account:fan-out')) },
-      { label: 'small', wait: waiting(gate.admit('account:small')) },
-    ]);
-    seat();
-    await vi.runAllTimersAsync();
-    expect(order).toEqual(['small', 'fan-out']);
+    expect(await orderOnceFreed(gate, load, ['fan-out', 'small'])).toEqual(['small', 'fan-out']);
   });
 
   it(`forgets use with a half-life of ${USE_HALF_LIFE_MS} ms: yesterday's flood is not punished`, async () => {
@@ -210,15 +199,7 @@ describe('Admission', () => {
     gate.chargeWork('account:old', 1_000);
     clock += 20 * USE_HALF_LIFE_MS;
     gate.chargeWork('account:recent', 1);
-    load.set(true);
-    const seat = released(gate.admit('account:other'));
-    const order = grantOrder([
-      { label: 'recent', wait: waiting(gate.admit('account:recent')) },
-      { label: 'old', wait: waiting(gate.admit('account:old')) },
-    ]);
-    seat();
-    await vi.runAllTimersAsync();
-    expect(order).toEqual(['old', 'recent']);
+    expect(await orderOnceFreed(gate, load, ['recent', 'old'])).toEqual(['old', 'recent']);
   });
 
   it('counts every unverified pair towards one flow, each pair with its own line', async () => {
@@ -261,9 +242,12 @@ describe('Admission', () => {
   });
 
   it('sizes a request by what its flow costs lately: a costly flood runs alone, never beside a bystander', async () => {
-    const { admission: gate, load } = admission({ minSeats: 2 });
-    // The flood's last request took 10 ms of parse and validation: 40 units, two seats now.
-    released(gate.admit('account:flood'))({ cpuMs: 10 * UNITS_PER_SEAT * CPU_MS_PER_UNIT });
+    let active = 0;
+    const { admission: gate, load } = admission({ minSeats: 2, loopActiveMs: () => active });
+    // The flood's last request held the loop alone for 10 ms: 40 units, two seats now.
+    const before = released(gate.admit('account:flood'));
+    active += 10 * UNITS_PER_SEAT * CPU_MS_PER_UNIT;
+    before();
     load.set(true);
     const heavy = released(gate.admit('account:flood'));
     expect(gate.running).toBe(2);
