@@ -21,7 +21,7 @@ import {
   type TenantKind,
 } from './traffic/fair-admission.js';
 import { admitRequests, credentialsTenant, tenantResolver } from './traffic/admitted-requests.js';
-import { processLoopUtilization } from './traffic/loop-utilization.js';
+import { processLoop } from './traffic/loop-monitor.js';
 import { HeldStreams } from './traffic/held-streams.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
@@ -225,7 +225,7 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
 
   // One memory of credential verdicts, shared by the traffic layer and the response cache.
   const credentials = parts.responseCache?.credentials ?? credentialMemory(config);
-  const loopLoad = parts.loopLoad ?? processLoopUtilization();
+  const loopLoad = parts.loopLoad ?? processLoop();
   const admission = new Admission({
     ...config.admission,
     load: loopLoad,

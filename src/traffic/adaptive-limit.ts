@@ -28,7 +28,7 @@
  * The gateway's own delay is not the service slowing. The round trip is timed in this process,
  * so it includes the time the answer waited for this process's event loop (its CPU the
  * bottleneck, a GC pause): each call's time is discounted by the last stall of the loop that
- * ended while it was out (`ownDelayMs`, event-loop-lag.ts), and a window is judged by its fastest
+ * ended while it was out (`ownDelayMs`, loop-monitor.ts), and a window is judged by its fastest
  * call, not its mean: an answer landing just as the loop polls waits for nothing, while a service
  * that really slows with load slows every call, the fastest included (bench scenario f).
  *

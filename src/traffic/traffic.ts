@@ -34,7 +34,7 @@ import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
-import { processEventLoopLag } from './event-loop-lag.js';
+import { processLoop } from './loop-monitor.js';
 import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
 import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import { FairScheduler, type Release } from './fair-scheduler.js';
@@ -116,7 +116,7 @@ export function withTrafficControl(
     initial: options.initialConcurrency ?? options.maxInFlight,
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
     max: options.maxInFlight,
-    ownDelayMs: (since) => processEventLoopLag().latestSince(since),
+    ownDelayMs: (since) => processLoop().stallSince(since),
   });
   const scheduler = new FairScheduler(limit, options.accountShare ?? 0.5, options.usage);
   const memory = options.credentials ?? new CredentialMemory();

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit } from '../../src/traffic/adaptive-limit.js';
-import { EventLoopLag } from '../../src/traffic/event-loop-lag.js';
 import { FairScheduler, type Release } from '../../src/traffic/fair-scheduler.js';
 import { parseRetryAfter } from '../../src/upstream/client.js';
 
@@ -209,31 +208,6 @@ describe('AdaptiveLimit', () => {
     limit.overloaded();
     limit.overloaded();
     expect(limit.current).toBe(8);
-  });
-});
-
-describe('EventLoopLag', () => {
-  it("keeps the stalls of this process's loop and answers the last one since a time", () => {
-    let now = 0;
-    const lag = new EventLoopLag(() => now);
-    now = 10;
-    lag.tick(); // on time: no stall
-    now = 60;
-    lag.tick(); // 40 ms late
-    now = 71;
-    lag.tick(); // 1 ms late: jitter, not a stall
-    now = 100;
-    lag.tick(); // 19 ms late
-    // The last stall is the one an answer processed now may have waited through.
-    expect(lag.latestSince(0)).toBe(19);
-    expect(lag.latestSince(99)).toBe(19);
-    expect(lag.latestSince(100)).toBe(0);
-  });
-
-  it('samples with an unref timer that never keeps the process alive', () => {
-    const lag = new EventLoopLag().start();
-    expect(lag.start()).toBe(lag);
-    lag.stop();
   });
 });
 

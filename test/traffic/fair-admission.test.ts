@@ -21,25 +21,26 @@ import {
   type Release,
   type Waiting,
 } from '../../src/traffic/fair-admission.js';
+import type { LoopSample } from '../../src/traffic/loop-monitor.js';
 
 class FakeLoad implements LoopLoad {
   busy = false;
   utilization = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
-  private readonly samplers = new Set<(utilization: number) => void>();
+  private readonly samplers = new Set<(sample: LoopSample) => void>();
   set(busy: boolean): void {
     this.busy = busy;
     for (const listener of this.listeners) listener(busy);
   }
-  sample(utilization: number): void {
+  sample(utilization: number, lagMs = 0): void {
     this.utilization = utilization;
-    for (const listener of this.samplers) listener(utilization);
+    for (const listener of this.samplers) listener({ utilization, lagMs });
   }
   onChange(listener: (busy: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  onSample(listener: (utilization: number) => void): () => void {
+  onSample(listener: (sample: LoopSample) => void): () => void {
     this.samplers.add(listener);
     return () => this.samplers.delete(listener);
   }
@@ -223,7 +224,7 @@ describe('Admission', () => {
     expect(order).toEqual(['bystander', 'flood', 'newcomer']);
   });
 
-  it('adds seats while requests wait and the loop has room, and takes them back when saturated', () => {
+  it('adds seats while requests wait and the loop has room or turns fast, and takes them back when its turns grow long', () => {
     const { admission: gate, load } = admission({ minSeats: 2 });
     load.set(true);
     released(gate.admit('account:a'));
@@ -235,9 +236,18 @@ describe('Admission', () => {
     load.sample(0.6);
     expect(gate.seats).toBe(5);
     expect(gate.waiting).toBe(1);
-    for (let i = 0; i < 10; i += 1) load.sample(1);
+    // Full, but every turn short: more requests at once share each turn, so seats still grow.
+    load.sample(1, 0.5);
+    expect(gate.seats).toBe(8);
+    expect(gate.running).toBe(6);
+    released(gate.admit('account:a'));
+    released(gate.admit('account:a'));
+    waiting(gate.admit('account:a'));
+    for (let i = 0; i < 10; i += 1) load.sample(1, 1.5);
+    expect(gate.seats).toBe(8);
+    for (let i = 0; i < 20; i += 1) load.sample(1, 25);
     expect(gate.seats).toBe(2);
-    load.sample(0.92);
+    load.sample(0.92, 25);
     expect(gate.seats).toBe(2);
   });
 

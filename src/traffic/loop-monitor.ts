@@ -1,0 +1,147 @@
+/**
+ * The one load monitor: how busy this process's event loop is, and how late it runs what is
+ * ready. One timer ticks every TICK_MS (unref'd: it never keeps the process alive):
+ *
+ * - Lag. How late a tick runs is how long the loop held up everything ready then. Admission reads
+ *   each window's mean lag: a loop that is full but turns quickly gains throughput from more
+ *   requests at once (they share each turn), and one whose turns grow long only makes everyone
+ *   wait. The mean, not the worst: one GC pause in a window says nothing about the seats. The adaptive limit reads the last stall (`stallSince`) to tell a round trip slowed by
+ *   this process apart from the service slowing.
+ * - Utilization. Every WINDOW_MS, the share of wall time the loop spent running code (perf_hooks
+ *   event-loop utilization). Busy starts when one window is at least BUSY_AT, and ends only after
+ *   QUIET_WINDOWS windows in a row under QUIET_BELOW: once seats are limited the loop may have a
+ *   little room again, and letting everyone in at that moment would only saturate it anew.
+ *
+ * Written by hand rather than with perf_hooks.monitorEventLoopDelay: that histogram cannot answer
+ * "since when" without being reset, and only one reader may reset it.
+ */
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+
+export const TICK_MS = 10;
+export const WINDOW_MS = 100;
+export const BUSY_AT = 0.85;
+export const QUIET_BELOW = 0.5;
+export const QUIET_WINDOWS = 10;
+/** Lateness below this is the timer's own jitter, not a stall. */
+const MIN_STALL_MS = 2;
+
+/** One window's reading. */
+export interface LoopSample {
+  /** Share of the window the loop ran code, 0 to 1. */
+  readonly utilization: number;
+  /** How late the loop ran its ticks in the window, on average, in ms. */
+  readonly lagMs: number;
+}
+
+export class LoopMonitor {
+  private timer: NodeJS.Timeout | null = null;
+  private lastTick = 0;
+  private lastWindow = 0;
+  private lastElu: EventLoopUtilization | null = null;
+  private windowLate = 0;
+  private windowTicks = 0;
+  private stallEnd = Number.NEGATIVE_INFINITY;
+  private stallLength = 0;
+  private quietWindows = 0;
+  private busyNow = false;
+  private latest: LoopSample = { utilization: 0, lagMs: 0 };
+  private readonly listeners = new Set<(busy: boolean) => void>();
+  private readonly samplers = new Set<(sample: LoopSample) => void>();
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** Starts sampling (idempotent). */
+  start(): this {
+    if (this.timer) return this;
+    this.lastTick = this.lastWindow = this.now();
+    this.lastElu = performance.eventLoopUtilization();
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  get utilization(): number {
+    return this.latest.utilization;
+  }
+
+  get busy(): boolean {
+    return this.busyNow;
+  }
+
+  /** Called with the new state each time busy starts or ends. */
+  onChange(listener: (busy: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Called with each window's reading, after busy is updated. */
+  onSample(listener: (sample: LoopSample) => void): () => void {
+    this.samplers.add(listener);
+    return () => this.samplers.delete(listener);
+  }
+
+  /** The length of the last stall if it ended after `sinceMs` (else 0), in ms. */
+  stallSince(sinceMs: number): number {
+    return this.stallEnd > sinceMs ? this.stallLength : 0;
+  }
+
+  /** One tick of the timer; public so tests can drive it with their own clock. */
+  tick(): void {
+    const now = this.now();
+    const late = Math.max(0, now - this.lastTick - TICK_MS);
+    this.lastTick = now;
+    this.windowLate += late;
+    this.windowTicks += 1;
+    if (late >= MIN_STALL_MS) this.stall(now, late);
+    if (now - this.lastWindow < WINDOW_MS) return;
+    this.lastWindow = now;
+    const elu = performance.eventLoopUtilization();
+    const utilization = this.lastElu
+      ? performance.eventLoopUtilization(elu, this.lastElu).utilization
+      : 0;
+    this.lastElu = elu;
+    this.sample({ utilization, lagMs: this.windowLate / this.windowTicks });
+  }
+
+  /** Records a stall of `lengthMs` that ended at `endMs`. */
+  stall(endMs: number, lengthMs: number): void {
+    this.stallEnd = endMs;
+    this.stallLength = lengthMs;
+  }
+
+  /** Records one window's reading; public so tests can drive it. */
+  sample(reading: LoopSample): void {
+    this.latest = reading;
+    this.windowLate = 0;
+    this.windowTicks = 0;
+    if (reading.utilization >= BUSY_AT) {
+      this.quietWindows = 0;
+      this.set(true);
+    } else if (reading.utilization < QUIET_BELOW) {
+      this.quietWindows += 1;
+      if (this.quietWindows >= QUIET_WINDOWS) this.set(false);
+    } else {
+      this.quietWindows = 0;
+    }
+    for (const listener of this.samplers) listener(reading);
+  }
+
+  private set(busy: boolean): void {
+    if (busy === this.busyNow) return;
+    this.busyNow = busy;
+    for (const listener of this.listeners) listener(busy);
+  }
+}
+
+let shared: LoopMonitor | null = null;
+
+/** The process's one monitor, started on first use. */
+export function processLoop(): LoopMonitor {
+  shared ??= new LoopMonitor().start();
+  return shared;
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { until } from '../../support/wait.js';
+import {
+  BUSY_AT,
+  LoopMonitor,
+  QUIET_BELOW,
+  QUIET_WINDOWS,
+  TICK_MS,
+  WINDOW_MS,
+  type LoopSample,
+} from '../../src/traffic/loop-monitor.js';
+
+const at = (utilization: number): LoopSample => ({ utilization, lagMs: 0 });
+
+describe('LoopMonitor', () => {
+  it('is busy from the first window at BUSY_AT, and stays busy through windows in between', () => {
+    const load = new LoopMonitor();
+    load.sample(at(BUSY_AT - 0.01));
+    expect(load.busy).toBe(false);
+    load.sample(at(BUSY_AT));
+    expect(load.busy).toBe(true);
+    for (let i = 0; i < 3 * QUIET_WINDOWS; i += 1) load.sample(at((BUSY_AT + QUIET_BELOW) / 2));
+    expect(load.busy).toBe(true);
+    expect(load.utilization).toBeCloseTo((BUSY_AT + QUIET_BELOW) / 2);
+  });
+
+  it(`is quiet again only after ${QUIET_WINDOWS} quiet windows in a row, and says so once each way`, () => {
+    const load = new LoopMonitor();
+    const changes: boolean[] = [];
+    load.onChange((busy) => changes.push(busy));
+    load.sample(at(1));
+    load.sample(at(1));
+    for (let i = 0; i < QUIET_WINDOWS - 1; i += 1) load.sample(at(0.1));
+    load.sample(at(0.7)); // not quiet: the count starts again
+    for (let i = 0; i < QUIET_WINDOWS - 1; i += 1) load.sample(at(0.1));
+    expect(load.busy).toBe(true);
+    load.sample(at(0.1));
+    expect(load.busy).toBe(false);
+    expect(changes).toEqual([true, false]);
+  });
+
+  it('samples the real loop: a blocked loop reads as busy', async () => {
+    // A sampler of its own, started right before the loop is held: the shared one's last sample
+    // may be up to a window old, and 250 ms held in a window of 349 reads 0.72, under BUSY_AT.
+    const load = new LoopMonitor().start();
+    try {
+      const heldUntil = performance.now() + 250;
+      while (performance.now() < heldUntil) {
+        // hold the loop for two and a half windows
+      }
+      // The next window's sample reads it (a held loop delays the sampler's timer, not the read).
+      await until(() => load.busy, 1_000);
+      expect(load.busy).toBe(true);
+    } finally {
+      load.stop();
+    }
+  });
+
+  it("keeps the last stall of this process's loop and answers it since a time", () => {
+    let now = 0;
+    const loop = new LoopMonitor(() => now);
+    now = TICK_MS;
+    loop.tick(); // on time: no stall
+    now = 60;
+    loop.tick(); // 40 ms late
+    now = 71;
+    loop.tick(); // 1 ms late: jitter, not a stall
+    now = 100;
+    loop.tick(); // 19 ms late
+    // The last stall is the one an answer processed now may have waited through.
+    expect(loop.stallSince(0)).toBe(19);
+    expect(loop.stallSince(99)).toBe(19);
+    expect(loop.stallSince(100)).toBe(0);
+  });
+
+  it('reads each window once: how late its ticks ran on average, then starts over', () => {
+    let now = 0;
+    const loop = new LoopMonitor(() => now);
+    const samples: LoopSample[] = [];
+    loop.onSample((sample) => samples.push(sample));
+    now = 40;
+    loop.tick(); // 30 ms late
+    now = 55;
+    loop.tick(); // 5 ms late
+    now = WINDOW_MS;
+    loop.tick(); // 35 ms late, and the window ends
+    now = WINDOW_MS + TICK_MS;
+    loop.tick();
+    now = 2 * WINDOW_MS + TICK_MS;
+    loop.tick(); // the next window: 90 ms late
+    // (30 + 5 + 35) / 3 ticks, then (0 + 90) / 2.
+    expect(samples.map((sample) => sample.lagMs)).toEqual([70 / 3, 45]);
+  });
+});
