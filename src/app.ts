@@ -1,15 +1,10 @@
 /**
- * The composition root: the one place that assembles the gateway from a Config. `main.ts`, the
- * tests and the benches all call it, so a feature wired here is wired everywhere.
- *
- * createApp() loads what is optional (the simulator, tracing, the response cache, Redis, the
- * allow-list) only when its setting is present, then assembleApp() wires the parts. Tests that
- * inject ready-made parts call assembleApp() directly; it is synchronous.
+ * The composition root: wires the gateway from a Config and parts already made, once, starting
+ * nothing (no listening, no connection, no process). `src/start.ts` makes the optional parts a
+ * Config turns on; `src/main.ts` runs the process's life. Tests and benches wire with it too, so
+ * a part wired here is wired everywhere.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
-import type { Pool } from 'undici';
 import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import type { RedisApqStore } from './cache/apq-store.js';
@@ -25,20 +20,19 @@ import { processLoop } from './traffic/loop-monitor.js';
 import { HeldStreams } from './traffic/held-streams.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
-import { createGateway, GRAPHQL_PATH, type Gateway, type ReadinessReport } from './http/server.js';
+import { createGateway, GRAPHQL_PATH, type ReadinessReport } from './http/server.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
-import { createLogger, type Logger } from './observability/logger.js';
+import type { Logger } from './observability/logger.js';
 import { holdingRequestWarnings } from './observability/warning-rollup.js';
-import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
+import type { GatewayMetrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
-import { gatewayVersion } from './observability/version.js';
 import { webSocketLog } from './observability/connection-log.js';
 import type { RedisConnection, RedisUse } from './redis/connection.js';
 import type { RunningSimulator } from './simulator/index.js';
 import { createUpstream } from './upstream/index.js';
-import type { ManagedUpstreamClient, TrafficOptions } from './traffic/traffic.js';
+import type { TrafficOptions } from './traffic/traffic.js';
 import { CredentialMemory } from './traffic/verification.js';
 
 /** Parts that createApp() loads or builds from the Config; tests may pass their own. */
@@ -68,155 +62,17 @@ export interface AppParts {
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
   /** How busy the event loop is, for admission. @default the process's sampler (tests: their own) */
   readonly loopLoad?: LoopLoad;
+  /** The memory of credential verdicts, shared with the response cache. @default credentialMemory(config) */
+  readonly credentials?: CredentialMemory;
   /** Redis connections per use (src/redis), reported in sms_redis_up and on /readiness. */
   readonly redis?: Partial<Readonly<Record<RedisUse, RedisConnection>>>;
 }
 
-export interface App {
-  readonly config: Config;
-  readonly gateway: Gateway;
-  readonly client: ManagedUpstreamClient;
-  readonly pool: Pool;
-  readonly live: LiveHub | null;
-  readonly metrics: GatewayMetrics | null;
-  readonly logger: Logger | false;
-  /** The service's base URL in use (the simulator's in demo mode). */
-  readonly upstreamUrl: URL;
-  readonly simulator: RunningSimulator | null;
-  readonly responseCache: ResponseCache | null;
-  /** The HTTP server with the gateway (and the WebSocket endpoint when live is on); not listening. */
-  readonly server: Server;
-  /** False once draining has begun: /readiness answers 503. */
-  readonly ready: boolean;
-  /** What /readiness answers: ready or draining, and each Redis use up or down. */
-  readiness(): ReadinessReport;
-  /**
-   * Starts draining while still serving: /readiness answers 503, and every response closes its
-   * connection once sent, so clients and balancers move to other copies.
-   */
-  drain(): void;
-  /**
-   * Stops listening, answering the requests held for that moment, and closes the connections idle
-   * since the drain began (src/http/connections.ts). End live streams after it: the held
-   * requests may have opened some.
-   */
-  stopListening(): Promise<void>;
-  /** Resolves once every connection has ended: busy ones after their response. */
-  allClosed(): Promise<void>;
-  /** The shutdown deadline's last resort: closes idle connections; returns requests still running. */
-  closeRemaining(): number;
-  /** Listens on config.port/config.host (0 = any free port). */
-  listen(): Promise<AddressInfo>;
-  /** Ends live streams (SSE and WebSocket), which never end by themselves, so the server can close. */
-  endStreams(): Promise<void>;
-  /**
-   * Ends live streams, then closes everything the app opened (pool, Redis, simulator, exporters).
-   * Call it once the HTTP server has closed: requests still in flight need the pool.
-   */
-  close(): Promise<void>;
-}
-
-/** Loads the optional subsystems the Config asks for, then assembles the app. */
-export async function createApp(config: Config, given: AppParts = {}): Promise<App> {
-  const logger = given.logger ?? createLogger(config.logLevel, undefined, config.instanceId);
-  const identity = { instanceId: config.instanceId, version: gatewayVersion() };
-  const persistedOperations =
-    given.persistedOperations !== undefined
-      ? given.persistedOperations
-      : config.persistedOperationsPath
-        ? await loadAllowList(config.persistedOperationsPath)
-        : null;
-  const metrics =
-    given.metrics !== undefined ? given.metrics : config.metrics ? createMetrics(identity) : null;
-  const tracing =
-    given.tracing !== undefined
-      ? given.tracing
-      : config.tracingEndpoint
-        ? (await import('./observability/tracing.js')).startTracing(
-            config.tracingEndpoint,
-            identity,
-          )
-        : null;
-  const simulator =
-    given.simulator !== undefined
-      ? given.simulator
-      : config.upstream.url === null
-        ? await (
-            await import('./simulator/index.js')
-          ).startSimulator({
-            latencyMs: config.simulatorLatencyMs,
-            arrivalsEveryMs: config.simulatorArrivalsMs,
-            historyEnd: config.simulatorHistoryEnd,
-          })
-        : null;
-  const redis = given.redis ?? (await connectRedisUses(config, logger, !persistedOperations));
-  // With REDIS_URL, APQ hashes are shared by every copy (persisted operations replace APQ).
-  const apqStore: APQStore | null =
-    given.apqStore !== undefined
-      ? given.apqStore
-      : redis.apq
-        ? (await import('./cache/apq-store.js')).createRedisApqStore(redis.apq, {
-            // Query texts are sealed with the gateway's one secret, as cached answers are.
-            secret: config.secret,
-            logger,
-          })
-        : null;
-  const responseCache =
-    given.responseCache !== undefined
-      ? given.responseCache
-      : await startResponseCache(config, logger, metrics, redis.cache);
-  const liveBus = given.liveBus ?? (await createLiveBus(config, redis.live, logger));
-  return assembleApp(config, {
-    ...given,
-    logger,
-    metrics,
-    tracing,
-    persistedOperations,
-    apqStore,
-    responseCache,
-    liveBus,
-    simulator,
-    redis,
-  });
-}
-
-/**
- * How long start-up waits for Redis: enough for a reachable one to connect, so the first requests
- * already share the cache; an unreachable one costs no more than this (the copy then serves
- * degraded, says so on /readiness and in sms_redis_up, and reconnects in the background).
- */
-const REDIS_START_WAIT_MS = 300;
-
-/** One connection per use of Redis the Config turns on (src/redis), opened together. */
-async function connectRedisUses(
-  config: Config,
-  logger: Logger | false,
-  apqOn: boolean,
-): Promise<Partial<Record<RedisUse, RedisConnection>>> {
-  if (config.redis === null) return {};
-  const target = config.redis;
-  const uses: Partial<Record<RedisUse, RedisConnection>> = {};
-  if (config.responseCache.ttlMs > 0) {
-    uses.cache = (await import('./cache/redis-store.js')).connectRedis(target, logger);
-  }
-  if (apqOn) uses.apq = (await import('./cache/apq-store.js')).connectApqRedis(target, logger);
-  if (config.live.pollMs > 0) {
-    const { connectRedis } = await import('./redis/connection.js');
-    uses.live = connectRedis(target, 'live', {
-      logger,
-      commandTimeoutMs: 1_000,
-      messages: {
-        down: 'live updates: Redis unavailable, polls wait for it',
-        up: 'live updates: Redis reachable again',
-      },
-    });
-  }
-  await Promise.all(Object.values(uses).map((use) => use.ready(REDIS_START_WAIT_MS)));
-  return uses;
-}
+/** The wired gateway: its parts, and the steps main.ts runs its life with. */
+export type App = ReturnType<typeof assembleApp>;
 
 /** Wires ready parts together. Everything the gateway is made of is connected here, once. */
-export function assembleApp(config: Config, parts: AppParts = {}): App {
+export function assembleApp(config: Config, parts: AppParts = {}) {
   const logger = parts.logger ?? false;
   const metrics = parts.metrics ?? null;
   const simulator = parts.simulator ?? null;
@@ -224,7 +80,9 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   if (upstreamUrl === null) throw new Error('assembleApp: no UPSTREAM_URL and no simulator');
 
   // One memory of credential verdicts, shared by the traffic layer and the response cache.
-  const credentials = parts.responseCache?.credentials ?? credentialMemory(config);
+  // (A test's ready-made response cache brings the one it records into.)
+  const credentials =
+    parts.credentials ?? parts.responseCache?.credentials ?? credentialMemory(config);
   const loopLoad = parts.loopLoad ?? processLoop();
   const admission = new Admission({
     ...config.admission,
@@ -368,39 +226,15 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
     simulator,
     responseCache,
     server,
-    get ready() {
-      return ready;
-    },
-    readiness,
+    connections,
+    /** Starts draining while serving: /readiness answers 503, each response closes its connection. */
     drain() {
       ready = false;
       connections.closeAfterEachResponse();
     },
-    stopListening: () => connections.stopListening(),
-    allClosed: () => connections.allClosed(),
-    closeRemaining: () => connections.closeRemaining(),
-    listen: () =>
-      new Promise<AddressInfo>((resolve, reject) => {
-        // The WebSocket server re-emits the HTTP server's errors, and graphql-ws prints them with
-        // a stack ("Internal error emitted on the WebSocket server"): while listening, a failure
-        // (port in use) goes to the caller alone, as one clear line.
-        const others = server.listeners('error') as Array<(error: Error) => void>;
-        server.removeAllListeners('error');
-        const restore = (): void => {
-          server.off('error', fail);
-          for (const listener of others) server.on('error', listener);
-        };
-        const fail = (error: Error): void => {
-          restore();
-          reject(error);
-        };
-        server.once('error', fail);
-        server.listen(config.port, config.host, () => {
-          restore();
-          resolve(server.address() as AddressInfo);
-        });
-      }),
+    /** Ends live streams (SSE, WebSocket), which never end by themselves, so the server can close. */
     endStreams,
+    /** Ends live streams, then closes what the app holds; once the HTTP server has closed. */
     close() {
       ready = false;
       closed ??= (async () => {
@@ -420,65 +254,11 @@ export function assembleApp(config: Config, parts: AppParts = {}): App {
   };
 }
 
-async function loadAllowList(path: string): Promise<Plugin> {
-  const { allowListPlugin, readPersistedOperations } = await import('./http/plugins/allow-list.js');
-  return allowListPlugin(readPersistedOperations(path));
-}
-
-/** The response cache, when CACHE_TTL_MS > 0: its module is imported only then. */
-async function startResponseCache(
-  config: Config,
-  logger: Logger | false,
-  metrics: GatewayMetrics | null,
-  redis: RedisConnection | undefined,
-): Promise<ResponseCache | null> {
-  if (config.responseCache.ttlMs <= 0) return null;
-  const { createResponseCache } = await import('./cache/response-cache.js');
-  // The cache's fingerprints are keyed by the gateway's one secret.
-  const settings = { ...config.responseCache, hmacKey: config.secret.current };
-  const responseCache = createResponseCache(settings, {
-    logger,
-    credentials: credentialMemory(config),
-    ...(metrics
-      ? {
-          onCacheHit: () => metrics.cacheLookup('hit'),
-          onCacheMiss: () => metrics.cacheLookup('miss'),
-          onStaleServed: ({ code }: { code: string }) => metrics.staleServed(code),
-        }
-      : {}),
-    ...(redis ? { redis } : {}),
-  });
-  // Redis being down costs cache misses, not the gateway: its connection has said so already.
-  return responseCache;
-}
-
 /** The memory of credential verdicts, as configured. */
-function credentialMemory(config: Config): CredentialMemory {
+export function credentialMemory(config: Config): CredentialMemory {
   return new CredentialMemory({
     secret: config.secret.current,
     acceptedTtlMs: config.upstream.verifiedTtlMs,
     refusedTtlMs: config.upstream.refusedTtlMs,
-  });
-}
-
-/**
- * Where live events travel: this process alone, or with REDIS_URL every copy on that Redis,
- * sharing the polls (loaded only then, like the Redis client it brings).
- */
-async function createLiveBus(
-  config: Config,
-  connection: RedisConnection | undefined,
-  logger: Logger | false,
-): Promise<LiveBus> {
-  if (!connection || config.live.pollMs <= 0) return new LocalBus();
-  const { RedisBus } = await import('./live/redis-bus.js');
-  // Renewed every poll; lapses 1.5 intervals after the holder's last one, and the others ask
-  // four times an interval: a takeover within 2 x LIVE_POLL_MS. The logger says (once) when a
-  // value does not open: copies with different secrets on one Redis.
-  return new RedisBus({
-    connection,
-    secret: config.secret,
-    lockTtlMs: 1.5 * config.live.pollMs,
-    logger,
   });
 }

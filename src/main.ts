@@ -1,11 +1,11 @@
 /**
- * The only file that listens: loads the configuration, lets createApp() (src/app.ts) assemble
- * the gateway, listens, and drains on SIGTERM/SIGINT.
+ * The process's whole life, in one place: loads the configuration, starts the gateway
+ * (src/start.ts), listens, says where, and drains and stops on SIGTERM/SIGINT.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
-import { createApp } from './app.js';
+import { createApp, listen } from './start.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { banner, metricsLine, responseCacheLine, shownHost } from './http/banner.js';
 import { corsRefusesAll, corsSummary } from './http/cors.js';
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   paceGarbageCollection(config.heapGrowingPercent);
   const app = await createApp(config);
   const { logger, simulator, upstreamUrl, metrics } = app;
-  const { port } = await app.listen();
+  const { port } = await listen(app);
 
   const metricsServer =
     metrics && config.metricsPort !== null
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => {
       // Idle connections a client was told it could keep are closed now; a request still
       // running is cut, and the exit code says so.
-      const running = app.closeRemaining();
+      const running = app.connections.closeRemaining();
       if (running === 0) return;
       console.error(
         `Shutdown took longer than ${deadline} ms with ${running} requests running; exiting`,
@@ -95,10 +95,10 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, delayMs));
 
     if (logger) logger.info('draining: no longer accepting connections');
-    await app.stopListening();
+    await app.connections.stopListening();
     const streamsEnded = app.endStreams();
     metricsServer?.close();
-    await app.allClosed();
+    await app.connections.allClosed();
     // Their Redis connections are quit before exit, not cut.
     await Promise.allSettled([streamsEnded, app.close()]);
     clearTimeout(force);

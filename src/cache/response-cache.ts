@@ -62,7 +62,7 @@ export interface ResponseCacheOptions {
   readonly redis?: RedisConnection;
   /**
    * Verdicts on credentials and their names; the upstream layer must record into the same one
-   * (createApp shares it). @default a new one keyed by `hmacKey`
+   * (src/start.ts shares it). @default a new one keyed by `hmacKey`
    */
   readonly credentials?: CredentialMemory;
 }

@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
+import type { App } from '../../src/app.js';
+import { createApp } from '../../src/start.js';
 import { APQ_KEY_PREFIX } from '../../src/cache/apq-store.js';
 import { loadConfig } from '../../src/config/config.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';

@@ -3,6 +3,7 @@
  * HTTP, SSE and graphql-ws at /graphql, live updates on, the simulator behind it. Shared by the
  * client tests and the example app's test.
  */
+import { listen } from '../../src/start.js';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -42,7 +43,7 @@ export async function serveGateway(
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  const { port } = (await test.app.listen()) as AddressInfo;
+  const { port } = (await listen(test.app)) as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
     simulator,

@@ -95,7 +95,8 @@ describe('imports in src/', () => {
     const rank = (path: string): number => {
       const top = relative(join(ROOT, 'src'), path).split('/')[0] ?? '';
       if (top === 'app.ts') return layers.length;
-      if (top === 'main.ts') return layers.length + 1;
+      if (top === 'start.ts') return layers.length + 1;
+      if (top === 'main.ts') return layers.length + 2;
       return layers.indexOf(top);
     };
     const upward: string[] = [];

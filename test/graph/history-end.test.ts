@@ -5,7 +5,7 @@
  */
 import { isObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
+import { createApp } from '../../src/start.js';
 import { loadConfig } from '../../src/config/config.js';
 import { schema } from '../../src/graph/schema.js';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';

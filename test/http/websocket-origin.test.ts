@@ -4,6 +4,7 @@
  * can be stopped. Tested with the real clients (ws, and graphql-ws over it) against the gateway
  * on a real port.
  */
+import { listen } from '../../src/start.js';
 import type { AddressInfo } from 'node:net';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +30,7 @@ async function served(
   options: TestGatewayOptions,
 ): Promise<{ test: TestGateway; url: string; host: string; close(): Promise<void> }> {
   const test = createTestGateway(simulator.url, { live: { pollMs: 1_000 }, ...options });
-  const { port } = (await test.app.listen()) as AddressInfo;
+  const { port } = (await listen(test.app)) as AddressInfo;
   return {
     test,
     url: `ws://127.0.0.1:${port}/graphql`,

@@ -4,6 +4,7 @@
  * reset before the WebSocket library takes it over (the upgrade refused for its Origin, or still
  * waiting for admission) was an uncaught ECONNRESET that ended the process.
  */
+import { listen } from '../../src/start.js';
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
@@ -18,7 +19,7 @@ beforeAll(async () => {
     live: { pollMs: 1_000 },
     corsOrigins: ['https://app.example.com'],
   });
-  port = ((await test.app.listen()) as AddressInfo).port;
+  port = ((await listen(test.app)) as AddressInfo).port;
 });
 afterAll(async () => {
   await test.app.endStreams();

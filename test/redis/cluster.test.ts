@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
+import type { App } from '../../src/app.js';
+import { createApp } from '../../src/start.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedisCluster, type RunningRedisCluster } from '../fixtures/redis.js';

@@ -6,7 +6,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
+import type { App } from '../../src/app.js';
+import { createApp } from '../../src/start.js';
 import { loadConfig } from '../../src/config/config.js';
 import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
