@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS, SECOND_DEMO_ACCOUNT } from '../../src/simulator/index.js';
 import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
+import { schema } from '../../src/graph/schema.js';
 
 const ENTITIES_QUERY = `
   query Entities($representations: [_Any!]!) {
@@ -134,5 +135,13 @@ describe('_entities', () => {
     );
     expect(body.errors).toBeUndefined();
     expect(body.data?._entities).toEqual([{ id: mine?.message_id, body: mine?.body }, null]);
+  });
+});
+
+describe('the protocol fields in an explorer', () => {
+  it('say they are for a router, and what a frontend uses instead', () => {
+    const fields = schema.getQueryType()?.getFields() ?? {};
+    expect(fields._entities?.description).toMatch(/federation router.*use `nodes`/);
+    expect(fields._service?.description).toMatch(/federation router.*no use for it/);
   });
 });
