@@ -8,12 +8,15 @@ import type { HistoryEndReading } from '../config/config.js';
 import { FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS } from '../config/fixed.js';
 import { parseRetryAfter } from '../upstream/client.js';
 import {
+  HISTORY_REQUESTED_KEY,
   parseDirection,
   parseNumberType,
   parseStatus,
   parseTimestamp,
   parseYesNo,
   refusesCredentials,
+  REQUIRED_WIRE_FIELDS,
+  WIRE_FIELDS,
 } from '../upstream/wire.js';
 import type { Answer } from './caller.js';
 import { messagesOf, successful, type HistoryProbe, type Observations } from './probes.js';
@@ -309,43 +312,6 @@ function rateLimit(seen: Observations): Finding {
 // ---------------------------------------------------------------------------
 // Fields and values
 
-const DOCUMENTED = {
-  history: [
-    'success',
-    'message_count_requested ',
-    'message_count_requested',
-    'total_message_count',
-    'created_date',
-    'most_recent_msg_id',
-    'most_recent_date',
-    'tid',
-    'number',
-    'optin',
-    'messages',
-  ],
-  message: [
-    'system_id',
-    'message_id',
-    'GMTdate',
-    'tid',
-    'phone',
-    'direction',
-    'body',
-    'mms',
-    'mms_url',
-    'status',
-  ],
-  numbers: ['success', 'data'],
-  number: ['number', 'tid', 'type', 'webhook'],
-} as const;
-
-/** Fields without which the gateway cannot serve the record (or the page). */
-const REQUIRED = {
-  history: ['total_message_count'],
-  message: ['message_id', 'system_id', 'GMTdate', 'phone'],
-  number: ['number', 'tid'],
-} as const;
-
 function ownedObjects(seen: Observations): Json[] {
   const lists = [seen.owned, ...seen.typed.map((t) => t.answer)].map((a) => successful(a)?.data);
   return lists.flatMap((data) => (Array.isArray(data) ? data.filter(isObject) : []));
@@ -356,12 +322,12 @@ function extraFields(seen: Observations, histories: Json[], messages: Json[]): F
     .map((a) => successful(a))
     .filter(isObject);
   const extras = [
-    extraKeys('history answer', histories, DOCUMENTED.history),
-    extraKeys('message', messages, DOCUMENTED.message),
-    extraKeys('owned numbers answer', numbersAnswers, DOCUMENTED.numbers),
-    extraKeys('owned number', ownedObjects(seen), DOCUMENTED.number),
+    extraKeys('history answer', histories, WIRE_FIELDS.history),
+    extraKeys('message', messages, WIRE_FIELDS.message),
+    extraKeys('owned numbers answer', numbersAnswers, WIRE_FIELDS.numbers),
+    extraKeys('owned number', ownedObjects(seen), WIRE_FIELDS.number),
   ].filter((line) => line !== null);
-  const spacedKey = histories.filter((h) => 'message_count_requested ' in h).length;
+  const spacedKey = histories.filter((h) => HISTORY_REQUESTED_KEY in h).length;
   return {
     id: 'fields.extra',
     question: 'Fields beyond the documented ones?',
@@ -379,18 +345,18 @@ function extraFields(seen: Observations, histories: Json[], messages: Json[]): F
 function missingFields(seen: Observations, histories: Json[], messages: Json[]): Finding {
   const owned = ownedObjects(seen);
   const required = [
-    missingKeys('history answer', histories, REQUIRED.history),
-    missingKeys('message', messages, REQUIRED.message),
-    missingKeys('owned number', owned, REQUIRED.number),
+    missingKeys('history answer', histories, REQUIRED_WIRE_FIELDS.history),
+    missingKeys('message', messages, REQUIRED_WIRE_FIELDS.message),
+    missingKeys('owned number', owned, REQUIRED_WIRE_FIELDS.number),
   ].filter((line) => line !== null);
   const optional = [
     missingKeys(
       'history answer',
       histories,
-      DOCUMENTED.history.filter((k) => !k.startsWith('message_count')),
+      WIRE_FIELDS.history.filter((k) => !k.startsWith('message_count')),
     ),
-    missingKeys('message', messages, DOCUMENTED.message),
-    missingKeys('owned number', owned, DOCUMENTED.number),
+    missingKeys('message', messages, WIRE_FIELDS.message),
+    missingKeys('owned number', owned, WIRE_FIELDS.number),
   ].filter((line) => line !== null);
   return {
     id: 'fields.missing',

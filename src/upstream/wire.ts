@@ -103,7 +103,50 @@ const INTEGER_TEXT = /^-?\d+$/;
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
 const ZERO_TIMESTAMP = '0000-00-00 00:00:00';
 const STATUS = /^\s*(\d{3})(?!\d)[\s:.-]*([\s\S]*)$/;
-const HISTORY_REQUESTED_KEY = 'message_count_requested ';
+
+/** The history's requested count, documented with a trailing space. */
+export const HISTORY_REQUESTED_KEY = 'message_count_requested ';
+
+/**
+ * The fields of each answer and record as the service documents them (the history's count also
+ * unspaced, which the readers here accept too): `npm run doctor` reports any others it sees.
+ */
+export const WIRE_FIELDS = {
+  history: [
+    'success',
+    HISTORY_REQUESTED_KEY,
+    'message_count_requested',
+    'total_message_count',
+    'created_date',
+    'most_recent_msg_id',
+    'most_recent_date',
+    'tid',
+    'number',
+    'optin',
+    'messages',
+  ],
+  message: [
+    'system_id',
+    'message_id',
+    'GMTdate',
+    'tid',
+    'phone',
+    'direction',
+    'body',
+    'mms',
+    'mms_url',
+    'status',
+  ],
+  numbers: ['success', 'data'],
+  number: ['number', 'tid', 'type', 'webhook'],
+} as const;
+
+/** The fields without which the readers here cannot serve the record (or the page). */
+export const REQUIRED_WIRE_FIELDS = {
+  history: ['total_message_count'],
+  message: ['message_id', 'system_id', 'GMTdate', 'phone'],
+  number: ['number', 'tid'],
+} as const;
 
 function toInteger(value: unknown): number | null {
   if (typeof value === 'number') return Number.isSafeInteger(value) ? value : null;
