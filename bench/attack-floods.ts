@@ -25,7 +25,7 @@ import { connect } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Client, request } from 'undici';
 import WebSocket from 'ws';
-import { benchCredentials } from '../src/simulator/index.js';
+import { benchCredentials } from '../support/bench-accounts.js';
 import type { FloodContext, FloodPlan, UpstreamCalls } from './floods.js';
 import { basic } from './load.js';
 

@@ -10,7 +10,7 @@
  * of 2 cores) adds, apart from the gateway.
  */
 import { request } from 'undici';
-import { benchCredentials } from '../src/simulator/index.js';
+import { benchCredentials } from '../support/bench-accounts.js';
 import { basic } from './load.js';
 
 const QUERY =

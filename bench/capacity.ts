@@ -21,7 +21,7 @@
  *    bystander's wait.
  */
 import { Pool, request } from 'undici';
-import { benchCredentials } from '../src/simulator/index.js';
+import { benchCredentials } from '../support/bench-accounts.js';
 import { startEntry, startGateway, type Child } from './children.js';
 import { basic, runLoad } from './load.js';
 import { FANOUT_QUERY, scenarios } from './scenarios.js';

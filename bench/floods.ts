@@ -43,7 +43,7 @@ import { createHash } from 'node:crypto';
 import { setPriority } from 'node:os';
 import { request } from 'undici';
 import WebSocket from 'ws';
-import { benchCredentials } from '../src/simulator/index.js';
+import { benchCredentials } from '../support/bench-accounts.js';
 import { ROOT, rssBytes, startEntry, startGateway, type Child } from './children.js';
 import { basic } from './load.js';
 import { ATTACK_FLOODS, ATTACK_PLANS } from './attack-floods.js';

@@ -11,7 +11,7 @@
  *   npm run bench:live -- rolling     (BENCH_LIVE_COPIES=2 on a struggling machine)
  */
 import { Agent, request } from 'undici';
-import { benchAccountNumbers, benchCredentials } from '../src/simulator/index.js';
+import { benchAccountNumbers, benchCredentials } from '../support/bench-accounts.js';
 import WebSocket from 'ws';
 import { startGrowingUpstream, type GrowingUpstream } from '../support/growing-upstream.js';
 import {

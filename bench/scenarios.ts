@@ -4,7 +4,7 @@
  * account, so no two connections ever share credentials.
  */
 import type { Request } from 'autocannon';
-import { benchAccountNumbers, benchCredentials } from '../src/simulator/index.js';
+import { benchAccountNumbers, benchCredentials } from '../support/bench-accounts.js';
 import { basic } from './load.js';
 
 /**

@@ -7,9 +7,9 @@
  * `load` with its calls in flight (now and at peak), and `reset-load` by restarting the peak. The
  * recorded calls are drained every second so a long run does not grow the simulator's memory.
  */
-import { startSimulator } from '../src/simulator/index.js';
+import { startRecordingUpstream } from '../support/recording-upstream.js';
 
-const simulator = await startSimulator({
+const simulator = await startRecordingUpstream({
   latencyMs: Number(process.env.BENCH_SIM_LATENCY_MS ?? 0),
   latencyPerInFlightMs: Number(process.env.BENCH_SIM_LATENCY_PER_IN_FLIGHT_MS ?? 0),
   benchAccounts: {

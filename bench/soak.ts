@@ -23,7 +23,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Request } from 'autocannon';
-import { benchCredentials, DEMO_CREDENTIALS } from '../src/simulator/index.js';
+import { DEMO_CREDENTIALS } from '../src/simulator/index.js';
+import { benchCredentials } from '../support/bench-accounts.js';
 import { ROOT, rssBytes, startEntry, startGateway, type Child } from './children.js';
 import { basic, runLoad } from './load.js';
 import { flag, numberSetting, setting } from './options.js';

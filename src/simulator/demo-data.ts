@@ -148,7 +148,7 @@ const MMS_EXTENSIONS: readonly string[] = ['jpg', 'jpg', 'jpg', 'png', 'gif'];
 // ---------------------------------------------------------------------------
 // Specs
 
-interface NumberSpec {
+export interface NumberSpec {
   number: string;
   tid: string;
   type: DemoNumberType;
@@ -162,7 +162,7 @@ interface NumberSpec {
   seed: number;
 }
 
-interface AccountSpec {
+export interface AccountSpec {
   credentials: SimulatorCredentials;
   /** First system_id handed out in this account; ids then increase with message time. */
   systemIdBase: number;
@@ -170,7 +170,8 @@ interface AccountSpec {
   numbers: readonly NumberSpec[];
 }
 
-const ACCOUNT_SPECS: readonly AccountSpec[] = [
+/** The demo accounts. */
+export const DEMO_ACCOUNT_SPECS: readonly AccountSpec[] = [
   {
     credentials: DEMO_CREDENTIALS,
     systemIdBase: 4_100_000,
@@ -398,7 +399,8 @@ function draftMessages(
   });
 }
 
-function buildAccount(account: AccountSpec): DemoAccount {
+/** An account's numbers and their messages, as the spec and its seeds make them. */
+export function buildAccount(account: AccountSpec): DemoAccount {
   const drafts = account.numbers.map((spec, index) => draftMessages(account, spec, index));
 
   // system_id increases with message time across the whole account, with small gaps
@@ -488,7 +490,7 @@ export const DEMO_HISTORY_ENDS_AT = Math.floor(Date.now() / 1000);
 /** How far the specs' fixed dates move: their newest message lands on DEMO_HISTORY_ENDS_AT. */
 function historyShiftSeconds(): number {
   const newest = Math.max(
-    ...ACCOUNT_SPECS.flatMap((a) => a.numbers.filter((n) => n.messageCount > 0)).map((n) =>
+    ...DEMO_ACCOUNT_SPECS.flatMap((a) => a.numbers.filter((n) => n.messageCount > 0)).map((n) =>
       parseUtc(n.newest),
     ),
   );
@@ -496,7 +498,9 @@ function historyShiftSeconds(): number {
 }
 
 /** Both demo accounts: [demo account, second demo account]. */
-export const DEMO_ACCOUNTS: readonly DemoAccount[] = Object.freeze(ACCOUNT_SPECS.map(buildAccount));
+export const DEMO_ACCOUNTS: readonly DemoAccount[] = Object.freeze(
+  DEMO_ACCOUNT_SPECS.map(buildAccount),
+);
 checkUniqueness(DEMO_ACCOUNTS);
 
 function accountFor(credentials: SimulatorCredentials): DemoAccount {
@@ -507,57 +511,3 @@ function accountFor(credentials: SimulatorCredentials): DemoAccount {
 
 export const DEMO_ACCOUNT: DemoAccount = accountFor(DEMO_CREDENTIALS);
 export const SECOND_DEMO_ACCOUNT: DemoAccount = accountFor(SECOND_DEMO_CREDENTIALS);
-
-// ---------------------------------------------------------------------------
-// Load-test accounts (opt-in through SimulatorOptions.benchAccounts; never built otherwise)
-
-/** Messages on each generated load-test number: enough for a 50-message page. */
-export const BENCH_MESSAGES_PER_NUMBER = 60;
-
-/**
- * Credentials of load-test account `index` (0-based). Load tests give every virtual user its own
- * account, so nothing one user's requests leave behind can make another's look cheaper.
- */
-export function benchCredentials(index: number): SimulatorCredentials {
-  if (!Number.isSafeInteger(index) || index < 0) {
-    throw new RangeError('bench account index must be a non-negative integer');
-  }
-  const suffix = String(index).padStart(5, '0');
-  return { sysId: `AC-bench-${suffix}`, authToken: `bench-token-${suffix}` };
-}
-
-/**
- * The numbers every load-test account owns: the demo account's seven (so `TN-L-0001` and its 450
- * messages are there), then generated numbers `TN-B-0008`, ... up to `count`, alternating local
- * and toll-free, each with BENCH_MESSAGES_PER_NUMBER messages. Load-test accounts differ only in
- * their credentials, so one set of numbers serves them all.
- */
-export function benchAccountNumbers(count: number): readonly DemoNumber[] {
-  const demo = ACCOUNT_SPECS[0];
-  if (demo === undefined) throw new Error('demo-data: missing demo account spec');
-  if (!Number.isSafeInteger(count) || count < demo.numbers.length || count > 9999) {
-    throw new RangeError(`bench accounts must own from ${demo.numbers.length} to 9999 numbers`);
-  }
-  const generated: NumberSpec[] = [];
-  for (let i = demo.numbers.length + 1; i <= count; i++) {
-    const suffix = String(i).padStart(4, '0');
-    generated.push({
-      number: `1737555${suffix}`,
-      tid: `TN-B-${suffix}`,
-      type: i % 2 === 0 ? 'local' : 'tollfree',
-      webhook: '',
-      optin: 'yes',
-      created: '2026-01-01T00:00:00Z',
-      newest: '2026-12-01T00:00:00Z',
-      messageCount: BENCH_MESSAGES_PER_NUMBER,
-      looselyTyped: false,
-      seed: 0x3000 + i,
-    });
-  }
-  return buildAccount({
-    ...demo,
-    credentials: benchCredentials(0),
-    systemIdBase: 9_000_000,
-    numbers: [...demo.numbers, ...generated],
-  }).numbers;
-}

@@ -1,27 +1,28 @@
 export { startSimulator } from './server.js';
 export type {
-  BenchAccountsOptions,
-  RecordedCall,
+  AnsweredRequest,
   RunningSimulator,
+  SimulatorObserver,
   SimulatorOperation,
   SimulatorOptions,
 } from './server.js';
 export {
-  BENCH_MESSAGES_PER_NUMBER,
-  benchAccountNumbers,
-  benchCredentials,
+  buildAccount,
   DEMO_ACCOUNT,
+  DEMO_ACCOUNT_SPECS,
   DEMO_ACCOUNTS,
   DEMO_CREDENTIALS,
   DEMO_HISTORY_ENDS_AT,
   SECOND_DEMO_ACCOUNT,
   SECOND_DEMO_CREDENTIALS,
-  formatUpstreamTimestamp,
 } from './demo-data.js';
 export type {
+  AccountSpec,
   DemoAccount,
   DemoMessage,
   DemoNumber,
   DemoNumberType,
+  NumberSpec,
   SimulatorCredentials,
 } from './demo-data.js';
+export { benchCredentials } from './demo-credentials.js';

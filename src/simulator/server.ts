@@ -22,36 +22,39 @@
  *   body over 64 KiB 413. A tid the account does not own, or a `number` that does not
  *   match the tid, is HTTP 200 with `{"success":"0","error":"number not found"}`.
  * - Error messages never echo parameter values (so never the credentials either).
- * - `calls` records every request to one of the three operation paths (whatever the
- *   method or outcome); requests to unknown paths are not recorded.
  * - `latencyMs` delays every response, errors included, measured from when the request
  *   body has been read.
+ * Tests and benches record its calls and add accounts through `observer` and `accounts`
+ * (support/recording-upstream.ts); the demo uses neither.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-import { randomBytes } from 'node:crypto';
-import {
-  benchAccountNumbers,
-  benchCredentials,
-  DEMO_ACCOUNT,
-  DEMO_ACCOUNTS,
-  DEMO_CREDENTIALS,
-  formatUpstreamTimestamp,
-} from './demo-data.js';
+import { DEMO_ACCOUNT, DEMO_ACCOUNTS, formatUpstreamTimestamp } from './demo-data.js';
 import type { DemoAccount, DemoMessage, DemoNumber, DemoNumberType } from './demo-data.js';
 
 export type SimulatorOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
 
-export interface RecordedCall {
-  operation: SimulatorOperation;
+/** One request as answered, before its answer waits out the latency and is written. */
+export interface AnsweredRequest {
+  /** null for a path that is none of the three operations (answered 404). */
+  readonly operation: SimulatorOperation | null;
   /** sys_id of the authenticated account; null when the credentials were not accepted. */
-  accountSysId: string | null;
-  /** Request parameters (query + body, body winning) WITHOUT sys_id and auth_token. */
-  params: Record<string, string>;
-  status: number;
+  readonly accountSysId: string | null;
+  /** Request parameters (query + body, body winning), the credentials among them. */
+  readonly params: ReadonlyMap<string, string>;
+  readonly status: number;
+}
+
+/** Sees every answer (support/recording-upstream.ts records them and slows them under load). */
+export interface SimulatorObserver {
+  /** An answer is decided; returns how many ms it waits beyond `latencyMs`. */
+  answering(request: AnsweredRequest): number;
+  /** That answer's wait is over: it is written now (or dropped, its client gone). */
+  written(): void;
 }
 
 export interface SimulatorOptions {
@@ -61,16 +64,9 @@ export interface SimulatorOptions {
   port?: number;
   /** Default 0; artificial delay before each response. */
   latencyMs?: number;
-  /**
-   * Default 0; extra delay per call already in flight when a call arrives, so the simulator
-   * slows down as callers pile on (the bench's back-off scenario).
-   */
-  latencyPerInFlightMs?: number;
-  /**
-   * Extra accounts for load tests, beside the demo ones; default none. Account `i` (0-based,
-   * below `count`) answers to `benchCredentials(i)` and owns `benchAccountNumbers(numbers)`.
-   */
-  benchAccounts?: BenchAccountsOptions;
+  /** Accounts answered beside the demo ones; those sharing one `numbers` array share its JSON. */
+  accounts?: Iterable<DemoAccount>;
+  observer?: SimulatorObserver;
   /**
    * Default 0 (never); every this many ms an inbound message arrives on the first demo
    * account's first number, so live updates have something to show in demo mode.
@@ -83,22 +79,9 @@ export interface SimulatorOptions {
   historyEnd?: 'exclusive' | 'inclusive';
 }
 
-export interface BenchAccountsOptions {
-  /** How many accounts, 1 to 100000. */
-  count: number;
-  /** Numbers each owns, the demo account's seven first. Default 7. */
-  numbers?: number;
-}
-
 export interface RunningSimulator {
   /** base_url, e.g. 'http://127.0.0.1:43121' (no trailing slash). */
   url: string;
-  /** Every request received on an operation path, in order. */
-  calls: RecordedCall[];
-  resetCalls(): void;
-  /** Calls being answered now, and the most at once since the last `resetLoad()`. */
-  load(): { readonly inFlight: number; readonly peakInFlight: number };
-  resetLoad(): void;
   /** An inbound message arrives at the head of `tid`'s history (of the account `sysId`). */
   deliver(sysId: string, tid: string, body: string): DemoMessage;
   /** Closes the server and all keep-alive sockets. */
@@ -172,37 +155,27 @@ function prepareNumber(n: DemoNumber): PreparedNumber {
   return { demo: n, messagesJson: Buffer.from(parts.join(',')), offsets, middle };
 }
 
+/** Prepared JSON by numbers array: accounts owning the same array share it. */
+const preparedNumbers = new WeakMap<readonly DemoNumber[], Omit<PreparedAccount, 'account'>>();
+
 function prepareAccount(account: DemoAccount): PreparedAccount {
-  return {
-    account,
-    byTid: new Map(account.numbers.map((n) => [n.tid, prepareNumber(n)])),
-    ownedLocal: ownedNumbersBody(account.numbers.filter((n) => n.type === 'local')),
-    ownedTollfree: ownedNumbersBody(account.numbers.filter((n) => n.type === 'tollfree')),
-    ownedAll: ownedNumbersBody(account.numbers),
-  };
+  const { numbers } = account;
+  let prepared = preparedNumbers.get(numbers);
+  if (prepared === undefined) {
+    prepared = {
+      byTid: new Map(numbers.map((n) => [n.tid, prepareNumber(n)])),
+      ownedLocal: ownedNumbersBody(numbers.filter((n) => n.type === 'local')),
+      ownedTollfree: ownedNumbersBody(numbers.filter((n) => n.type === 'tollfree')),
+      ownedAll: ownedNumbersBody(numbers),
+    };
+    preparedNumbers.set(numbers, prepared);
+  }
+  return { account, ...prepared };
 }
 
 const PREPARED_BY_SYS_ID: ReadonlyMap<string, PreparedAccount> = new Map(
   DEMO_ACCOUNTS.map((a) => [a.credentials.sysId, prepareAccount(a)]),
 );
-
-/** The demo accounts plus the load-test ones, which share one set of prepared numbers. */
-function withBenchAccounts(options: BenchAccountsOptions): ReadonlyMap<string, PreparedAccount> {
-  const { count, numbers = 7 } = options;
-  if (!Number.isSafeInteger(count) || count < 1 || count > 100_000) {
-    throw new RangeError('benchAccounts.count must be a whole number from 1 to 100000');
-  }
-  const shared = prepareAccount({
-    credentials: benchCredentials(0),
-    numbers: benchAccountNumbers(numbers),
-  });
-  const accounts = new Map(PREPARED_BY_SYS_ID);
-  for (let i = 0; i < count; i++) {
-    const credentials = benchCredentials(i);
-    accounts.set(credentials.sysId, { ...shared, account: { ...shared.account, credentials } });
-  }
-  return accounts;
-}
 
 /** `prepared` with `message` at its head, as when a message arrives. */
 function withArrival(
@@ -357,56 +330,38 @@ function handleOwnedNumbers(account: PreparedAccount, params: Map<string, string
   return { status: 200, body: type === 'local' ? account.ownedLocal : account.ownedTollfree };
 }
 
-function recordedParams(params: Map<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of params) {
-    if (key === 'sys_id' || key === 'auth_token') continue;
-    // defineProperty so that a key such as "__proto__" stays an ordinary own property.
-    Object.defineProperty(out, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
-  return out;
-}
-
 export function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 0;
   const latencyMs = options.latencyMs ?? 0;
-  const latencyPerInFlightMs = options.latencyPerInFlightMs ?? 0;
+  const { observer } = options;
   const inclusiveEnd = options.historyEnd === 'inclusive';
-  if (
-    !Number.isFinite(latencyMs) ||
-    latencyMs < 0 ||
-    !Number.isFinite(latencyPerInFlightMs) ||
-    latencyPerInFlightMs < 0
-  ) {
-    return Promise.reject(
-      new RangeError('latencyMs and latencyPerInFlightMs must be non-negative finite numbers'),
-    );
+  if (!Number.isFinite(latencyMs) || latencyMs < 0) {
+    return Promise.reject(new RangeError('latencyMs must be a non-negative finite number'));
   }
-  let inFlight = 0;
-  let peakInFlight = 0;
   let accounts: ReadonlyMap<string, PreparedAccount> = PREPARED_BY_SYS_ID;
-  try {
-    if (options.benchAccounts) accounts = withBenchAccounts(options.benchAccounts);
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  if (options.accounts) {
+    const all = new Map(PREPARED_BY_SYS_ID);
+    for (const a of options.accounts) all.set(a.credentials.sysId, prepareAccount(a));
+    accounts = all;
   }
 
-  const calls: RecordedCall[] = [];
   const pendingTimers = new Set<NodeJS.Timeout>();
   let closing = false;
 
-  function send(res: ServerResponse, outcome: Outcome): void {
-    const delayMs = latencyMs + latencyPerInFlightMs * inFlight;
-    inFlight += 1;
-    if (inFlight > peakInFlight) peakInFlight = inFlight;
+  /** Sends `outcome` after the latency, telling the observer (if any) about it. */
+  function send(
+    res: ServerResponse,
+    outcome: Outcome,
+    operation: SimulatorOperation | null = null,
+    params: ReadonlyMap<string, string> = new Map(),
+    accountSysId: string | null = null,
+  ): void {
+    const { status } = outcome;
+    const delayMs =
+      latencyMs + (observer?.answering({ operation, accountSysId, params, status }) ?? 0);
     const write = (): void => {
-      inFlight -= 1;
+      observer?.written();
       if (res.destroyed || res.writableEnded) return;
       const { body } = outcome;
       const chunks: readonly Buffer[] = Buffer.isBuffer(body) ? [body] : body;
@@ -486,13 +441,8 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
 
     if (req.method !== 'POST') {
       req.resume();
-      calls.push({
-        operation,
-        accountSysId: null,
-        params: recordedParams(queryParams),
-        status: 405,
-      });
-      send(res, { status: 405, body: METHOD_NOT_ALLOWED_BODY, headers: { Allow: 'POST' } });
+      const outcome = { status: 405, body: METHOD_NOT_ALLOWED_BODY, headers: { Allow: 'POST' } };
+      send(res, outcome, operation, queryParams);
       return;
     }
 
@@ -514,25 +464,14 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     });
     req.on('end', () => {
       if (tooLarge) {
-        calls.push({
-          operation,
-          accountSysId: null,
-          params: recordedParams(queryParams),
-          status: 413,
-        });
-        send(res, { status: 413, body: PAYLOAD_TOO_LARGE_BODY, headers: { Connection: 'close' } });
+        const headers = { Connection: 'close' };
+        send(res, { status: 413, body: PAYLOAD_TOO_LARGE_BODY, headers }, operation, queryParams);
         return;
       }
       const params = queryParams;
       if (size > 0) {
         if (!isFormContentType(req.headers['content-type'])) {
-          calls.push({
-            operation,
-            accountSysId: null,
-            params: recordedParams(params),
-            status: 415,
-          });
-          send(res, { status: 415, body: UNSUPPORTED_MEDIA_TYPE_BODY });
+          send(res, { status: 415, body: UNSUPPORTED_MEDIA_TYPE_BODY }, operation, params);
           return;
         }
         const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
@@ -540,13 +479,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
         addParams(params, new URLSearchParams(body.toString('utf8')), new Set());
       }
       const { outcome, accountSysId } = handleOperation(operation, params);
-      calls.push({
-        operation,
-        accountSysId,
-        params: recordedParams(params),
-        status: outcome.status,
-      });
-      send(res, outcome);
+      send(res, outcome, operation, params, accountSysId);
     });
   }
 
@@ -565,7 +498,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   const arrivalsEveryMs = options.arrivalsEveryMs ?? 0;
   let arrivals: NodeJS.Timeout | null = null;
   if (arrivalsEveryMs > 0) {
-    const { sysId } = DEMO_CREDENTIALS;
+    const { sysId } = DEMO_ACCOUNT.credentials;
     const tid = DEMO_ACCOUNT.numbers[0]?.tid ?? '';
     let count = 0;
     arrivals = setInterval(() => {
@@ -587,14 +520,6 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
       let closed: Promise<void> | null = null;
       resolve({
         url: `http://${urlHost}:${address.port}`,
-        calls,
-        resetCalls(): void {
-          calls.length = 0;
-        },
-        load: () => ({ inFlight, peakInFlight }),
-        resetLoad(): void {
-          peakInFlight = inFlight;
-        },
         deliver,
         close(): Promise<void> {
           if (closed !== null) return closed;

@@ -21,10 +21,12 @@ import {
   DEMO_CREDENTIALS,
   SECOND_DEMO_ACCOUNT,
   SECOND_DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
   type SimulatorCredentials,
 } from '../../src/simulator/index.js';
+import {
+  startRecordingUpstream,
+  type RecordingUpstream,
+} from '../../support/recording-upstream.js';
 import {
   basicAuth,
   createTestGateway,
@@ -52,7 +54,7 @@ const TTL_MS = 60_000;
 
 let redis: RunningRedis;
 let admin: Redis;
-let simulator: RunningSimulator;
+let simulator: RecordingUpstream;
 const closers: Array<() => Promise<void>> = [];
 /** What an uncached gateway answers for each account: the exact data a cached one must give. */
 const truth = new Map<SimulatorCredentials, GraphQLResponse<OwnedNumbersData>['body']>();
@@ -60,7 +62,7 @@ const truth = new Map<SimulatorCredentials, GraphQLResponse<OwnedNumbersData>['b
 beforeAll(async () => {
   redis = await startRedis();
   admin = new Redis(redis.url);
-  simulator = await startSimulator();
+  simulator = await startRecordingUpstream();
   const reference = createTestGateway(simulator.url);
   for (const [credentials, account] of [
     [DEMO_CREDENTIALS, DEMO_ACCOUNT],

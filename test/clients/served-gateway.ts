@@ -8,10 +8,10 @@ import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
-  startSimulator,
-  type RunningSimulator,
-  type SimulatorOptions,
-} from '../../src/simulator/index.js';
+  startRecordingUpstream,
+  type RecordingUpstream,
+  type RecordingUpstreamOptions,
+} from '../../support/recording-upstream.js';
 import {
   createTestGateway,
   type TestGateway,
@@ -21,7 +21,7 @@ import {
 export interface ServedGateway {
   /** e.g. http://127.0.0.1:39211 (no path). */
   readonly origin: string;
-  readonly simulator: RunningSimulator;
+  readonly simulator: RecordingUpstream;
   readonly test: TestGateway;
   /** WebSocket upgrade requests received so far (each graphql-ws connection attempt is one). */
   upgrades(): number;
@@ -32,9 +32,9 @@ export interface ServedGateway {
 
 export async function serveGateway(
   options: TestGatewayOptions = {},
-  simulatorOptions: SimulatorOptions = {},
+  simulatorOptions: RecordingUpstreamOptions = {},
 ): Promise<ServedGateway> {
-  const simulator = await startSimulator(simulatorOptions);
+  const simulator = await startRecordingUpstream(simulatorOptions);
   const test = createTestGateway(simulator.url, { live: { pollMs: 100 }, ...options });
   let upgrades = 0;
   const sockets = new Set<Duplex>();

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/doctor/doctor.js';
 import type { Finding } from '../../src/doctor/findings.js';
 import type { JsonReport } from '../../src/doctor/json-report.js';
-import { DEMO_CREDENTIALS, startSimulator } from '../../src/simulator/index.js';
+import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { startRecordingUpstream } from '../../support/recording-upstream.js';
 import {
   startScriptedUpstream,
   type ScriptedCall,
@@ -121,10 +122,10 @@ function expectNoCredentials(run: Run, credentials: { sysId: string; authToken: 
 describe.each(['exclusive', 'inclusive'] as const)(
   'the simulator reading history_end as %s',
   (historyEnd) => {
-    let simulator: Awaited<ReturnType<typeof startSimulator>>;
+    let simulator: Awaited<ReturnType<typeof startRecordingUpstream>>;
     let run: Run;
     beforeAll(async () => {
-      simulator = await startSimulator({ historyEnd });
+      simulator = await startRecordingUpstream({ historyEnd });
       run = await doctor(simulator.url, DEMO_CREDENTIALS);
     });
     afterAll(() => simulator.close());
@@ -217,7 +218,7 @@ describe.each(['exclusive', 'inclusive'] as const)(
 
 describe('the gateway told what the doctor found', () => {
   it('holds on an inclusive service once UPSTREAM_HISTORY_END=inclusive is set: exit 0', async () => {
-    const simulator = await startSimulator({ historyEnd: 'inclusive' });
+    const simulator = await startRecordingUpstream({ historyEnd: 'inclusive' });
     try {
       const run = await doctor(simulator.url, DEMO_CREDENTIALS, FAST, {
         UPSTREAM_HISTORY_END: 'inclusive',
@@ -438,7 +439,7 @@ describe('when the service cannot be asked: exit 2 and why', () => {
 
 describe('bounds', () => {
   it('--max-calls caps the calls; what it could not ask says so', async () => {
-    const simulator = await startSimulator();
+    const simulator = await startRecordingUpstream();
     try {
       const run = await doctor(simulator.url, DEMO_CREDENTIALS, [...FAST, '--max-calls', '4']);
       expect(simulator.calls).toHaveLength(4);
@@ -455,7 +456,7 @@ describe('bounds', () => {
   });
 
   it('--rate spaces the calls: 6 calls at 20 a second take about 250 ms (5 gaps of 50 ms)', async () => {
-    const simulator = await startSimulator();
+    const simulator = await startRecordingUpstream();
     try {
       const started = performance.now();
       await doctor(simulator.url, DEMO_CREDENTIALS, ['--rate', '20', '--max-calls', '6']);

@@ -14,9 +14,11 @@ import {
   DEMO_CREDENTIALS,
   SECOND_DEMO_ACCOUNT,
   SECOND_DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
 } from '../../src/simulator/index.js';
+import {
+  startRecordingUpstream,
+  type RecordingUpstream,
+} from '../../support/recording-upstream.js';
 import {
   CONTACTS,
   CREDENTIAL_HEADERS,
@@ -30,7 +32,7 @@ import {
 } from '../fixtures/federation.js';
 import { basicAuth, createTestGateway, pairAuth, type TestGateway } from '../fixtures/harness.js';
 
-let simulator: RunningSimulator;
+let simulator: RecordingUpstream;
 let gateway: TestGateway;
 let sms: RunningHttpServer;
 let contacts: RunningContactsSubgraph;
@@ -40,7 +42,7 @@ let supergraph: string;
 const smsRequests: IncomingHttpHeaders[] = [];
 
 beforeAll(async () => {
-  simulator = await startSimulator();
+  simulator = await startRecordingUpstream();
   gateway = createTestGateway(simulator.url);
   sms = await listenOnLoopback((req, res) => {
     smsRequests.push(req.headers);

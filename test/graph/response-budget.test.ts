@@ -9,12 +9,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config/config.js';
 import { encodeGlobalId } from '../../src/graph/global-ids.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import {
-  DEMO_CREDENTIALS,
-  benchCredentials,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
+  startRecordingUpstream,
+  type RecordingUpstream,
+} from '../../support/recording-upstream.js';
+import { benchCredentials } from '../../support/bench-accounts.js';
 import { basicAuth, createTestGateway, type TestGateway } from '../fixtures/harness.js';
 
 const NUMBERS = 200;
@@ -29,11 +29,11 @@ const FAN_OUT_ATTACK = `{ ownedNumbers { tid ${aliases(29)} } }`;
 const NODE_ID = JSON.stringify(encodeGlobalId('Number', 'TN-L-0001'));
 const NODES_ATTACK = `{ nodes(ids: [${Array(30).fill(NODE_ID).join(', ')}]) { id ... on Number { ${aliases(29)} } } }`;
 
-let simulator: RunningSimulator;
+let simulator: RecordingUpstream;
 let defaults: TestGateway;
 let uncosted: TestGateway;
 beforeAll(async () => {
-  simulator = await startSimulator({ benchAccounts: { count: 2, numbers: NUMBERS } });
+  simulator = await startRecordingUpstream({ benchAccounts: { count: 2, numbers: NUMBERS } });
   defaults = createTestGateway(simulator.url, { timeoutMs: 60_000 });
   // The estimate out of the way: only the byte ceiling stands.
   // Retries as in production: the loopback simulator shares this busy process, and a reset

@@ -7,21 +7,21 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryApqStore } from '../../src/http/plugins/apq.js';
+import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import {
-  DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
+  startRecordingUpstream,
+  type RecordingUpstream,
+} from '../../support/recording-upstream.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { basicAuth, createTestGateway, type TestGateway } from '../fixtures/harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-let simulator: RunningSimulator;
+let simulator: RecordingUpstream;
 let test: TestGateway;
 const metrics = createMetrics();
 beforeAll(async () => {
-  simulator = await startSimulator();
+  simulator = await startRecordingUpstream();
   test = createTestGateway(simulator.url, { metrics });
 });
 afterAll(async () => {

@@ -5,12 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allowListPlugin, readPersistedOperations } from '../../src/http/plugins/allow-list.js';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import {
-  DEMO_ACCOUNT,
-  DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
+  startRecordingUpstream,
+  type RecordingUpstream,
+} from '../../support/recording-upstream.js';
 import { basicAuth, createTestGateway, type TestGateway } from '../fixtures/harness.js';
 
 const auth = basicAuth(DEMO_CREDENTIALS);
@@ -18,10 +17,10 @@ const QUERY = 'query Tids { ownedNumbers { tid } }';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const TIDS = DEMO_ACCOUNT.numbers.map((n) => ({ tid: n.tid }));
 
-let simulator: RunningSimulator;
+let simulator: RecordingUpstream;
 let dir: string;
 beforeAll(async () => {
-  simulator = await startSimulator();
+  simulator = await startRecordingUpstream();
   dir = await mkdtemp(join(tmpdir(), 'persisted-'));
 });
 afterAll(() => simulator.close());

@@ -1,12 +1,9 @@
 import { performance } from 'node:perf_hooks';
 
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import {
-  BENCH_MESSAGES_PER_NUMBER,
-  benchAccountNumbers,
-  benchCredentials,
   DEMO_ACCOUNT,
   DEMO_CREDENTIALS,
   DEMO_HISTORY_ENDS_AT,
@@ -14,7 +11,11 @@ import {
   SECOND_DEMO_CREDENTIALS,
   startSimulator,
 } from '../../src/simulator/index.js';
-import type { RunningSimulator, SimulatorCredentials } from '../../src/simulator/index.js';
+import type {
+  AnsweredRequest,
+  RunningSimulator,
+  SimulatorCredentials,
+} from '../../src/simulator/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -33,10 +34,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim.close();
-});
-
-beforeEach(() => {
-  sim.resetCalls();
 });
 
 function creds(c: SimulatorCredentials = DEMO_CREDENTIALS): Record<string, string> {
@@ -447,32 +444,6 @@ describe('transport', () => {
     expect(get.json['success']).toBe('0');
   });
 
-  it('records calls in order, without secrets', async () => {
-    await call('/api/ownednumbers', { ...creds(), number_type: 'local' });
-    await history(BIG.tid, BIG.number, 0, 3);
-    await call('/api/allownednumbers', { sys_id: DEMO_CREDENTIALS.sysId, auth_token: 'nope' });
-    expect(sim.calls).toEqual([
-      {
-        operation: 'ownednumbers',
-        accountSysId: DEMO_CREDENTIALS.sysId,
-        params: { number_type: 'local' },
-        status: 200,
-      },
-      {
-        operation: 'smshistory',
-        accountSysId: DEMO_CREDENTIALS.sysId,
-        params: { tid: BIG.tid, number: BIG.number, history_start: '0', history_end: '3' },
-        status: 200,
-      },
-      { operation: 'allownednumbers', accountSysId: null, params: {}, status: 401 },
-    ]);
-    const serialized = JSON.stringify(sim.calls);
-    expect(serialized).not.toContain(DEMO_CREDENTIALS.authToken);
-    expect(serialized).not.toContain('nope');
-    sim.resetCalls();
-    expect(sim.calls).toHaveLength(0);
-  });
-
   it('delays responses by latencyMs', async () => {
     const latencyMs = 150;
     const slow = await startSimulator({ latencyMs });
@@ -483,106 +454,52 @@ describe('transport', () => {
       const elapsed = performance.now() - started;
       expect(reply.status).toBe(200);
       expect(elapsed).toBeGreaterThanOrEqual(latencyMs);
-      expect(slow.calls).toHaveLength(1);
     } finally {
       await slow.close();
     }
   });
 });
 
-describe('load-test accounts (benchAccounts)', () => {
-  it('exist only when asked for', async () => {
-    const reply = await call('/api/allownednumbers', creds(benchCredentials(0)));
-    expect(reply.status).toBe(401);
-  });
-
-  it('give each index its own credentials, all owning the same numbers', async () => {
-    const bench = await startSimulator({ benchAccounts: { count: 3, numbers: 200 } });
-    try {
-      const numbers = benchAccountNumbers(200);
-      expect(numbers).toHaveLength(200);
-      expect(numbers.slice(0, DEMO_ACCOUNT.numbers.length).map((n) => n.tid)).toEqual(
-        DEMO_ACCOUNT.numbers.map((n) => n.tid),
-      );
-      expect(new Set(numbers.map((n) => n.tid)).size).toBe(200);
-      const generated = numbers[199];
-      expect(generated?.tid).toBe('TN-B-0200');
-      expect(generated?.messages).toHaveLength(BENCH_MESSAGES_PER_NUMBER);
-
-      for (const index of [0, 2]) {
-        const c = benchCredentials(index);
-        const all = await call('/api/allownednumbers', creds(c), { base: bench.url });
-        expect((all.json.data as unknown[]).length).toBe(200);
-        const page = await call(
-          '/api/smshistory',
-          {
-            ...creds(c),
-            tid: 'TN-B-0200',
-            number: generated?.number ?? '',
-            history_start: '0',
-            history_end: '50',
-          },
-          { base: bench.url },
-        );
-        expect(page.json.success).toBe('1');
-        expect(page.json.messages as unknown[]).toHaveLength(50);
-      }
-      expect(bench.calls.map((c) => c.accountSysId)).toEqual([
-        'AC-bench-00000',
-        'AC-bench-00000',
-        'AC-bench-00002',
-        'AC-bench-00002',
-      ]);
-      // Out of range, a wrong token and the demo account still behave as without the option.
-      const outside = await call('/api/allownednumbers', creds(benchCredentials(3)), {
-        base: bench.url,
-      });
-      expect(outside.status).toBe(401);
-      const wrong = await call(
-        '/api/allownednumbers',
-        { sys_id: benchCredentials(1).sysId, auth_token: benchCredentials(0).authToken },
-        { base: bench.url },
-      );
-      expect(wrong.status).toBe(401);
-      const demo = await call('/api/allownednumbers', creds(), { base: bench.url });
-      expect((demo.json.data as unknown[]).length).toBe(DEMO_ACCOUNT.numbers.length);
-    } finally {
-      await bench.close();
-    }
-  });
-
-  it("default to the demo account's seven numbers", async () => {
-    const bench = await startSimulator({ benchAccounts: { count: 1 } });
-    try {
-      const page = await call(
-        '/api/smshistory',
-        {
-          ...creds(benchCredentials(0)),
-          tid: BIG.tid,
-          number: BIG.number,
-          history_start: '0',
-          history_end: '50',
+describe('observer and extra accounts (what support/recording-upstream.ts builds on)', () => {
+  it('tells the observer of every answer, unknown paths too, and waits the extra ms it asks', async () => {
+    const seen: Omit<AnsweredRequest, 'params'>[] = [];
+    const params: Record<string, string>[] = [];
+    let written = 0;
+    const guest: SimulatorCredentials = { sysId: 'AC-guest', authToken: 'guest-token' };
+    const observed = await startSimulator({
+      accounts: [{ credentials: guest, numbers: DEMO_ACCOUNT.numbers }],
+      observer: {
+        answering({ params: sent, ...rest }) {
+          seen.push(rest);
+          params.push(Object.fromEntries(sent));
+          return rest.operation === 'ownednumbers' ? 120 : 0;
         },
-        { base: bench.url },
-      );
-      expect(page.json.total_message_count).toBe(450);
-      expect(page.json.messages as unknown[]).toHaveLength(50);
-      const all = await call('/api/allownednumbers', creds(benchCredentials(0)), {
-        base: bench.url,
-      });
-      expect((all.json.data as { tid: string }[]).map((n) => n.tid)).toEqual(
-        DEMO_ACCOUNT.numbers.map((n) => n.tid),
-      );
+        written: () => void (written += 1),
+      },
+    });
+    try {
+      const all = await call('/api/allownednumbers', creds(guest), { base: observed.url });
+      expect((all.json['data'] as Json[]).length).toBe(DEMO_ACCOUNT.numbers.length);
+      await call('/api/nope', {}, { base: observed.url });
+      const started = performance.now();
+      await call('/api/ownednumbers', { ...creds(), number_type: 'local' }, { base: observed.url });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(120);
+      expect(seen).toEqual([
+        { operation: 'allownednumbers', accountSysId: 'AC-guest', status: 200 },
+        { operation: null, accountSysId: null, status: 404 },
+        { operation: 'ownednumbers', accountSysId: DEMO_CREDENTIALS.sysId, status: 200 },
+      ]);
+      expect(params[2]).toEqual({ ...creds(), number_type: 'local' });
+      expect(written).toBe(3);
+      // The demo simulator knows only the demo accounts.
+      expect((await call('/api/allownednumbers', creds(guest))).status).toBe(401);
     } finally {
-      await bench.close();
+      await observed.close();
     }
   });
 
-  it('refuses a bad count', async () => {
-    await expect(startSimulator({ benchAccounts: { count: 0 } })).rejects.toThrow(RangeError);
-    await expect(startSimulator({ benchAccounts: { count: 1, numbers: 3 } })).rejects.toThrow(
-      RangeError,
-    );
+  it('refuses a negative latency', async () => {
+    await expect(startSimulator({ latencyMs: -1 })).rejects.toThrow(RangeError);
   });
 });
 
