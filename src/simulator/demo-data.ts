@@ -170,163 +170,63 @@ export interface AccountSpec {
   numbers: readonly NumberSpec[];
 }
 
-/** The demo accounts. */
+/** number, tid (`-T-`: toll-free), webhook path ('' for none), created, newest, messages, flag. */
+type NumberRow = [string, string, string, string, string, number, ('loose' | 'opt-out')?];
+
+/** An account's spec from one row per number; number i (0-based) is seeded `seedBase + i + 1`. */
+function accountSpec(
+  credentials: SimulatorCredentials,
+  systemIdBase: number,
+  seedBase: number,
+  contacts: string,
+  rows: readonly NumberRow[],
+): AccountSpec {
+  const numbers = rows.map(
+    ([number, tid, hook, created, newest, messageCount, flag], i): NumberSpec => ({
+      number,
+      tid,
+      type: tid.includes('-T-') ? 'tollfree' : 'local',
+      webhook: hook === '' ? '' : `https://hooks.example.com/sms/${hook}`,
+      optin: flag === 'opt-out' ? 'no' : 'yes',
+      created: `2026-${created}Z`,
+      newest: `2026-${newest}Z`,
+      messageCount,
+      looselyTyped: flag === 'loose',
+      seed: seedBase + i + 1,
+    }),
+  );
+  return { credentials, systemIdBase, contacts: contacts.split(' '), numbers };
+}
+
+/** The demo accounts; numbers in allownednumbers order (local and tollfree interleaved). */
 export const DEMO_ACCOUNT_SPECS: readonly AccountSpec[] = [
-  {
-    credentials: DEMO_CREDENTIALS,
-    systemIdBase: 4_100_000,
-    contacts: [
-      '15551230123',
-      '15551230187',
-      '15551230244',
-      '15551230309',
-      '15551230472',
-      '15551230518',
-      '15551230660',
-      '15551230731',
-      '15551230895',
-      '15551230902',
-      '15551231046',
-      '15551231178',
+  accountSpec(
+    DEMO_CREDENTIALS,
+    4_100_000,
+    0x1000,
+    '15551230123 15551230187 15551230244 15551230309 15551230472 15551230518 ' +
+      '15551230660 15551230731 15551230895 15551230902 15551231046 15551231178',
+    [
+      ['15125550101', 'TN-L-0001', 'tn-l-0001', '01-04T09:15:00', '12-18T16:42:10', 450],
+      ['18885550111', 'TN-T-0001', '', '01-20T14:00:00', '12-02T11:05:33', 120],
+      ['15125550102', 'TN-L-0002', '', '02-11T08:30:00', '11-27T19:20:05', 42, 'loose'],
+      ['18885550112', 'TN-T-0002', 'tn-t-0002', '03-02T10:00:00', '10-30T13:48:51', 64],
+      ['15125550103', 'TN-L-0003', 'tn-l-0003', '09-14T12:00:00', '09-14T12:00:00', 0],
+      ['18885550113', 'TN-T-0003', 'tn-t-0003', '05-06T07:45:00', '08-21T22:10:09', 5],
+      ['15125550104', 'TN-L-0004', 'tn-l-0004', '04-18T16:20:00', '12-09T08:03:47', 17, 'opt-out'],
     ],
-    // Order = allownednumbers order: local and tollfree interleaved.
-    numbers: [
-      {
-        number: '15125550101',
-        tid: 'TN-L-0001',
-        type: 'local',
-        webhook: 'https://hooks.example.com/sms/tn-l-0001',
-        optin: 'yes',
-        created: '2026-01-04T09:15:00Z',
-        newest: '2026-12-18T16:42:10Z',
-        messageCount: 450,
-        looselyTyped: false,
-        seed: 0x1001,
-      },
-      {
-        number: '18885550111',
-        tid: 'TN-T-0001',
-        type: 'tollfree',
-        webhook: '',
-        optin: 'yes',
-        created: '2026-01-20T14:00:00Z',
-        newest: '2026-12-02T11:05:33Z',
-        messageCount: 120,
-        looselyTyped: false,
-        seed: 0x1002,
-      },
-      {
-        number: '15125550102',
-        tid: 'TN-L-0002',
-        type: 'local',
-        webhook: '',
-        optin: 'yes',
-        created: '2026-02-11T08:30:00Z',
-        newest: '2026-11-27T19:20:05Z',
-        messageCount: 42,
-        looselyTyped: true,
-        seed: 0x1003,
-      },
-      {
-        number: '18885550112',
-        tid: 'TN-T-0002',
-        type: 'tollfree',
-        webhook: 'https://hooks.example.com/sms/tn-t-0002',
-        optin: 'yes',
-        created: '2026-03-02T10:00:00Z',
-        newest: '2026-10-30T13:48:51Z',
-        messageCount: 64,
-        looselyTyped: false,
-        seed: 0x1004,
-      },
-      {
-        number: '15125550103',
-        tid: 'TN-L-0003',
-        type: 'local',
-        webhook: 'https://hooks.example.com/sms/tn-l-0003',
-        optin: 'yes',
-        created: '2026-09-14T12:00:00Z',
-        newest: '2026-09-14T12:00:00Z',
-        messageCount: 0,
-        looselyTyped: false,
-        seed: 0x1005,
-      },
-      {
-        number: '18885550113',
-        tid: 'TN-T-0003',
-        type: 'tollfree',
-        webhook: 'https://hooks.example.com/sms/tn-t-0003',
-        optin: 'yes',
-        created: '2026-05-06T07:45:00Z',
-        newest: '2026-08-21T22:10:09Z',
-        messageCount: 5,
-        looselyTyped: false,
-        seed: 0x1006,
-      },
-      {
-        number: '15125550104',
-        tid: 'TN-L-0004',
-        type: 'local',
-        webhook: 'https://hooks.example.com/sms/tn-l-0004',
-        optin: 'no',
-        created: '2026-04-18T16:20:00Z',
-        newest: '2026-12-09T08:03:47Z',
-        messageCount: 17,
-        looselyTyped: false,
-        seed: 0x1007,
-      },
+  ),
+  accountSpec(
+    SECOND_DEMO_CREDENTIALS,
+    7_300_000,
+    0x2000,
+    '15559870114 15559870236 15559870358 15559870471 15559870593 15559870625',
+    [
+      ['14155550201', 'TN2-L-0001', 'acme-west', '02-02T15:00:00', '12-11T10:11:12', 33],
+      ['18775550211', 'TN2-T-0001', '', '03-15T09:00:00', '11-05T17:30:45', 25],
+      ['14155550202', 'TN2-L-0002', 'acme-support', '06-01T12:30:00', '10-19T06:58:21', 8],
     ],
-  },
-  {
-    credentials: SECOND_DEMO_CREDENTIALS,
-    systemIdBase: 7_300_000,
-    contacts: [
-      '15559870114',
-      '15559870236',
-      '15559870358',
-      '15559870471',
-      '15559870593',
-      '15559870625',
-    ],
-    numbers: [
-      {
-        number: '14155550201',
-        tid: 'TN2-L-0001',
-        type: 'local',
-        webhook: 'https://hooks.example.com/sms/acme-west',
-        optin: 'yes',
-        created: '2026-02-02T15:00:00Z',
-        newest: '2026-12-11T10:11:12Z',
-        messageCount: 33,
-        looselyTyped: false,
-        seed: 0x2001,
-      },
-      {
-        number: '18775550211',
-        tid: 'TN2-T-0001',
-        type: 'tollfree',
-        webhook: '',
-        optin: 'yes',
-        created: '2026-03-15T09:00:00Z',
-        newest: '2026-11-05T17:30:45Z',
-        messageCount: 25,
-        looselyTyped: false,
-        seed: 0x2002,
-      },
-      {
-        number: '14155550202',
-        tid: 'TN2-L-0002',
-        type: 'local',
-        webhook: 'https://hooks.example.com/sms/acme-support',
-        optin: 'yes',
-        created: '2026-06-01T12:30:00Z',
-        newest: '2026-10-19T06:58:21Z',
-        messageCount: 8,
-        looselyTyped: false,
-        seed: 0x2003,
-      },
-    ],
-  },
+  ),
 ];
 
 // ---------------------------------------------------------------------------
@@ -460,25 +360,6 @@ export function buildAccount(account: AccountSpec): DemoAccount {
   return Object.freeze({ credentials: account.credentials, numbers: Object.freeze(numbers) });
 }
 
-function checkUniqueness(accounts: readonly DemoAccount[]): void {
-  const ids = new Set<string>();
-  const tids = new Set<string>();
-  const phoneNumbers = new Set<string>();
-  for (const account of accounts) {
-    for (const n of account.numbers) {
-      if (tids.has(n.tid) || phoneNumbers.has(n.number)) {
-        throw new Error(`demo-data: duplicate number/tid ${n.tid}`);
-      }
-      tids.add(n.tid);
-      phoneNumbers.add(n.number);
-      for (const m of n.messages) {
-        if (ids.has(m.message_id)) throw new Error(`demo-data: duplicate message_id`);
-        ids.add(m.message_id);
-      }
-    }
-  }
-}
-
 /**
  * When the seeded history ends (epoch seconds): its newest message is dated then, the start of
  * this process to the second. Arrivals (dated when they arrive) are then the newest by date as
@@ -501,13 +382,4 @@ function historyShiftSeconds(): number {
 export const DEMO_ACCOUNTS: readonly DemoAccount[] = Object.freeze(
   DEMO_ACCOUNT_SPECS.map(buildAccount),
 );
-checkUniqueness(DEMO_ACCOUNTS);
-
-function accountFor(credentials: SimulatorCredentials): DemoAccount {
-  const account = DEMO_ACCOUNTS.find((a) => a.credentials === credentials);
-  if (account === undefined) throw new Error('demo-data: missing account');
-  return account;
-}
-
-export const DEMO_ACCOUNT: DemoAccount = accountFor(DEMO_CREDENTIALS);
-export const SECOND_DEMO_ACCOUNT: DemoAccount = accountFor(SECOND_DEMO_CREDENTIALS);
+export const [DEMO_ACCOUNT, SECOND_DEMO_ACCOUNT] = DEMO_ACCOUNTS as [DemoAccount, DemoAccount];
