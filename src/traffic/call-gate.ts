@@ -1,0 +1,181 @@
+/**
+ * The gate every call to the service passes, and the records it reads and writes: what the
+ * service said of each credential pair lately (verification.ts), each account's 429 window and
+ * breaker (accounts.ts), and the whole service's breaker (service-health.ts).
+ *
+ * - `check` refuses before anything is sent: a pair refused lately (UNAUTHENTICATED, so an
+ *   invented pair costs the service one call per refusedTtlMs at most), an account inside its 429
+ *   window (RATE_LIMITED) or with its breaker open, or the service's breaker open
+ *   (UPSTREAM_UNAVAILABLE).
+ * - `answered` and `settle` record what an attempt showed. A 429 opens the account's window for
+ *   Retry-After (for the sys_id's unaccepted tokens alone when the pair was not accepted lately)
+ *   and nothing else. Faults feed the account's breaker and, on evidence about the whole service,
+ *   the service's. A timeout that spent less than half its attempt limit on the wire was waiting
+ *   in this copy: abandoned, not a fault.
+ */
+import { ErrorCode, UpstreamError } from '../core/errors.js';
+import type { Credentials } from '../core/credentials.js';
+import type { RefusalReason } from '../core/signals.js';
+import type { Logger } from '../observability/logger.js';
+import { AccountTraffic, type AccountRefusal } from './accounts.js';
+import type { Release } from './fair-scheduler.js';
+import { ServiceHealth } from './service-health.js';
+import type { CredentialMemory } from './verification.js';
+
+/** A Retry-After longer than this is read as this: the gateway never pauses an account for hours. */
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+export interface CallGateOptions {
+  readonly memory: CredentialMemory;
+  readonly breakerThreshold: number;
+  readonly breakerCooldownMs: number;
+  /** The 429 window when the service sends no usable Retry-After. */
+  readonly defaultRetryAfterMs: number;
+  /** One attempt's limit: a timeout well inside it was spent waiting in this copy. */
+  readonly attemptTimeoutMs: number;
+  readonly logger?: Logger | undefined;
+  /** Told of each call refused without reaching the service. */
+  readonly onRefused?: ((reason: RefusalReason) => void) | undefined;
+}
+
+/** Where a 429 window opened by credentials not accepted lately is kept. */
+const unacceptedOf = (account: string): string => `unaccepted:${account}`;
+
+export class CallGate {
+  readonly accounts: AccountTraffic;
+  readonly service: ServiceHealth;
+
+  constructor(private readonly options: CallGateOptions) {
+    const log = options.logger;
+    this.accounts = new AccountTraffic({
+      breakerThreshold: options.breakerThreshold,
+      breakerCooldownMs: options.breakerCooldownMs,
+      onBreakerChange: (account, state) => {
+        if (state === 'open')
+          log?.warn({ account }, "an account's calls keep failing: pausing them");
+        else if (state === 'closed') log?.info({ account }, "an account's calls succeed again");
+      },
+    });
+    this.service = new ServiceHealth({
+      threshold: options.breakerThreshold,
+      cooldownMs: options.breakerCooldownMs,
+      onChange: (state) => {
+        if (state === 'open') {
+          log?.error(
+            { cooldownMs: options.breakerCooldownMs },
+            'upstream circuit breaker opened: failing fast',
+          );
+        } else if (state === 'half-open') {
+          log?.warn('upstream circuit breaker half-open: probing');
+        } else {
+          log?.info('upstream circuit breaker closed: upstream healthy again');
+        }
+      },
+    });
+  }
+
+  /** Throws when the call may not go now; admits a breaker's half-open probe. */
+  check(credentials: Credentials, account: string, now: number): void {
+    const { memory, onRefused } = this.options;
+    const verdict = memory.verdict(credentials);
+    if (verdict === 'refused') {
+      onRefused?.('refused_credentials');
+      throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
+    }
+    const refusal =
+      this.accounts.refusal(account, now) ??
+      (verdict === 'accepted' ? undefined : this.accounts.refusal(unacceptedOf(account), now));
+    if (refusal) {
+      onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
+      throw refusalError(refusal, account);
+    }
+    if (!this.service.admit(now)) {
+      onRefused?.('service_breaker');
+      throw new UpstreamError(
+        ErrorCode.UpstreamUnavailable,
+        `The SMS service is failing; calls to it are paused for up to ${Math.ceil(this.options.breakerCooldownMs / 1000)} s`,
+        { retryAfterMs: Math.max(1, this.service.retryInMs(now)), refusedFor: 'service' },
+      );
+    }
+  }
+
+  /** The service answered the call: the pair is accepted, the account and the service well. */
+  answered(credentials: Credentials, account: string): void {
+    this.options.memory.accepted(credentials);
+    this.accounts.answered(account);
+    this.service.answered();
+  }
+
+  /** No answer either way (gave up waiting): a probe the gate admitted must not stay half-open. */
+  abandoned(account: string): void {
+    this.accounts.abandoned(account);
+    this.service.abandoned();
+  }
+
+  /** Records what one attempt's failure says, and returns the error the caller should see. */
+  settle(
+    error: unknown,
+    credentials: Credentials,
+    account: string,
+    release: Release,
+    rttMs: number,
+    operation: string,
+  ): unknown {
+    const { memory } = this.options;
+    if (!(error instanceof UpstreamError)) {
+      release();
+      this.abandoned(account);
+      return error;
+    }
+    const now = Date.now();
+    if (error.code === ErrorCode.RateLimited) {
+      // About this account only: its window, never the shared limit. Credentials the service has
+      // not accepted lately open a window for the sys_id's unaccepted tokens alone: a wrong token
+      // never pauses the account's own calls, nor can a new token per request walk through it.
+      const windowMs = Math.min(
+        error.retryAfterMs ?? this.options.defaultRetryAfterMs,
+        MAX_RETRY_AFTER_MS,
+      );
+      release();
+      const scope = memory.verdict(credentials) === 'accepted' ? account : unacceptedOf(account);
+      this.accounts.rateLimited(scope, now, windowMs);
+      this.service.answered();
+      return new UpstreamError(error.code, error.message, { retryAfterMs: windowMs });
+    }
+    if (error.code === ErrorCode.UpstreamTimeout && rttMs < this.options.attemptTimeoutMs / 2) {
+      release();
+      this.abandoned(account);
+      return error;
+    }
+    if (error.upstreamFault) {
+      const serviceWide = this.service.fault(account, now, error.connectionFault);
+      release(
+        error.code === ErrorCode.UpstreamTimeout && serviceWide ? { overloaded: true } : undefined,
+      );
+      this.accounts.fault(account, now);
+      return error;
+    }
+    // Refused credentials, success other than "1", unreadable bodies: the service did answer.
+    if (error.code === ErrorCode.Unauthenticated) memory.refused(credentials);
+    release({ rttMs, operation });
+    this.accounts.answered(account);
+    this.service.answered();
+    return error;
+  }
+}
+
+function refusalError(refusal: AccountRefusal, account: string): UpstreamError {
+  const seconds = Math.max(1, Math.ceil(refusal.retryInMs / 1000));
+  if (refusal.kind === 'rate-limited') {
+    return new UpstreamError(
+      ErrorCode.RateLimited,
+      `The SMS service is rate limiting this account; try again in ${seconds} s`,
+      { retryAfterMs: refusal.retryInMs, refusedFor: account },
+    );
+  }
+  return new UpstreamError(
+    ErrorCode.UpstreamUnavailable,
+    `The SMS service keeps failing this account's calls; they are paused for up to ${seconds} s`,
+    { retryAfterMs: Math.max(1, refusal.retryInMs), refusedFor: account },
+  );
+}
