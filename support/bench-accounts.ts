@@ -4,15 +4,22 @@
  * make another's look cheaper. They all own the same numbers and differ only in credentials.
  */
 import {
-  benchCredentials,
   buildAccount,
   DEMO_ACCOUNT_SPECS,
   type DemoAccount,
   type DemoNumber,
   type NumberSpec,
+  type SimulatorCredentials,
 } from '../src/simulator/index.js';
 
-export { benchCredentials };
+/** Credentials of load-test account `index` (0-based). */
+export function benchCredentials(index: number): SimulatorCredentials {
+  if (!Number.isSafeInteger(index) || index < 0) {
+    throw new RangeError('bench account index must be a non-negative integer');
+  }
+  const suffix = String(index).padStart(5, '0');
+  return { sysId: `AC-bench-${suffix}`, authToken: `bench-token-${suffix}` };
+}
 
 export interface BenchAccountsOptions {
   /** How many accounts, 1 to 100000. */

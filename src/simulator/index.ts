@@ -25,4 +25,3 @@ export type {
   NumberSpec,
   SimulatorCredentials,
 } from './demo-data.js';
-export { benchCredentials } from './demo-credentials.js';

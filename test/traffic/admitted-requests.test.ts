@@ -17,11 +17,8 @@ import {
 } from '../../src/traffic/fair-admission.js';
 import { GRAPHQL_PATH } from '../../src/http/paths.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import {
-  benchCredentials,
-  DEMO_CREDENTIALS,
-  SECOND_DEMO_CREDENTIALS,
-} from '../../src/simulator/index.js';
+import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { benchCredentials } from '../../support/bench-accounts.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 import { basicAuth } from '../fixtures/harness.js';
 import { captureLogs } from '../fixtures/captured-logs.js';
