@@ -2,9 +2,10 @@
  * Fixed values: former settings no operator needs to tune, each with why it has its value
  * (docs/configuration.md "Fixed values" lists them). loadConfig fills Config's fields from them,
  * so tests and embedders can still set those fields; the environment cannot, and a former
- * variable set there stops start-up with the value it is fixed at (RETIRED_VARIABLES).
+ * variable set there stops start-up with the value it is fixed at (RETIRED_VARIABLES in
+ * settings.ts).
  */
-import type { HistoryEndReading } from './config.js';
+import type { HistoryEndReading } from './settings.js';
 
 /** One attempt may use all of UPSTREAM_TIMEOUT_MS: a shorter one would cut off slow answers. */
 export const FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT = 100;
@@ -46,31 +47,3 @@ export const FIXED_MAX_UPSTREAM_CALLS = 250;
 export const FIXED_MAX_NODE_IDS = 100;
 /** The demo simulator reads history_end as the gateway assumes by default; tests pass an option. */
 export const FIXED_SIMULATOR_HISTORY_END: HistoryEndReading = 'exclusive';
-
-/**
- * Former variables -> what they are fixed at, as the line that refuses one says it:
- * `MAX_TOKENS is no longer a setting: it is fixed at 2000 (docs/configuration.md#fixed-values)`.
- */
-export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
-  UPSTREAM_ATTEMPT_TIMEOUT_MS: 'the whole UPSTREAM_TIMEOUT_MS',
-  UPSTREAM_RETRIES: String(FIXED_UPSTREAM_RETRIES),
-  UPSTREAM_RETRY_BASE_MS: String(FIXED_UPSTREAM_RETRY_BASE_MS),
-  UPSTREAM_RETRY_AFTER_DEFAULT_MS: String(FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS),
-  UPSTREAM_BREAKER_THRESHOLD: String(FIXED_UPSTREAM_BREAKER_THRESHOLD),
-  UPSTREAM_BREAKER_COOLDOWN_MS: String(FIXED_UPSTREAM_BREAKER_COOLDOWN_MS),
-  UPSTREAM_ACCOUNT_SHARE_PERCENT: String(FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT),
-  UPSTREAM_CONCURRENCY: 'none per request: the shared adaptive limit alone',
-  CREDENTIALS_VERIFIED_TTL_MS: String(FIXED_CREDENTIALS_VERIFIED_TTL_MS),
-  CREDENTIALS_REFUSED_TTL_MS: String(FIXED_CREDENTIALS_REFUSED_TTL_MS),
-  ADMISSION_BUSY_CONCURRENCY: `none per account: at least ${FIXED_ADMISSION_MIN_SEATS} seats in all`,
-  ADMISSION_MAX_WAITING: String(FIXED_ADMISSION_MAX_WAITING),
-  ADMISSION_MAX_WAIT_MS: String(FIXED_ADMISSION_MAX_WAIT_MS),
-  HEAP_GROWING_PERCENT: String(FIXED_HEAP_GROWING_PERCENT),
-  CACHE_MAX_ENTRY_BYTES: String(FIXED_CACHE_MAX_ENTRY_BYTES),
-  LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION: String(FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION),
-  MAX_TOKENS: String(FIXED_MAX_TOKENS),
-  MAX_DIRECTIVES: String(FIXED_MAX_DIRECTIVES),
-  MAX_UPSTREAM_CALLS: String(FIXED_MAX_UPSTREAM_CALLS),
-  MAX_NODE_IDS: String(FIXED_MAX_NODE_IDS),
-  SIMULATOR_HISTORY_END: FIXED_SIMULATOR_HISTORY_END,
-};

@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   CONFIG_VARIABLES,
   ConfigError,
+  DEFAULT_LIMITS,
   DEMO_SECRET,
   loadConfig,
   loadDoctorSettings,
 } from '../../src/config/config.js';
-import { RETIRED_VARIABLES } from '../../src/config/fixed.js';
+import { RETIRED_VARIABLES } from '../../src/config/settings.js';
 import { GATEWAY_PREFIXES } from '../../src/config/unknown-variables.js';
 
 const HMAC_KEY = 'k'.repeat(32);
@@ -58,6 +59,15 @@ describe('loadConfig', () => {
       metricsPort: null,
       metricsHost: '0.0.0.0',
     });
+  });
+
+  it("gives DEFAULT_LIMITS, taken from the settings' defaults, for an empty environment", () => {
+    expect(loadConfig({}).limits).toEqual(DEFAULT_LIMITS);
+  });
+
+  it('reads LOG_LEVEL and UPSTREAM_HISTORY_END in any case', () => {
+    const config = loadConfig({ LOG_LEVEL: ' WARN ', UPSTREAM_HISTORY_END: 'Inclusive' });
+    expect([config.logLevel, config.upstream.historyEnd]).toEqual(['warn', 'inclusive']);
   });
 
   it('reads every variable', () => {
@@ -336,7 +346,7 @@ describe('loadConfig', () => {
       });
       expect(loadConfig({ LIVE_POLL_MS: '0' }).live.pollMs).toBe(0);
       expect(problemsOf({ LIVE_POLL_MS: '50' })).toEqual([
-        'LIVE_POLL_MS must be 0 (off) or at least 100 (got "50")',
+        'LIVE_POLL_MS must be 0 (off) or a whole number from 100 to 3600000 (got "50")',
       ]);
       expect(problemsOf({ LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT: '0' })).toHaveLength(1);
     });
@@ -391,7 +401,7 @@ describe('loadConfig', () => {
       });
       expect(problems).toEqual([
         'CACHE_TTL_MS must be a whole number from 0 to 86400000 (got "-5")',
-        'REDIS_URL must use redis:// or rediss://',
+        'REDIS_URL must use redis or rediss (got http)',
         `CACHE_HMAC_KEY must be at least 32 characters (got ${shortKey.length})`,
       ]);
       expect(problems.join('\n')).not.toContain('S3CRET');
@@ -556,6 +566,11 @@ describe('loadConfig', () => {
       );
       loadConfig(recording);
       expect([...read].sort()).toEqual([...CONFIG_VARIABLES].sort());
+      read.clear();
+      expect(() => loadDoctorSettings(recording)).toThrow(ConfigError);
+      expect([...read].sort()).toEqual(
+        [...CONFIG_VARIABLES, 'SMS_AUTH_TOKEN', 'SMS_SYS_ID'].sort(),
+      );
     });
   });
 
