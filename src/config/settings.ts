@@ -2,7 +2,8 @@
  * Every environment variable, declared once: how it is read (default, bounds, the message for a
  * bad value) and its row in docs/configuration.md (Default, Meaning, under the heading of its
  * section). From here come the parsing (readSettings), the names the gateway reads
- * (CONFIG_VARIABLES) and its former ones (RETIRED_VARIABLES). Rules between variables
+ * (CONFIG_VARIABLES), its former ones (RETIRED_VARIABLES) and the page's tables (`npm run
+ * docs:config`; test/docs/docs.test.ts fails when the page differs). Rules between variables
  * (production, the secret, Redis topology) are config.ts's.
  */
 import * as fixed from './fixed.js';
