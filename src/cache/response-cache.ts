@@ -1,7 +1,7 @@
 /**
  * The opt-in response cache (CACHE_TTL_MS): yoga's response-cache plugin, keyed by the account
- * (keyed hash of the sys_id, for the memory store's fair share), the exact credential pair's
- * fingerprint (CredentialMemory.fingerprint: the one fingerprint of src/core/credentials.ts) and
+ * (keyed hash of the sys_id, for the memory store's fair share), the exact credential pair
+ * (its keyed hash, `pair` of src/core/identity.ts) and
  * the operation with its variables, kept in this process's memory or, with REDIS_URL, in Redis
  * shared by every gateway copy.
  *

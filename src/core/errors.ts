@@ -42,7 +42,7 @@ export const ErrorCode = {
   RequestEntityTooLarge: 'REQUEST_ENTITY_TOO_LARGE',
   /** Not a GraphQL request: bad JSON, no query, a bad Content-Length, … (yoga's and ours). */
   BadRequest: 'BAD_REQUEST',
-  /** Syntax errors, and a document over FIXED_MAX_TOKENS (graphql-js / yoga). */
+  /** Syntax errors (graphql-js / yoga); a document over FIXED_MAX_TOKENS is GRAPHQL_VALIDATION_FAILED. */
   GraphQLParseFailed: 'GRAPHQL_PARSE_FAILED',
   /** Validation errors, and the query limits (aliases, depth, directives, cost). */
   GraphQLValidationFailed: 'GRAPHQL_VALIDATION_FAILED',

@@ -18,9 +18,9 @@
  * tenant's turn while the copy is busy (`admit`, as an HTTP request: the account once its pair is
  * accepted, else the pair's own line in the `unverified` group), holding a place until its
  * verdict; and a connection not yet verified is closed after VERIFICATION_WINDOW_MS (4408), and
- * the oldest of them once MAX_UNVERIFIED_CONNECTIONS are open (1013) to make room for a new one.
- * 1,000 idle sockets of invented pairs, reconnecting, used to hold the upgrades' one line: every
- * real account's upgrade was answered 429 (docs/limits.md, `idle-invented-ws`).
+ * the oldest of them once MAX_UNVERIFIED_CONNECTIONS are open (1013) to make room for a new one:
+ * idle sockets of invented pairs, reconnecting, never keep a real account's socket out (soak
+ * `idle-invented-ws`).
  *
  * Browsers let any page open a WebSocket to any host (no preflight, no CORS), so the upgrade's
  * `Origin` is checked here against the same CORS_ORIGINS as HTTP: a page whose fetches would be
