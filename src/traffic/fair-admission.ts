@@ -11,8 +11,10 @@
  *   Once the loop is busy (loop-monitor.ts), the running requests hold at most `seats`; the
  *   others wait. A request holds one seat, or more when its flow's requests cost more (widthOf).
  *   The seats follow the loop, each window: more while requests wait and the loop still has
- *   room (a copy with work waiting never idles), fewer while it is full and its turns grow long (so the line, where
- *   fairness applies, holds the excess instead of the loop's FIFO), never fewer than `minSeats`.
+ *   room (a copy with work waiting never idles), fewer while it is saturated and one flow
+ *   dominates beside others (so the line, where fairness applies, holds the excess instead of
+ *   the loop's FIFO), never fewer than `minSeats`. While flows are alike, seats grow while
+ *   requests wait: a line of equals protects no one.
  * - Who runs next. A freed seat goes to the waiting flow that has used least lately: each flow's
  *   use is a sum of work units decaying with a half-life of USE_HALF_LIFE_MS, charged one unit
  *   when a request arrives and corrected by what it really cost when it ends (the answer's bytes,
@@ -26,7 +28,6 @@
  */
 
 import { performance as perfHooks } from 'node:perf_hooks';
-import type { LoopSample } from './loop-monitor.js';
 
 /** `account:<accountId>`, `unverified:<pair fingerprint>`, or `anonymous`. */
 export type Tenant = string;
@@ -68,20 +69,18 @@ const GROW = 1.5;
 const SHRINK = 0.9;
 /** Utilization under which the loop still has room for more running requests. */
 const ROOM_BELOW = 0.9;
-/** Utilization at which the loop is full: only its turns' length then tells room from a queue. */
+/** Utilization at which the loop is saturated and more running requests only queue in it. */
 const SATURATED_AT = 0.98;
 /**
- * A full loop whose ticks run this late on average still gains from more requests at once: they
- * share each turn's fixed costs. Measured (2026-11-28): 256 accounts over 32 connections ran
- * 1.6-2x the requests per CPU second with turns this short than with seats at the minimum.
+ * The line protects someone only while one flow has used at least this share of all the use
+ * lately and another flow used too (a flood beside a bystander, a team beside a poller). While
+ * flows are alike (many accounts over a router's connections) it protects no one, and fewer seats
+ * only cost throughput: measured 2026-11-28, 256 accounts over 32 connections ran 1.6-2x the
+ * requests per CPU second with every request running than with seats shrunk to the minimum.
  */
-const SHORT_TURN_MS = 1;
-/**
- * A full loop whose ticks run this late on average makes every running request wait in it: a
- * bystander's request waits a turn at each step. Measured: at 5-10 ms a bystander beside a flood of
- * invented credentials read 46-50 ms against 9 ms idle; at 1-2 ms, 16 ms.
- */
-const LONG_TURN_MS = 2;
+const DOMINANT_SHARE = 0.25;
+/** Units another flow must have used lately for the line to be protecting it. */
+const OTHERS_AT_LEAST = 1;
 const RETRY_AFTER_SECONDS = 1;
 
 export interface Refusal {
@@ -103,7 +102,7 @@ export interface LoopLoad {
   /** Called with the new state each time busy starts or ends. */
   onChange(listener: (busy: boolean) => void): () => void;
   /** Called after each window is sampled. */
-  onSample?(listener: (sample: LoopSample) => void): () => void;
+  onSample?(listener: (utilization: number) => void): () => void;
 }
 
 export interface AdmissionOptions {
@@ -177,7 +176,7 @@ export class Admission {
       this.limit = busy ? Math.max(options.minSeats, this.runningCount) : Number.POSITIVE_INFINITY;
       this.dispatch();
     });
-    options.load.onSample?.((sample) => this.adjust(sample));
+    options.load.onSample?.((utilization) => this.adjust(utilization));
   }
 
   /** Requests waiting, all flows together. */
@@ -247,19 +246,35 @@ export class Admission {
   }
 
   /**
-   * Follows the loop while it is busy: more seats while work waits and the loop has room (idle
-   * time, or turns still short), fewer while it is full and its turns grow long.
+   * Follows the loop while it is busy. While one flow dominates beside others, seats grow while
+   * requests wait and the loop has room and shrink while it is saturated, so the line, where
+   * fairness applies, holds the excess instead of the loop's FIFO. While flows are alike, seats
+   * grow while requests wait: a line of equals protects no one.
    */
-  private adjust({ utilization, lagMs }: LoopSample): void {
+  private adjust(utilization: number): void {
     if (this.limit === Number.POSITIVE_INFINITY) return;
-    // The loop's own readings alone: the process's CPU, tried as a signal, read "room" on a
-    // shared machine and let a flood fill the loop.
-    if (this.waitingCount > 0 && (utilization < ROOM_BELOW || lagMs < SHORT_TURN_MS)) {
+    // The loop's own utilization: the process's CPU, tried as a signal, read "room" on a shared
+    // machine and let a flood fill the loop.
+    const contended = this.contended();
+    if (this.waitingCount > 0 && (!contended || utilization < ROOM_BELOW)) {
       this.limit = Math.ceil(Math.max(this.limit, this.runningCount) * GROW);
       this.dispatch();
-    } else if (utilization >= SATURATED_AT && lagMs >= LONG_TURN_MS) {
+    } else if (contended && utilization >= SATURATED_AT) {
       this.limit = Math.max(this.options.minSeats, Math.floor(this.limit * SHRINK));
     }
+  }
+
+  /** Whether one flow has used DOMINANT_SHARE of all the use lately while another used too. */
+  private contended(): boolean {
+    const now = this.now();
+    let total = 0;
+    let most = 0;
+    for (const flow of this.flows.values()) {
+      const use = this.decayed(flow, now);
+      total += use;
+      most = Math.max(most, use);
+    }
+    return most >= DOMINANT_SHARE * total && total - most >= OTHERS_AT_LEAST;
   }
 
   private flow(key: Tenant): Flow {

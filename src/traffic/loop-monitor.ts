@@ -2,11 +2,9 @@
  * The one load monitor: how busy this process's event loop is, and how late it runs what is
  * ready. One timer ticks every TICK_MS (unref'd: it never keeps the process alive):
  *
- * - Lag. How late a tick runs is how long the loop held up everything ready then. Admission reads
- *   each window's mean lag: a loop that is full but turns quickly gains throughput from more
- *   requests at once (they share each turn), and one whose turns grow long only makes everyone
- *   wait. The mean, not the worst: one GC pause in a window says nothing about the seats. The adaptive limit reads the last stall (`stallSince`) to tell a round trip slowed by
- *   this process apart from the service slowing.
+ * - Stalls. How late a tick runs is how long the loop held up everything ready then. The adaptive
+ *   limit reads the last stall (`stallSince`) to tell a round trip slowed by this process apart
+ *   from the service slowing.
  * - Utilization. Every WINDOW_MS, the share of wall time the loop spent running code (perf_hooks
  *   event-loop utilization). Busy starts when one window is at least BUSY_AT, and ends only after
  *   QUIET_WINDOWS windows in a row under QUIET_BELOW: once seats are limited the loop may have a
@@ -25,28 +23,18 @@ export const QUIET_WINDOWS = 10;
 /** Lateness below this is the timer's own jitter, not a stall. */
 const MIN_STALL_MS = 2;
 
-/** One window's reading. */
-export interface LoopSample {
-  /** Share of the window the loop ran code, 0 to 1. */
-  readonly utilization: number;
-  /** How late the loop ran its ticks in the window, on average, in ms. */
-  readonly lagMs: number;
-}
-
 export class LoopMonitor {
   private timer: NodeJS.Timeout | null = null;
   private lastTick = 0;
   private lastWindow = 0;
   private lastElu: EventLoopUtilization | null = null;
-  private windowLate = 0;
-  private windowTicks = 0;
   private stallEnd = Number.NEGATIVE_INFINITY;
   private stallLength = 0;
   private quietWindows = 0;
   private busyNow = false;
-  private latest: LoopSample = { utilization: 0, lagMs: 0 };
+  private latest = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
-  private readonly samplers = new Set<(sample: LoopSample) => void>();
+  private readonly samplers = new Set<(utilization: number) => void>();
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
@@ -65,8 +53,9 @@ export class LoopMonitor {
     this.timer = null;
   }
 
+  /** The last window's utilization, from 0 to 1. */
   get utilization(): number {
-    return this.latest.utilization;
+    return this.latest;
   }
 
   get busy(): boolean {
@@ -79,8 +68,8 @@ export class LoopMonitor {
     return () => this.listeners.delete(listener);
   }
 
-  /** Called with each window's reading, after busy is updated. */
-  onSample(listener: (sample: LoopSample) => void): () => void {
+  /** Called with each window's utilization, after busy is updated. */
+  onSample(listener: (utilization: number) => void): () => void {
     this.samplers.add(listener);
     return () => this.samplers.delete(listener);
   }
@@ -93,10 +82,8 @@ export class LoopMonitor {
   /** One tick of the timer; public so tests can drive it with their own clock. */
   tick(): void {
     const now = this.now();
-    const late = Math.max(0, now - this.lastTick - TICK_MS);
+    const late = now - this.lastTick - TICK_MS;
     this.lastTick = now;
-    this.windowLate += late;
-    this.windowTicks += 1;
     if (late >= MIN_STALL_MS) this.stall(now, late);
     if (now - this.lastWindow < WINDOW_MS) return;
     this.lastWindow = now;
@@ -105,7 +92,7 @@ export class LoopMonitor {
       ? performance.eventLoopUtilization(elu, this.lastElu).utilization
       : 0;
     this.lastElu = elu;
-    this.sample({ utilization, lagMs: this.windowLate / this.windowTicks });
+    this.sample(utilization);
   }
 
   /** Records a stall of `lengthMs` that ended at `endMs`. */
@@ -114,21 +101,19 @@ export class LoopMonitor {
     this.stallLength = lengthMs;
   }
 
-  /** Records one window's reading; public so tests can drive it. */
-  sample(reading: LoopSample): void {
-    this.latest = reading;
-    this.windowLate = 0;
-    this.windowTicks = 0;
-    if (reading.utilization >= BUSY_AT) {
+  /** Records one window's utilization; public so tests can drive it. */
+  sample(utilization: number): void {
+    this.latest = utilization;
+    if (utilization >= BUSY_AT) {
       this.quietWindows = 0;
       this.set(true);
-    } else if (reading.utilization < QUIET_BELOW) {
+    } else if (utilization < QUIET_BELOW) {
       this.quietWindows += 1;
       if (this.quietWindows >= QUIET_WINDOWS) this.set(false);
     } else {
       this.quietWindows = 0;
     }
-    for (const listener of this.samplers) listener(reading);
+    for (const listener of this.samplers) listener(utilization);
   }
 
   private set(busy: boolean): void {

@@ -21,26 +21,25 @@ import {
   type Release,
   type Waiting,
 } from '../../src/traffic/fair-admission.js';
-import type { LoopSample } from '../../src/traffic/loop-monitor.js';
 
 class FakeLoad implements LoopLoad {
   busy = false;
   utilization = 0;
   private readonly listeners = new Set<(busy: boolean) => void>();
-  private readonly samplers = new Set<(sample: LoopSample) => void>();
+  private readonly samplers = new Set<(utilization: number) => void>();
   set(busy: boolean): void {
     this.busy = busy;
     for (const listener of this.listeners) listener(busy);
   }
-  sample(utilization: number, lagMs = 0): void {
+  sample(utilization: number): void {
     this.utilization = utilization;
-    for (const listener of this.samplers) listener({ utilization, lagMs });
+    for (const listener of this.samplers) listener(utilization);
   }
   onChange(listener: (busy: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  onSample(listener: (sample: LoopSample) => void): () => void {
+  onSample(listener: (utilization: number) => void): () => void {
     this.samplers.add(listener);
     return () => this.samplers.delete(listener);
   }
@@ -224,31 +223,42 @@ describe('Admission', () => {
     expect(order).toEqual(['bystander', 'flood', 'newcomer']);
   });
 
-  it('adds seats while requests wait and the loop has room or turns fast, and takes them back when its turns grow long', () => {
+  it('while one flow dominates beside another, adds seats while requests wait and the loop has room, and takes them back when saturated', () => {
     const { admission: gate, load } = admission({ minSeats: 2 });
+    gate.chargeWork('account:poller', 2);
     load.set(true);
-    released(gate.admit('account:a'));
-    released(gate.admit('account:a'));
-    for (let i = 0; i < 4; i += 1) waiting(gate.admit('account:a'));
+    released(gate.admit('account:team'));
+    released(gate.admit('account:team'));
+    for (let i = 0; i < 4; i += 1) waiting(gate.admit('account:team'));
     load.sample(0.6);
     expect(gate.seats).toBe(3);
     expect(gate.running).toBe(3);
     load.sample(0.6);
     expect(gate.seats).toBe(5);
     expect(gate.waiting).toBe(1);
-    // Full, but every turn short: more requests at once share each turn, so seats still grow.
-    load.sample(1, 0.5);
-    expect(gate.seats).toBe(8);
-    expect(gate.running).toBe(6);
-    released(gate.admit('account:a'));
-    released(gate.admit('account:a'));
-    waiting(gate.admit('account:a'));
-    for (let i = 0; i < 10; i += 1) load.sample(1, 1.5);
-    expect(gate.seats).toBe(8);
-    for (let i = 0; i < 20; i += 1) load.sample(1, 25);
+    load.sample(0.92);
+    expect(gate.seats).toBe(5);
+    for (let i = 0; i < 10; i += 1) load.sample(1);
     expect(gate.seats).toBe(2);
-    load.sample(0.92, 25);
-    expect(gate.seats).toBe(2);
+  });
+
+  it('while flows are alike, or one is alone, adds seats while requests wait, however full the loop', () => {
+    const { admission: gate, load } = admission({ minSeats: 2 });
+    load.set(true);
+    const accounts = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    for (const account of accounts.slice(0, 2)) released(gate.admit(`account:${account}`));
+    for (const account of accounts.slice(2)) waiting(gate.admit(`account:${account}`));
+    for (let i = 0; i < 5; i += 1) load.sample(1);
+    expect(gate.running).toBe(8);
+    expect(gate.waiting).toBe(0);
+    // One account alone: no one for the line to protect either.
+    const alone = admission({ minSeats: 2 });
+    alone.load.set(true);
+    released(alone.admission.admit('account:team'));
+    released(alone.admission.admit('account:team'));
+    for (let i = 0; i < 4; i += 1) waiting(alone.admission.admit('account:team'));
+    for (let i = 0; i < 3; i += 1) alone.load.sample(1);
+    expect(alone.admission.running).toBe(6);
   });
 
   it('sizes a request by what its flow costs lately: a costly flood runs alone, never beside a bystander', async () => {
