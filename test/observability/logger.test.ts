@@ -3,7 +3,7 @@
  * top and one level down; the request-line logger (named fields only) censors them at the top.
  */
 import { describe, expect, it } from 'vitest';
-import { createLogger, requestLineLogger } from '../../src/observability/logger.js';
+import { createLogger, requestLineLogger, yogaLogger } from '../../src/observability/logger.js';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -44,5 +44,20 @@ describe('log redaction', () => {
       msg: 'request',
     });
     expect(lines[1]).toMatchObject({ sysId: '[redacted]' });
+  });
+});
+
+/** yoga's per-request debug chatter costs nothing unless debug is on. */
+describe('yoga logger', () => {
+  it("does not even format yoga's debug lines unless debug is on", () => {
+    let formatted = 0;
+    const chatter = { toString: () => `${++formatted}` };
+    const written: string[] = [];
+    const destination = { write: (line: string) => void written.push(line) };
+    yogaLogger(createLogger('info', destination)).debug('Processing GraphQL Parameters', chatter);
+    expect(formatted).toBe(0);
+    yogaLogger(createLogger('debug', destination)).debug('Processing GraphQL Parameters', chatter);
+    expect(formatted).toBe(1);
+    expect(written.join('')).toContain('Processing GraphQL Parameters 1');
   });
 });

@@ -6,8 +6,8 @@ import * as graphqlJs from 'graphql';
 import { execute, parse, type ExecutionResult } from 'graphql';
 import { envelop, useEngine } from '@envelop/core';
 import { describe, expect, it } from 'vitest';
-import { useJit } from '../../src/http/plugins/jit.js';
-import { schema } from '../../src/graph/schema.js';
+import { useJit } from '../../../src/http/plugins/jit.js';
+import { schema } from '../../../src/graph/schema.js';
 
 /** graphql-jit marks the results it produced with the serialiser it generated for them. */
 const compiled = (result: unknown): boolean =>
