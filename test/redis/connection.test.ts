@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   connectRedis,
   pointedThereBy,
+  reconnectOnReadOnly,
   type RedisConnection,
   type RedisSettings,
 } from '../../src/redis/connection.js';
@@ -117,5 +118,15 @@ describe('a Redis that refuses the connection', () => {
       'a node of the cluster (REDIS_URL, REDIS_CLUSTER_NODES)',
     );
     expect(pointedThereBy(cluster, new Error('Connection is closed.'))).toBeNull();
+  });
+});
+
+describe('reconnectOnReadOnly', () => {
+  it('reconnects (and fails the command at once) when a write meets a replica, and only then', () => {
+    expect(
+      reconnectOnReadOnly(new Error("READONLY You can't write against a read only replica.")),
+    ).toBe(2);
+    expect(reconnectOnReadOnly(new Error('ERR wrong number of arguments'))).toBe(false);
+    expect(reconnectOnReadOnly(new Error('LOADING Redis is loading the dataset'))).toBe(false);
   });
 });

@@ -84,16 +84,6 @@ async function warningsDuring(run: () => Promise<void>): Promise<string[]> {
   return warnings;
 }
 
-describe('reconnectOnReadOnly', () => {
-  it('reconnects (and fails the command at once) when a write meets a replica, and only then', () => {
-    expect(
-      reconnectOnReadOnly(new Error("READONLY You can't write against a read only replica.")),
-    ).toBe(2);
-    expect(reconnectOnReadOnly(new Error('ERR wrong number of arguments'))).toBe(false);
-    expect(reconnectOnReadOnly(new Error('LOADING Redis is loading the dataset'))).toBe(false);
-  });
-});
-
 describe('Redis through Sentinel', () => {
   it('finds the primary through the sentinel and runs commands on it', async () => {
     const config = loadConfig({
