@@ -14,7 +14,6 @@ import {
 } from '../../src/cache/response-cache.js';
 import type { UpstreamSettings } from '../../src/config/config.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { serviceFailureCode } from '../../src/cache/stale.js';
 import type { Gateway } from '../../src/http/server.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { basicAuth, createTestGateway, pairAuth } from '../fixtures/harness.js';
@@ -329,24 +328,5 @@ describe('stale-if-error in Redis, shared', () => {
     // Still only for that account.
     const other = await ask(second.gateway, OWNED, basicAuth(SECOND_DEMO_CREDENTIALS));
     expect(codes(other)).toEqual(['UPSTREAM_ERROR']);
-  });
-});
-
-describe('serviceFailureCode', () => {
-  const result = (...errorCodes: (string | undefined)[]) => ({
-    data: null,
-    errors: errorCodes.map((code) => ({
-      message: 'x',
-      extensions: code === undefined ? {} : { code },
-    })) as never,
-  });
-  it('is the first code only when every error is the service failing', () => {
-    expect(serviceFailureCode(result('UPSTREAM_TIMEOUT', 'RATE_LIMITED'))).toBe('UPSTREAM_TIMEOUT');
-    expect(serviceFailureCode(result('UPSTREAM_UNAVAILABLE'))).toBe('UPSTREAM_UNAVAILABLE');
-    expect(serviceFailureCode(result('UPSTREAM_ERROR', 'UNAUTHENTICATED'))).toBeNull();
-    expect(serviceFailureCode(result('UPSTREAM_ERROR', 'BAD_USER_INPUT'))).toBeNull();
-    expect(serviceFailureCode(result('UPSTREAM_CALL_LIMIT'))).toBeNull();
-    expect(serviceFailureCode(result('UPSTREAM_ERROR', undefined))).toBeNull();
-    expect(serviceFailureCode({ data: {} })).toBeNull();
   });
 });
