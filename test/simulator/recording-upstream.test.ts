@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../../support/wait.js';
 
 import {
   DEMO_ACCOUNT,
@@ -128,7 +129,8 @@ describe('load', () => {
       const replies = [0, 1, 2].map(() =>
         call('/api/allownednumbers', creds(), { base: slow.url }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      // Waits for the three to arrive, not for a fixed time: a busy machine may take longer.
+      await until(() => slow.load().inFlight === 3, 2_000);
       expect(slow.load()).toEqual({ inFlight: 3, peakInFlight: 3 });
       await Promise.all(replies);
       // The third waited 50 ms plus 100 ms for each of the two ahead of it.
