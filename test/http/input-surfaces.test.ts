@@ -3,33 +3,14 @@
  * error; GraphiQL is compressed once per encoding (test/http/graphiql.test.ts has the rest).
  * APQ's part is in test/http/plugins/apq.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  startRecordingUpstream,
-  type RecordingUpstream,
-} from '../../support/recording-upstream.js';
+import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { postBody, sharedStack } from '../fixtures/harness.js';
 
-let simulator: RecordingUpstream;
-let test: TestGateway;
 const metrics = createMetrics();
-beforeAll(async () => {
-  simulator = await startRecordingUpstream();
-  test = createTestGateway(simulator.url, { metrics });
-});
-afterAll(async () => {
-  await test.close();
-  await simulator.close();
-});
-
-function post(body: string, headers: Record<string, string> = {}) {
-  return test.gateway.fetch('http://gateway.test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  });
-}
+const stack = sharedStack({}, { metrics });
+const post = (body: string, headers: Record<string, string> = {}) =>
+  postBody(stack.gateway, body, headers);
 
 describe('errors', () => {
   it('never echo the request body (invalid JSON)', async () => {
@@ -46,7 +27,7 @@ describe('errors', () => {
 describe('GraphiQL', () => {
   it.each(['gzip', 'br'])('is compressed with %s once and kept', async (encoding) => {
     const visit = async () => {
-      const response = await test.gateway.fetch('http://gateway.test/graphql', {
+      const response = await stack.gateway.fetch('http://gateway.test/graphql', {
         headers: { accept: 'text/html', 'accept-encoding': encoding },
       });
       const body = Buffer.from(await response.arrayBuffer());

@@ -10,7 +10,12 @@ import {
   startRecordingUpstream,
   type RecordingUpstream,
 } from '../../../support/recording-upstream.js';
-import { basicAuth, createTestGateway, type TestGateway } from '../../fixtures/harness.js';
+import {
+  basicAuth,
+  createTestGateway,
+  postBody,
+  type TestGateway,
+} from '../../fixtures/harness.js';
 
 const auth = basicAuth(DEMO_CREDENTIALS);
 const QUERY = 'query Tids { ownedNumbers { tid } }';
@@ -26,13 +31,7 @@ beforeAll(async () => {
 afterAll(() => simulator.close());
 beforeEach(() => simulator.resetCalls());
 
-function post(test: TestGateway, body: unknown) {
-  return test.gateway.fetch('http://gateway.test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...auth },
-    body: JSON.stringify(body),
-  });
-}
+const post = (test: TestGateway, body: unknown) => postBody(test.gateway, body, auth);
 
 describe('allow-list (PERSISTED_OPERATIONS)', () => {
   it('runs listed operations by hash and refuses everything else, before any upstream call', async () => {

@@ -3,39 +3,19 @@
  * validated, for callers the service accepted, in a store bounded by bytes.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryApqStore } from '../../../src/http/plugins/apq.js';
 import { DEMO_CREDENTIALS } from '../../../src/simulator/index.js';
-import {
-  startRecordingUpstream,
-  type RecordingUpstream,
-} from '../../../support/recording-upstream.js';
 import { createMetrics } from '../../../src/observability/metrics.js';
-import { basicAuth, createTestGateway, type TestGateway } from '../../fixtures/harness.js';
+import { basicAuth, postBody, sharedStack } from '../../fixtures/harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-let simulator: RecordingUpstream;
-let test: TestGateway;
 const metrics = createMetrics();
-beforeAll(async () => {
-  simulator = await startRecordingUpstream();
-  test = createTestGateway(simulator.url, { metrics });
-});
-afterAll(async () => {
-  await test.close();
-  await simulator.close();
-});
-
+const stack = sharedStack({}, { metrics });
+const post = (body: string, headers: Record<string, string> = {}) =>
+  postBody(stack.gateway, body, headers);
 const demo = basicAuth(DEMO_CREDENTIALS);
-
-function post(body: string, headers: Record<string, string> = {}) {
-  return test.gateway.fetch('http://gateway.test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-  });
-}
 
 async function registered(): Promise<number> {
   const text = await metrics.registry.metrics();
@@ -79,14 +59,14 @@ describe('APQ', () => {
   it('keeps nothing for credentials the service has not accepted, and asks it nothing', async () => {
     const before = await registered();
     const invented = basicAuth({ sysId: 'AC-made-up', authToken: 'not-a-token' });
-    simulator.resetCalls();
+    stack.simulator.resetCalls();
     for (const query of ['{ a: __typename }', '{ b: __typename }', '{ c: __typename }']) {
       expect((await (await post(register(query), invented)).json()).data).toBeDefined();
       const byHash = await (await post(hashOnly(sha256(query)), invented)).json();
       expect(byHash.errors?.[0]?.message).toBe('PersistedQueryNotFound');
     }
     // `__typename` needs no call, and registering asks none.
-    expect(simulator.calls).toHaveLength(0);
+    expect(stack.simulator.calls).toHaveLength(0);
     expect(await registered()).toBe(before);
   });
 
