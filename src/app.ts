@@ -185,7 +185,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   });
   const tenantOf = tenantResolver(credentials);
   const connections = createGatewayServer(
-    admitRequests(gateway, admission, tenantOf, GRAPHQL_PATH),
+    admitRequests(gateway, admission, credentials.identities, tenantOf, GRAPHQL_PATH),
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
       maxConnections: defaultMaxConnections(config.upstream.connections),
@@ -203,7 +203,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
         cors: { origins: config.corsOrigins, allowLoopback: simulator !== null },
         // Each connection_init takes its credentials' turn, as an HTTP request would; upgrades
         // carry none (browsers send none), so they are not admitted.
-        admit: (headers) => admission.admit(tenantOf(headers)),
+        admit: (identity) => admission.admit(tenantOf(identity)),
         verify: (c) => client.verify(c),
         verdictOf: (pair) => credentials.verdictOf(pair),
         identities: credentials.identities,

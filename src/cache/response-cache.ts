@@ -29,6 +29,7 @@ import { fingerprintKey } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import { createSeal } from '../redis/seal.js';
 import { CredentialMemory } from '../traffic/verification.js';
+import { ticketOf } from '../traffic/ticket.js';
 
 export type CacheStore = 'memory' | 'redis';
 
@@ -138,20 +139,14 @@ export function createResponseCache(
 
   // The operation's part of each key is keyed too: its variables may name a tid or a number.
   const operationKey = fingerprintKey(settings.hmacKey);
-  // Read once per request (the plugin asks three times): `${account}:${pair}`, or null.
-  const sessions = new WeakMap<Request, string | null>();
-  const fingerprintOf = (request: Request): string | null => {
-    let session = sessions.get(request);
-    if (session !== undefined) return session;
-    // The plugin answers a conditional request 304 when the key it names is cached, before any
-    // credentials are read: a browser shared by two accounts would show one the other's answer.
-    // We send no ETag (see onResponse), so conditional requests simply bypass the cache.
-    const identity = request.headers.has('if-none-match')
-      ? null
-      : verdicts.identities.fromHeaders(request.headers);
-    session = identity?.kind === 'present' ? `${identity.account}:${identity.pair}` : null;
-    sessions.set(request, session);
-    return session;
+  // `${account}:${pair}` from the request's ticket, or null. The plugin answers a conditional
+  // request 304 when the key it names is cached, before any credentials are read: a browser
+  // shared by two accounts would show one the other's answer. We send no ETag (see onResponse),
+  // so conditional requests simply bypass the cache.
+  const sessionOf = (request: Request, context: unknown): string | null => {
+    const { identity } = ticketOf(context);
+    if (identity.kind !== 'present' || request.headers.has('if-none-match')) return null;
+    return `${identity.account}:${identity.pair}`;
   };
 
   // The key of each cached request, for the stale lookup after it fails.
@@ -161,8 +156,8 @@ export function createResponseCache(
     cache: answers.cache,
     // Without usable credentials a request is not cached at all: the plugin would take a null
     // session for a public answer, shared by everyone.
-    enabled: (request) => fingerprintOf(request) !== null,
-    session: (request) => fingerprintOf(request),
+    enabled: (request, context) => sessionOf(request, context) !== null,
+    session: sessionOf,
     buildResponseCacheKey: ({
       sessionId,
       documentString,
@@ -208,8 +203,8 @@ export function createResponseCache(
     onParams({ request, params }) {
       operationNames.set(request, params.operationName ?? null);
     },
-    async onExecutionResult({ request, result, setResult }) {
-      if (fingerprintOf(request) === null) return;
+    async onExecutionResult({ request, result, setResult, context }) {
+      if (sessionOf(request, context) === null) return;
       const event: CacheEvent = { store, operationName: operationNames.get(request) ?? null };
       const hit = typeof result === 'object' && result !== null && SERVED_FROM_CACHE in result;
       callHook(hit ? options.onCacheHit : options.onCacheMiss, event);
@@ -224,7 +219,7 @@ export function createResponseCache(
       callHook(options.onStaleServed, { ...event, code, ageMs: stale.ageMs });
     },
     onResponse({ request, response }) {
-      // The plugin's ETag is the cache key and invites the 304 path refused in fingerprintOf.
+      // The plugin's ETag is the cache key and invites the 304 path refused in sessionOf.
       response.headers.delete('etag');
       response.headers.delete('last-modified');
       if (staleServed.has(request)) response.headers.set('warning', STALE_WARNING);

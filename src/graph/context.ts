@@ -37,7 +37,7 @@ export interface ContextDependencies {
 }
 
 /**
- * `identity`: who the request says it is (Identities.fromHeaders, read once at the edge);
+ * `identity`: who the request says it is (its ticket, issued once at the edge: traffic/ticket.ts);
  * `arrivedAt`: when its headers were read (performance.now()), if it came over this copy's HTTP
  * server; else now.
  */

@@ -62,17 +62,6 @@ export interface GatewayServer {
   closeRemaining(): number;
 }
 
-const arrivals = new WeakMap<IncomingMessage, number>();
-
-/**
- * When the request's headers were read (performance.now()), before it waited for anything: the
- * upstream calls of other requests it may join were sent at most JOIN_WINDOW_MS before
- * (src/upstream/shared-calls.ts).
- */
-export function arrivedAt(request: IncomingMessage | undefined): number | undefined {
-  return request ? arrivals.get(request) : undefined;
-}
-
 /** A request's headers arrive within this, or its connection is closed (slow-header floods). */
 export const HEADERS_TIMEOUT_MS = 10_000;
 /** A whole request, body included, arrives within this (slow-body floods); responses are not bound. */
@@ -93,7 +82,6 @@ export function createGatewayServer(
 ): GatewayServer {
   let held: Array<() => void> | null = null;
   const server = createServer((request, response) => {
-    arrivals.set(request, performance.now());
     if (held) held.push(() => listener(request, response));
     else listener(request, response);
   });

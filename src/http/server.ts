@@ -39,8 +39,7 @@ import { useResponseCeiling } from './plugins/response-ceiling.js';
 import { useAdmissionRefusals } from './plugins/admission-refusals.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
-import { arrivedAt } from './connections.js';
-import type { IncomingMessage } from 'node:http';
+import { issueTicket, ticketOf, type Ticketed } from '../traffic/ticket.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { useSseSingleConnection } from './plugins/sse-single-connection.js';
@@ -126,7 +125,7 @@ export interface ReadinessReport {
   readonly [detail: string]: unknown;
 }
 
-export type Gateway = YogaServerInstance<Record<string, never>, GatewayContext>;
+export type Gateway = YogaServerInstance<Ticketed, GatewayContext>;
 
 export { GRAPHQL_PATH };
 
@@ -180,7 +179,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const warnings = logger ? warningRollup(logger) : null;
   const yogaLog = logger ? yogaLogger(logger, warnings ?? undefined) : false;
   const cursors = createCursorCodec(options.cursorKey ?? null, options.previousCursorKey ?? null);
-  return createYoga<Record<string, never>, GatewayContext>({
+  return createYoga<Ticketed, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/health',
@@ -194,17 +193,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Parsed documents, and the validation and compiled state that hangs off them, bounded by
     // their text rather than yoga's 1024 documents (src/http/document-cache.ts).
     parserAndValidationCache: boundedDocumentCaches(),
-    context: ({ request, req }: { request: Request; req?: IncomingMessage }) =>
-      createContext(
-        identities.fromHeaders(request.headers),
-        {
-          client: options.client,
-          limits: options.limits,
-          cursors,
-          live: options.live ?? null,
-        },
-        arrivedAt(req),
-      ),
+    context: (serverContext: Ticketed) => {
+      const ticket = ticketOf(serverContext);
+      return createContext(
+        ticket.identity,
+        { client: options.client, limits: options.limits, cursors, live: options.live ?? null },
+        ticket.arrivedAt,
+      );
+    },
     maskedErrors: { maskError: maskGatewayError },
     // GraphiQL is served as static files by useStaticGraphiQL (below), with no CDN: yoga's
     // default page loads its scripts from unpkg.com.
@@ -212,6 +208,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     // CORS is src/http/cors.ts: yoga's own answers a refused preflight with 405 and no reason.
     cors: false,
     plugins: [
+      // First: a request handed to yoga in process gets its ticket here (the HTTP server's
+      // come with one: admitted-requests.ts).
+      useTicket(identities),
       useCors({
         origins: options.corsOrigins ?? [],
         allowLoopback: options.allowLoopbackOrigins ?? false,
@@ -233,7 +232,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       // graphql-sse's single connection mode (PUT, then a token on each request); the rest of
       // /graphql, SSE's distinct connections mode included, is yoga's own.
       useSseSingleConnection({
-        identities,
         held: new HeldStreams(1_000, 50),
         verify: () => Promise.resolve(true),
         maxOperationsPerStream: 20,
@@ -251,7 +249,7 @@ export function createGateway(options: GatewayOptions): Gateway {
               logger,
               metrics: options.metrics ?? null,
               metricsEndpoint: options.metricsEndpoint ?? true,
-              callerOf: (request) => callerOf(identities.fromHeaders(request.headers), options),
+              callerOf: (ticket) => callerOf(ticket.identity, options),
               warnings,
             }),
           ]
@@ -260,8 +258,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       options.persistedOperations ??
         apqPlugin(options.apqStore, {
           onRequest: (result) => options.metrics?.apqRequest(result),
-          keepsFor: (request) => {
-            const identity = identities.fromHeaders(request.headers);
+          keepsFor: ({ identity }) => {
             if (identity.kind !== 'present') return false;
             return options.accepted?.(identity) ?? true;
           },
@@ -283,6 +280,15 @@ export function createGateway(options: GatewayOptions): Gateway {
       useLiveResume(options.live ?? null),
     ],
   });
+}
+
+/** Issues the ticket of a request that came without one (ticket.ts). */
+function useTicket(identities: Identities): Plugin<object, Ticketed> {
+  return {
+    onRequest({ request, serverContext }) {
+      serverContext.ticket ??= issueTicket(identities, request.headers);
+    },
+  };
 }
 
 const ANONYMOUS: Caller = { trusted: () => false };

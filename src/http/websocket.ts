@@ -27,17 +27,19 @@
  * refused gets 403 before the handshake. No `Origin` (a server's client) and the gateway's own
  * origin stay allowed, as for HTTP.
  */
-import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { GraphQLError, type ExecutionArgs } from 'graphql';
+import type { ConnectionInitMessage } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Credentials } from '../core/credentials.js';
-import { Identities } from '../core/identity.js';
+import { Identities, type Identity } from '../core/identity.js';
 import type { Gateway } from './server.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import { isRefusal, type Refusal, type Release, type Waiting } from '../traffic/fair-admission.js';
 import type { HeldStreams } from '../traffic/held-streams.js';
+import { issueTicket, type Ticket } from '../traffic/ticket.js';
 import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
@@ -92,7 +94,7 @@ export interface WebSocketOptions {
    * memory, or one verification call), then holds none while the connection stays open.
    * @default every connection_init goes in at once
    */
-  readonly admit?: (headers: IncomingHttpHeaders) => Release | Waiting | Refusal;
+  readonly admit?: (identity: Identity) => Release | Waiting | Refusal;
   /**
    * Whether the service accepts a connection's credentials (memory first, else one shared call):
    * a connection_init with refused credentials is closed (4403) instead of held open.
@@ -209,7 +211,7 @@ export function attachWebSocket(
       socket.on('error', () => setImmediate(() => socket.terminate()));
     });
   });
-  const disposable = useServer(
+  const disposable = useServer<ConnectionInitMessage['payload'], { ticket: Ticket }>(
     {
       execute: (args) => (args.rootValue as Envelope).execute(args) as never,
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
@@ -221,8 +223,10 @@ export function attachWebSocket(
           socket.close(4413, `connection_init larger than ${maxInitBytes} bytes`);
           return false;
         }
-        const headers = headersFromConnectionParams(ctx.connectionParams);
-        const read = identities.fromHeaders(headers);
+        // The connection's ticket, for every operation it runs (onSubscribe).
+        const ticket = issueTicket(identities, headersFromConnectionParams(ctx.connectionParams));
+        ctx.extra.ticket = ticket;
+        const read = ticket.identity;
         if (read.kind === 'present') {
           // Invented credentials hold nothing: 1,000 idle sockets of made-up pairs kept alive by
           // pings refused real accounts' connections (1013). An outage is not a refusal: the
@@ -235,9 +239,7 @@ export function attachWebSocket(
           let accepted: boolean | undefined =
             known === 'unknown' ? undefined : known === 'accepted';
           const turn =
-            accepted === false
-              ? noop
-              : await admitted(options.admit?.(Object.fromEntries(headers)) ?? noop, socket);
+            accepted === false ? noop : await admitted(options.admit?.(read) ?? noop, socket);
           if (turn === null) return false;
           if (isRefusal(turn)) {
             options.onConnected?.(socket, false);
@@ -292,7 +294,7 @@ export function attachWebSocket(
             req: ctx.extra.request,
             socket: ctx.extra.socket,
             params: payload,
-            request: { headers: headersFromConnectionParams(ctx.connectionParams) },
+            ticket: ctx.extra.ticket,
           });
         let document;
         try {

@@ -2,18 +2,14 @@
  * Puts Admission (fair-admission.ts) in front of the gateway's request listener: each request to the
  * GraphQL path is admitted, or waits its tenant's turn, before yoga reads a byte of its body. Its
  * place is freed once its response is written (a stream's: once its headers are out) or its
- * client goes away. A refused request still goes through yoga, marked, so that it is answered like any
- * other error: CORS headers, request id, log line and metrics included
- * (src/http/plugins/admission-refusals.ts).
+ * client goes away. A refused request still goes through yoga, its refusal on its ticket, so
+ * that it is answered like any other error: CORS headers, request id, log line and metrics
+ * included (src/http/plugins/admission-refusals.ts). Every request gets its ticket here
+ * (ticket.ts), admitted or not, and yoga reads it from its server context.
  */
-import type {
-  IncomingHttpHeaders,
-  IncomingMessage,
-  RequestListener,
-  ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Credentials } from '../core/credentials.js';
-import type { Identity } from '../core/identity.js';
+import type { Identities, Identity } from '../core/identity.js';
 import type { CredentialMemory } from './verification.js';
 import {
   accountTenant,
@@ -21,46 +17,25 @@ import {
   unverifiedPair,
   whenAdmitted,
   type Admission,
-  type Refusal,
   type Release,
   type Tenant,
 } from './fair-admission.js';
+import { issueTicket, type Ticketed } from './ticket.js';
+
+/** A Node listener that reads the request's ticket from its third argument (yoga's context). */
+export type TicketedListener = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: Required<Ticketed>,
+) => void;
 
 /**
- * What admission knows of one request, made once at the edge and read by every later step: its
- * tenant, when it arrived, how long it waited, and why it was refused if it was.
- */
-export interface Ticket {
-  readonly tenant: Tenant;
-  /** When the request reached admission (performance.now()). */
-  readonly arrivedAt: number;
-  /** Milliseconds it waited for a seat (0 when it ran at once). */
-  waitedMs: number;
-  refusal?: Refusal;
-}
-
-const tickets = new WeakMap<IncomingMessage, Ticket>();
-
-/** The request's ticket, when it came through admission. */
-export function ticketOf(request: IncomingMessage | undefined): Ticket | undefined {
-  return request ? tickets.get(request) : undefined;
-}
-
-/** Why admission refused this request, if it did (read by the refusal plugin). */
-export function refusalOf(request: IncomingMessage | undefined): Refusal | undefined {
-  return ticketOf(request)?.refusal;
-}
-
-/**
- * The tenant of a request, from its identity and what this copy knows of it: its account once
+ * The tenant of a caller, from its identity and what this copy knows of it: its account once
  * the service has accepted the pair, the pair itself until then, the anonymous pool without
- * (well-formed) credentials. Identities keep their readings, so this costs a lookup.
+ * (well-formed) credentials.
  */
-export function tenantResolver(memory: CredentialMemory): (headers: IncomingHttpHeaders) => Tenant {
-  return (headers) => {
-    const identity = identityOf(memory, headers);
-    return identity.kind === 'present' ? tenantOfPair(memory, identity) : ANONYMOUS;
-  };
+export function tenantResolver(memory: CredentialMemory): (identity: Identity) => Tenant {
+  return (identity) => (identity.kind === 'present' ? tenantOfPair(memory, identity) : ANONYMOUS);
 }
 
 /** The tenant whose work a call made with these credentials is (Admission.chargeWork). */
@@ -77,18 +52,6 @@ function tenantOfPair(
     : unverifiedPair(identity.pair);
 }
 
-/** The identity Node's request headers carry (read once per header set: Identities). */
-function identityOf(memory: CredentialMemory, headers: IncomingHttpHeaders): Identity {
-  return memory.identities.fromHeaders({
-    get: (name) => headerValue(headers[name.toLowerCase()]),
-  });
-}
-
-function headerValue(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
 /**
  * The gateway's listener behind admission; other paths and preflights go straight through.
  * `path`: where GraphQL is served (GRAPHQL_PATH, src/http/paths.ts; passed in, as this layer sits
@@ -98,36 +61,31 @@ function headerValue(value: string | string[] | undefined): string | null {
  * pairs then held the loop (a bystander's p50 went to 156 ms and beyond).
  */
 export function admitRequests(
-  listener: RequestListener,
+  listener: TicketedListener,
   admission: Admission,
-  tenantOf: (headers: IncomingHttpHeaders) => Tenant,
+  identities: Identities,
+  tenantOf: (identity: Identity) => Tenant,
   path: string,
-): RequestListener {
-  const admit = (request: IncomingMessage, response: ServerResponse, ticket: Ticket): void =>
+): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    const ticket = issueTicket(identities, request.headers);
+    const context = { ticket };
+    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url, path)) {
+      listener(request, response, context);
+      return;
+    }
     whenAdmitted(
-      admission.admit(ticket.tenant),
+      admission.admit(tenantOf(ticket.identity)),
       response,
       (release) => {
         ticket.waitedMs = performance.now() - ticket.arrivedAt;
-        run(listener, request, response, release);
+        run(listener, request, response, context, release);
       },
       (refusal) => {
         ticket.refusal = refusal;
-        listener(request, response);
+        listener(request, response, context);
       },
     );
-  return (request, response) => {
-    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url, path)) {
-      listener(request, response);
-      return;
-    }
-    const ticket: Ticket = {
-      tenant: tenantOf(request.headers),
-      arrivedAt: performance.now(),
-      waitedMs: 0,
-    };
-    tickets.set(request, ticket);
-    admit(request, response, ticket);
   };
 }
 
@@ -139,9 +97,10 @@ function onGraphQLPath(url: string | undefined, path: string): boolean {
 
 /** Runs the request, freeing its place once its response is written or its connection closes. */
 function run(
-  listener: RequestListener,
+  listener: TicketedListener,
   request: IncomingMessage,
   response: ServerResponse,
+  context: Required<Ticketed>,
   release: Release,
 ): void {
   // What the answer took on the wire is the work admission charges beside the request itself
@@ -160,7 +119,7 @@ function run(
     if (isStream(contentTypeOf(response, args))) release();
     return result;
   } as typeof response.writeHead;
-  listener(request, response);
+  listener(request, response, context);
 }
 
 /** The content type set on the response or passed to writeHead (an object or a flat array). */

@@ -3,12 +3,13 @@
  * freed seat goes to the account that used least, each credential pair the copy has not seen
  * accepted has its own line, and a refusal is a 429 that a browser can read.
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRequests } from '../../src/traffic/admitted-requests.js';
+import { Identities, type Identity } from '../../src/core/identity.js';
 import {
   Admission,
   unverifiedPair,
@@ -305,6 +306,7 @@ describe('how long a request holds its place', () => {
           }, 100);
         },
         admission,
+        new Identities(null),
         () => 'anonymous',
         GRAPHQL_PATH,
       ),
@@ -348,18 +350,19 @@ describe('a pair this copy does not know, while requests wait for seats', () => 
     const admission = new Admission({ minSeats: 1, maxWaiting: 10, maxWaitMs: 5_000, load: busy });
     const running: string[] = [];
     const open = new Map<string, ServerResponse>();
-    const tenantOf = (headers: IncomingHttpHeaders): Tenant => {
-      const who = String(headers['x-who']);
-      return who === 'A' ? `account:${who}` : unverifiedPair(who);
-    };
+    // The caller is who its ticket says (sys_id A is an account; the others unknown pairs).
+    const who = (identity: Identity) =>
+      identity.kind === 'present' ? identity.credentials.sysId : 'nobody';
+    const tenantOf = (identity: Identity): Tenant =>
+      who(identity) === 'A' ? 'account:A' : unverifiedPair(who(identity));
     const server = createServer(
       admitRequests(
-        (request, response) => {
-          const who = String(request.headers['x-who']);
-          running.push(who);
-          open.set(who, response);
+        (_request, response, { ticket }) => {
+          running.push(who(ticket.identity));
+          open.set(who(ticket.identity), response);
         },
         admission,
+        new Identities(null),
         tenantOf,
         GRAPHQL_PATH,
       ),
@@ -369,7 +372,7 @@ describe('a pair this copy does not know, while requests wait for seats', () => 
     const send = (who: string) =>
       void request(`http://127.0.0.1:${port}/graphql`, {
         method: 'POST',
-        headers: { 'x-who': who },
+        headers: { 'x-sys-id': who, 'x-auth-token': 'token' },
       })
         .then((r) => r.body.text())
         .catch(() => '');

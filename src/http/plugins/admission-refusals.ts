@@ -1,17 +1,16 @@
 /**
- * Answers a request that admission refused (src/traffic/admitted-requests.ts) before its body is
- * read: 429 with Retry-After and `RATE_LIMITED`, through yoga's own error path so that it carries
+ * Answers a request that admission refused (its ticket says why: src/traffic/ticket.ts) before
+ * its body is read: 429 with Retry-After and `RATE_LIMITED`, through yoga's own error path so that it carries
  * CORS headers and a request id, and is logged and counted like every other answer.
  */
-import type { IncomingMessage } from 'node:http';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../../core/errors.js';
-import { refusalOf } from '../../traffic/admitted-requests.js';
+import { ticketOf } from '../../traffic/ticket.js';
 
 export function useAdmissionRefusals(): Plugin {
   return {
     onRequestParse({ serverContext }) {
-      const refusal = refusalOf((serverContext as { req?: IncomingMessage }).req);
+      const { refusal } = ticketOf(serverContext);
       if (!refusal) return;
       const why =
         refusal.refused === 'line-full'

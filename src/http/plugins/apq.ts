@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 
 export type { APQStore };
 
@@ -36,7 +37,7 @@ export interface ApqOptions {
    * any call it made told the gateway whether the service accepts its credentials).
    * @default every caller
    */
-  readonly keepsFor?: (request: Request) => boolean;
+  readonly keepsFor?: (ticket: Ticket) => boolean;
 }
 
 /** This process's own store: hash -> query, bounded by the bytes of the queries. */
@@ -101,14 +102,14 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
         if (valid) validated.set(request, registration);
       };
     },
-    onResponse({ request }) {
+    onResponse({ request, serverContext }) {
       const registration = validated.get(request);
       if (!registration) return undefined;
       validated.delete(request);
       const { hash, query } = registration;
       // yoga's plugin already refused a query whose hash does not match; checked again here so
       // nothing but the true hash of a valid document is ever written.
-      if (!keepsFor(request) || sha256Hex(query) !== hash) return undefined;
+      if (!keepsFor(ticketOf(serverContext)) || sha256Hex(query) !== hash) return undefined;
       options.onRequest?.('registered');
       // Awaited before the answer goes out, so the client's next request (to any copy sharing
       // the store) finds the hash.

@@ -17,7 +17,6 @@
  * (no HTTP request per operation) a `subscription ended` line says the same. Both also log
  * `subscription started`.
  */
-import type { IncomingMessage } from 'node:http';
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
@@ -27,14 +26,12 @@ import { outcomeOf, type Outcome } from '../../observability/outcome.js';
 import { HeldWarnings, type WarningRollup } from '../../observability/warning-rollup.js';
 import { GRAPHQL_PATH } from '../paths.js';
 import { REQUEST_ID_HEADER, requestIdFor, requestScope } from '../../observability/request-id.js';
-import { ticketOf, type Ticket } from '../../traffic/admitted-requests.js';
+import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 
 interface RequestRecord {
   readonly id: string;
-  /** When the request arrived: its admission ticket's arrival, so waiting for a seat counts. */
+  /** When the request arrived: its ticket's arrival, so waiting for a seat counts. */
   startedAt: number;
-  /** Its admission ticket, when it came through admission (src/traffic/admitted-requests.ts). */
-  ticket?: Ticket;
   /** Upstream failures held until the request ends (only with a logger). */
   readonly warnings?: HeldWarnings;
   operation?: string;
@@ -139,7 +136,7 @@ export interface RequestObserverOptions {
   /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
   readonly metricsEndpoint?: boolean;
   /** Who sent the request, asked when it ends. @default anonymous and trusted */
-  readonly callerOf?: (request: Request) => Caller;
+  readonly callerOf?: (ticket: Ticket) => Caller;
   /** Where upstream failures are rolled up (the yoga logger's); none writes none. */
   readonly warnings?: WarningRollup | null;
 }
@@ -173,12 +170,9 @@ export function useRequestObserver({
       },
     },
     onRequest({ request, url, endResponse, serverContext }) {
-      const ticket = ticketOf((serverContext as { req?: IncomingMessage }).req);
-      const record = ticket && records.get(request);
-      if (record) {
-        record.ticket = ticket;
-        record.startedAt = ticket.arrivedAt;
-      }
+      // Waiting for a seat counts: the ticket was issued before admission.
+      const record = records.get(request);
+      if (record) record.startedAt = Math.min(record.startedAt, ticketOf(serverContext).arrivedAt);
       if (!metrics || !metricsEndpoint || url.pathname !== '/metrics') return undefined;
       if (request.method !== 'GET') return undefined;
       return metrics
@@ -295,19 +289,19 @@ export function useRequestObserver({
         : (namesByText.get(text) ?? operationOfText(text, requested));
       record.operation = info.name;
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, serverContext }) {
       const record = records.get(request);
       if (!record) return;
       response.headers.set(REQUEST_ID_HEADER, record.id);
       const path = pathOf(request.url);
       const graphql = path === GRAPHQL_PATH && record.outcome !== undefined;
-      const caller = graphql ? callerOf(request) : UNKNOWN_CALLER;
+      const ticket = ticketOf(serverContext);
+      const caller = graphql ? callerOf(ticket) : UNKNOWN_CALLER;
       record.warnings?.release(caller.account);
-      const waitedMs = record.ticket?.waitedMs ?? 0;
       if (metrics && path === GRAPHQL_PATH) {
         const seconds = (performance.now() - record.startedAt) / 1000;
         metrics.httpDone(request.method, response.status, seconds);
-        if (record.ticket) metrics.admissionWaited(waitedMs / 1000);
+        metrics.admissionWaited(ticket.waitedMs / 1000);
         const named = {
           name: record.operation,
           validated: record.validated === true,
@@ -332,7 +326,7 @@ export function useRequestObserver({
         path,
         status: response.status,
         durationMs: elapsedMs(record.startedAt),
-        ...(waitedMs >= 1 ? { waitedMs: Math.round(waitedMs) } : {}),
+        ...(ticket.waitedMs >= 1 ? { waitedMs: Math.round(ticket.waitedMs) } : {}),
         ...(record.operation ? { operation: record.operation } : {}),
         ...(caller.account ? { account: caller.account } : {}),
         ...(record.outcome && record.outcome.outcome !== 'ok'

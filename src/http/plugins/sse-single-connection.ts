@@ -28,7 +28,7 @@ import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Credentials } from '../../core/credentials.js';
-import type { Identities } from '../../core/identity.js';
+import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 import type { HeldStreams } from '../../traffic/held-streams.js';
 import { ErrorCode } from '../../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../../live/hub.js';
@@ -44,8 +44,6 @@ export interface SseSingleConnectionOptions {
   readonly verify: (credentials: Credentials) => Promise<boolean>;
   /** Subscriptions one stream runs at once. */
   readonly maxOperationsPerStream: number;
-  /** How a request's credentials are read and named (a stream's owner is its pair). */
-  readonly identities: Identities;
   /** @default RESERVATION_TTL_MS */
   readonly reservationTtlMs?: number;
   /** Live updates (LiveHub): its close() ends every stream first. None: queries only. */
@@ -53,6 +51,7 @@ export interface SseSingleConnectionOptions {
 }
 
 interface Reservation {
+  /** The pair that reserved it. */
   readonly owner: string;
   /** Frees its slot of `held`. */
   readonly release: () => void;
@@ -67,12 +66,11 @@ type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknow
 
 export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
   const reservations = new Map<string, Reservation>();
-  const identityOf = (request: Request) => {
-    const identity = options.identities.fromHeaders(request.headers);
-    return identity.kind === 'present' ? identity : null;
-  };
   // Tokens this plugin issued for PUT requests (the library asks `authenticate` for one).
   const issued = new WeakMap<Request, string>();
+  // The ticket of each request handed to the library, for the operation it carries: the library
+  // passes only the Request on.
+  const tickets = new WeakMap<Request, Ticket>();
   let handler: ((request: Request) => Promise<Response>) | undefined;
   let fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream } | undefined;
 
@@ -122,7 +120,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
               });
             }
             const { schema, parse, validate, contextFactory, execute, subscribe } =
-              enveloped.getEnveloped({ request, params });
+              enveloped.getEnveloped({ request, params, ticket: tickets.get(request) });
             let document;
             try {
               document = parse(params.query);
@@ -151,13 +149,14 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
         yoga.fetchAPI,
       );
     },
-    onRequest({ request, endResponse }) {
+    onRequest({ request, endResponse, serverContext }) {
       if (!handler || !fetchAPI) return;
       const token = tokenOf(request);
       if (request.method !== 'PUT' && token === null) return;
       if (new URL(request.url).pathname !== GRAPHQL_PATH) return;
-      const identity = identityOf(request);
-      const owner = identity?.pair ?? null;
+      const ticket = ticketOf(serverContext);
+      const { identity } = ticket;
+      tickets.set(request, ticket);
       const api = fetchAPI;
       const refuse = (status: number, message: string, code?: string): void =>
         endResponse(
@@ -166,7 +165,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
             { status },
           ),
         );
-      if (identity === null || owner === null) {
+      if (identity.kind !== 'present') {
         refuse(
           401,
           'Credentials required on every request of a stream: Authorization: Basic base64(sys_id:auth_token), or X-Sys-Id with X-Auth-Token',
@@ -203,7 +202,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
               if (response.status !== 201) slot();
               else {
                 const reservation: Reservation = {
-                  owner,
+                  owner: identity.pair,
                   release: slot,
                   opened: false,
                   operations: 0,
@@ -233,7 +232,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
         refuse(404, 'No such event stream: reserve one with PUT first (it lasts while it is open)');
         return;
       }
-      if (reservation.owner !== owner) {
+      if (reservation.owner !== identity.pair) {
         refuse(
           403,
           'This event stream was reserved with other credentials: send the same credentials on every request of a stream',

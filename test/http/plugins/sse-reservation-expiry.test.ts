@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Identities } from '../../../src/core/identity.js';
 import { useSseSingleConnection } from '../../../src/http/plugins/sse-single-connection.js';
 import { HeldStreams } from '../../../src/traffic/held-streams.js';
+import { issueTicket } from '../../../src/traffic/ticket.js';
 import { untilAsync } from '../../../support/wait.js';
 
 const AUTHORIZATION = `Basic ${Buffer.from('AC-ttl:token-ttl').toString('base64')}`;
@@ -24,24 +25,31 @@ function gatewayWithTtl(reservationTtlMs: number) {
         verify: () => Promise.resolve(true),
         maxOperationsPerStream: 5,
         reservationTtlMs,
-        identities: new Identities(null),
         live: null,
       }),
     ],
   });
 }
 
+const identities = new Identities(null);
+
+/** A request as the gateway hands it to yoga: with the ticket its edge issued (ticket.ts). */
+const send = (
+  yoga: ReturnType<typeof gatewayWithTtl>,
+  headers: Record<string, string>,
+  method = 'GET',
+) =>
+  yoga.fetch(URL, { method, headers }, { ticket: issueTicket(identities, new Headers(headers)) });
+
 const reserve = (yoga: ReturnType<typeof gatewayWithTtl>) =>
-  yoga.fetch(URL, { method: 'PUT', headers: { authorization: AUTHORIZATION } });
+  send(yoga, { authorization: AUTHORIZATION }, 'PUT');
 
 /** Opens the stream a reservation's token names. */
 const open = (yoga: ReturnType<typeof gatewayWithTtl>, token: string) =>
-  yoga.fetch(URL, {
-    headers: {
-      accept: 'text/event-stream',
-      [TOKEN_HEADER_KEY]: token,
-      authorization: AUTHORIZATION,
-    },
+  send(yoga, {
+    accept: 'text/event-stream',
+    [TOKEN_HEADER_KEY]: token,
+    authorization: AUTHORIZATION,
   });
 
 describe('an unopened graphql-sse reservation', () => {

@@ -1,0 +1,69 @@
+/**
+ * One ticket per request or connection, made once where it arrives and read by every later
+ * step: who the caller is (its Identity: credentials, account, pair), when it arrived, how long
+ * it waited for a seat, and why admission refused it if it did. The ticket is the only reader of
+ * credential headers; everything after it reads `ticket.identity`.
+ * - A request over this copy's HTTP server: `admitRequests` (admitted-requests.ts) issues it
+ *   before admission and hands it to yoga as server context.
+ * - A request handed to yoga in process (`gateway.fetch`, tests): server.ts issues it in yoga's
+ *   first hook.
+ * - A WebSocket: the `connection_init` issues it (from connectionParams), for every operation
+ *   the connection runs.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Identities, Identity } from '../core/identity.js';
+import type { Refusal } from './fair-admission.js';
+
+export interface Ticket {
+  readonly identity: Identity;
+  /** When the request reached this copy (performance.now()). */
+  readonly arrivedAt: number;
+  /** Milliseconds it waited for a seat (0 when it ran at once or was not admitted). */
+  waitedMs: number;
+  refusal?: Refusal;
+}
+
+/** Yoga's server context, and the WebSocket operation's, carry the ticket here. */
+export interface Ticketed {
+  ticket?: Ticket;
+}
+
+type HeaderSource = Pick<Headers, 'get'> | IncomingHttpHeaders;
+
+/** The ticket of a caller whose credential headers are `headers` (Fetch or Node's). */
+export function issueTicket(
+  identities: Identities,
+  headers: HeaderSource,
+  arrivedAt = performance.now(),
+): Ticket {
+  const readable = typeof headers.get === 'function' ? (headers as Pick<Headers, 'get'>) : null;
+  return {
+    identity: identities.fromHeaders(readable ?? nodeHeaders(headers as IncomingHttpHeaders)),
+    arrivedAt,
+    waitedMs: 0,
+  };
+}
+
+const WITHOUT_TICKET: Ticket = Object.freeze({
+  identity: { kind: 'missing' },
+  arrivedAt: 0,
+  waitedMs: 0,
+}) as Ticket;
+
+/**
+ * The ticket a server context carries. A context without one (a path no edge issued for) reads
+ * as a caller without credentials: it can reach nothing behind them.
+ */
+export function ticketOf(context: unknown): Ticket {
+  return (context as Ticketed | undefined)?.ticket ?? WITHOUT_TICKET;
+}
+
+function nodeHeaders(headers: IncomingHttpHeaders): Pick<Headers, 'get'> {
+  return {
+    get: (name) => {
+      const value = headers[name];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { Identities } from '../../src/core/identity.js';
+import { issueTicket, ticketOf } from '../../src/traffic/ticket.js';
+
+const identities = new Identities('a-secret-of-thirty-two-characters!');
+const BASIC = `Basic ${btoa('AC-ticket:token-1')}`;
+
+describe('issueTicket', () => {
+  it("reads Fetch's and Node's headers alike: the same identity for the same credentials", () => {
+    const fromFetch = issueTicket(identities, new Headers({ authorization: BASIC }));
+    // Node lower-cases names and may join repeated ones into an array.
+    const fromNode = issueTicket(identities, { authorization: BASIC, host: 'gateway' });
+    expect(fromFetch.identity).toMatchObject({
+      kind: 'present',
+      credentials: { sysId: 'AC-ticket' },
+    });
+    expect(fromNode.identity).toBe(fromFetch.identity);
+  });
+
+  it('tells missing from malformed credentials, and never echoes them', () => {
+    expect(issueTicket(identities, { host: 'gateway' }).identity).toEqual({ kind: 'missing' });
+    const malformed = issueTicket(identities, { 'x-sys-id': 'AC-ticket' }).identity;
+    expect(malformed).toMatchObject({ kind: 'malformed' });
+    expect(JSON.stringify(malformed)).not.toContain('AC-ticket');
+  });
+
+  it('stamps its arrival (or the one given) and starts with no wait and no refusal', () => {
+    const before = performance.now();
+    const ticket = issueTicket(identities, new Headers());
+    expect(ticket.arrivedAt).toBeGreaterThanOrEqual(before);
+    expect(ticket.arrivedAt).toBeLessThanOrEqual(performance.now());
+    expect(issueTicket(identities, new Headers(), 42).arrivedAt).toBe(42);
+    expect(ticket).toMatchObject({ waitedMs: 0 });
+    expect(ticket.refusal).toBeUndefined();
+  });
+});
+
+describe('ticketOf', () => {
+  it('reads the ticket a server context carries', () => {
+    const ticket = issueTicket(identities, new Headers({ authorization: BASIC }));
+    expect(ticketOf({ ticket, req: {} })).toBe(ticket);
+  });
+
+  it('reads a context without one as a caller without credentials: it reaches nothing', () => {
+    for (const context of [{}, undefined, null]) {
+      expect(ticketOf(context).identity).toEqual({ kind: 'missing' });
+    }
+  });
+});
