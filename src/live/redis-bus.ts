@@ -185,14 +185,15 @@ export class RedisBus implements LiveBus {
   }
 
   async release(topic: string): Promise<void> {
-    const released = await this.commands
-      .eval(RELEASE, 1, lockKey(topic), this.owner)
-      .catch(() => 0);
-    if (released !== 1) return;
-    // Handed back on purpose: whoever claims it next starts normally, not as a takeover.
+    // Handed back on purpose: whoever claims it next starts normally, not as a takeover. The seen
+    // state says so before the lock goes, while no other copy can claim it: marked after, a copy
+    // claiming in between read the state of a copy gone quiet and logged a takeover.
+    const owned = await this.commands.get(lockKey(topic)).catch(() => null);
+    if (owned !== this.owner) return;
     const seen = await this.readSeen(topic).catch(() => null);
-    if (seen === null) return;
-    await this.writeSeen(topic, { ...seen, released: true }).catch(() => undefined);
+    if (seen !== null)
+      await this.writeSeen(topic, { ...seen, released: true }).catch(() => undefined);
+    await this.commands.eval(RELEASE, 1, lockKey(topic), this.owner).catch(() => 0);
   }
 
   async loadSeen(topic: string): Promise<SeenState | null> {

@@ -5,6 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Claim } from '../../src/live/bus.js';
 import { RedisBus } from '../../src/live/redis-bus.js';
 import type { Logger } from '../../src/observability/logger.js';
 import type { SealSecret } from '../../src/redis/seal.js';
@@ -13,7 +14,7 @@ import { liveStacks } from '../fixtures/live-stack.js';
 import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
 import type { SseStream } from '../fixtures/sse.js';
-import { sleep, until } from '../../support/wait.js';
+import { sleep, until, untilAsync } from '../../support/wait.js';
 
 const POLL_MS = 60;
 const LOCK_TTL_MS = 400;
@@ -161,5 +162,44 @@ describe('live updates across two copies on one Redis', () => {
     await onB.waitFor(2, lockTtlMs / 4);
     expect(b.test.live!.stats.locksHeld).toBe(1);
     expect(idsOf(onB)).toEqual(ids);
+  });
+});
+
+describe('a lock handed back (RedisBus.release)', () => {
+  it('marks the seen state released before the lock goes: a copy claiming in between never reads a takeover', async () => {
+    const bus = () =>
+      new RedisBus({ url: new URL(redis.url), lockTtlMs: 20_000, secret: { current: HMAC_KEY } });
+    const [leaving, staying] = [bus(), bus()];
+    /** The bus's claim once it is connected (commands fail at once until then). */
+    const claimed = async (copy: RedisBus) => {
+      let claim: Claim | null = null;
+      await untilAsync(
+        async () => (claim = await copy.claim('handed-back').catch(() => null)) !== null,
+      );
+      return claim;
+    };
+    const monitor = await new Redis(redis.url).monitor();
+    // What the server runs on the two keys, in the order it runs it: writes of the seen state,
+    // and the lock's deletion (the one script that deletes).
+    const steps: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const [command, script] = [args[0]?.toLowerCase(), args[1] ?? ''];
+      if (command === 'set' && args[1]?.endsWith('seen:handed-back')) steps.push('seen written');
+      if (command === 'eval' && script.includes("'del'")) steps.push('lock deleted');
+    });
+    try {
+      expect(await claimed(leaving)).toBe('acquired');
+      await leaving.saveSeen('handed-back', { total: 3, newestIds: ['m-3'] });
+      await leaving.release('handed-back');
+      // The poll's own write, the mark, then the lock: never the lock before the mark.
+      await until(() => steps.length >= 3);
+      expect(steps).toEqual(['seen written', 'seen written', 'lock deleted']);
+      // The next copy starts from the seen state as after a handover.
+      expect(await claimed(staying)).toBe('acquired');
+      expect(await staying.loadSeen('handed-back')).toEqual({ total: 3, newestIds: ['m-3'] });
+    } finally {
+      monitor.disconnect();
+      await Promise.all([leaving.close(), staying.close()]);
+    }
   });
 });
