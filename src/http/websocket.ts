@@ -247,9 +247,7 @@ export function attachWebSocket(
             return false;
           }
           // The turn lasts until the verdict, as an HTTP request's place lasts until its answer.
-          accepted ??= await verify(read.credentials)
-            .catch(() => true)
-            .finally(() => turn());
+          accepted ??= await verify(read.credentials).catch(() => true);
           turn();
           options.onConnected?.(socket, accepted);
           if (socket.readyState !== socket.OPEN) return false;
