@@ -14,7 +14,7 @@ import type { AnswerStore, StoredAnswer } from './store.js';
 export interface MemoryStoreOptions {
   /** Budget for all answers, in bytes of their JSON plus a per-entry overhead. */
   readonly maxBytes: number;
-  /** The account an entry's key belongs to (the credentials' fingerprint). */
+  /** The account an entry's key belongs to (its keyed name). */
   readonly accountOf: (key: string) => string;
   /** Clock, for tests. @default Date.now */
   readonly now?: () => number;

@@ -10,7 +10,12 @@
  *
  * Credentials are held by a running loop only, in memory, for as long as a subscriber needs them.
  */
-import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
+import {
+  accountId,
+  credentialsHmac,
+  fingerprintKey,
+  type Credentials,
+} from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
 import { LocalBus, type LiveBus, type LiveEvent } from './bus.js';
@@ -64,7 +69,8 @@ export class LiveHub {
   constructor(private readonly options: LiveHubOptions) {
     this.key = fingerprintKey(options.hmacKey);
     this.admission = new SubscriptionAdmission({
-      accountOf: (credentials) => this.fingerprint(credentials, ''),
+      // The account's name, as Identities makes it (app.ts passes the copy's Identities').
+      accountOf: (credentials) => accountId(this.key, credentials.sysId),
       ...options.admission,
       maxPerAccount: options.maxPerAccount,
     });

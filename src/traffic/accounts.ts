@@ -15,8 +15,8 @@ export const ACCOUNT_BREAKER_PROBES = 3;
 export interface AccountTrafficOptions {
   readonly breakerThreshold: number;
   readonly breakerCooldownMs: number;
-  /** Told when an account's breaker changes state (the account by fingerprint only). */
-  readonly onBreakerChange?: (fingerprint: string, state: BreakerState) => void;
+  /** Told when an account's breaker changes state (the account by its keyed name only). */
+  readonly onBreakerChange?: (account: string, state: BreakerState) => void;
   /** @default 10000 */
   readonly maxAccounts?: number;
 }

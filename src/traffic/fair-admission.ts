@@ -29,7 +29,7 @@
 
 import { performance as perfHooks } from 'node:perf_hooks';
 
-/** `account:<accountId>`, `unverified:<pair fingerprint>`, or `anonymous`. */
+/** `account:<account>`, `unverified:<pair>`, or `anonymous`. */
 export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
@@ -133,7 +133,7 @@ export const tenantKind = (tenant: Tenant): TenantKind =>
 export const accountTenant = (account: string): Tenant => `account:${account}`;
 
 /** The tenant of one credential pair the service has not accepted lately. */
-export const unverifiedPair = (fingerprint: string): Tenant => `${UNVERIFIED}:${fingerprint}`;
+export const unverifiedPair = (pair: string): Tenant => `${UNVERIFIED}:${pair}`;
 
 /** The flow a tenant's work counts towards: its own, or for an unverified pair, the class. */
 export const groupOf = (tenant: Tenant): Tenant =>

@@ -24,7 +24,7 @@ export interface ServiceHealthOptions {
 
 export class ServiceHealth {
   private readonly breaker: Breaker;
-  /** Account fingerprint -> time of its last fault; Map order is oldest first. */
+  /** Account -> time of its last fault; Map order is oldest first. */
   private readonly failing = new Map<string, number>();
   private readonly windowMs: number;
 

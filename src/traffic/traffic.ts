@@ -203,8 +203,8 @@ export function withTrafficControl(
   function verify(credentials: Credentials): Promise<boolean> {
     const verdict = memory.verdict(credentials);
     if (verdict !== 'unknown') return Promise.resolve(verdict === 'accepted');
-    const fingerprint = memory.identities.of(credentials).pair;
-    let pending = verifying.get(fingerprint);
+    const { pair } = memory.identities.of(credentials);
+    let pending = verifying.get(pair);
     if (!pending) {
       // ownednumbers (local): the smallest answer that needs valid credentials; the memory is
       // told the verdict by run() itself, like for any other call.
@@ -219,10 +219,10 @@ export function withTrafficControl(
           throw error;
         },
       );
-      verifying.set(fingerprint, pending);
+      verifying.set(pair, pending);
       void pending.then(
-        () => verifying.delete(fingerprint),
-        () => verifying.delete(fingerprint),
+        () => verifying.delete(pair),
+        () => verifying.delete(pair),
       );
     }
     return pending;
