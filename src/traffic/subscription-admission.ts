@@ -9,6 +9,7 @@
 import { GraphQLError } from 'graphql';
 import type { Credentials } from '../core/credentials.js';
 import { ErrorCode } from '../core/errors.js';
+import { HeldStreams } from './held-streams.js';
 
 export const SUBSCRIPTION_LIMIT = ErrorCode.SubscriptionLimit;
 
@@ -23,14 +24,16 @@ export interface AdmissionOptions {
 }
 
 export class SubscriptionAdmission {
-  private readonly perAccount = new Map<string, number>();
-  private held = 0;
+  // Counted as held streams are (one cap, one share per account): the same counting.
+  private readonly places: HeldStreams;
 
-  constructor(private readonly options: AdmissionOptions) {}
+  constructor(private readonly options: AdmissionOptions) {
+    this.places = new HeldStreams(options.maxTotal ?? Infinity, options.maxPerAccount);
+  }
 
   /** Subscriptions held on this copy now. */
   get total(): number {
-    return this.held;
+    return this.places.held;
   }
 
   /** Resolves when the service accepts the credentials; UNAUTHENTICATED when it refused them. */
@@ -44,31 +47,14 @@ export class SubscriptionAdmission {
 
   /** Takes a place for one subscription; throws SUBSCRIPTION_LIMIT when none is left. */
   hold(credentials: Credentials): () => void {
+    const place = this.places.hold(this.options.accountOf(credentials));
+    if (typeof place === 'function') return place;
     const { maxPerAccount, maxTotal } = this.options;
-    if (maxTotal !== undefined && this.held >= maxTotal) {
-      throw new GraphQLError(
-        `This gateway copy already holds ${maxTotal} live subscriptions, the most allowed; try again later`,
-        { extensions: { code: SUBSCRIPTION_LIMIT } },
-      );
-    }
-    const account = this.options.accountOf(credentials);
-    const count = this.perAccount.get(account) ?? 0;
-    if (count >= maxPerAccount) {
-      throw new GraphQLError(
-        `This account already holds ${maxPerAccount} live subscriptions, the most allowed; close one first`,
-        { extensions: { code: SUBSCRIPTION_LIMIT } },
-      );
-    }
-    this.perAccount.set(account, count + 1);
-    this.held += 1;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.held -= 1;
-      const left = (this.perAccount.get(account) ?? 1) - 1;
-      if (left > 0) this.perAccount.set(account, left);
-      else this.perAccount.delete(account);
-    };
+    throw new GraphQLError(
+      place === 'account-full'
+        ? `This account already holds ${maxPerAccount} live subscriptions, the most allowed; close one first`
+        : `This gateway copy already holds ${maxTotal} live subscriptions, the most allowed; try again later`,
+      { extensions: { code: SUBSCRIPTION_LIMIT } },
+    );
   }
 }
