@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit } from '../../src/traffic/adaptive-limit.js';
-import { FairScheduler, type Release } from '../../src/traffic/fair-scheduler.js';
-import { parseRetryAfter } from '../../src/upstream/client.js';
 
 /** Feeds `count` samples of `rttMs`, each with the limit fully used. */
 function feed(limit: AdaptiveLimit, count: number, rttMs: number | ((inFlight: number) => number)) {
@@ -208,74 +206,5 @@ describe('AdaptiveLimit', () => {
     limit.overloaded();
     limit.overloaded();
     expect(limit.current).toBe(8);
-  });
-});
-
-describe('FairScheduler', () => {
-  const never = new AbortController().signal;
-
-  it('hands freed slots to accounts in turn, not in arrival order', async () => {
-    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }));
-    const first = await scheduler.acquire('a', never);
-    const order: string[] = [];
-    const queued = ['a', 'a', 'a', 'b', 'c'].map((account) =>
-      scheduler.acquire(account, never).then((release) => {
-        order.push(account);
-        release();
-      }),
-    );
-    first();
-    await Promise.all(queued);
-    expect(order).toEqual(['a', 'b', 'c', 'a', 'a']);
-    expect(scheduler.inFlight).toBe(0);
-  });
-
-  it('hands a freed slot to the account that used least lately, by the ledger it is given', async () => {
-    const use: Record<string, number> = { heavy: 50, light: 1 };
-    const scheduler = new FairScheduler(
-      new AdaptiveLimit({ initial: 1, min: 1, max: 1 }),
-      1,
-      (account) => use[account] ?? 0,
-    );
-    const first = await scheduler.acquire('other', never);
-    const order: string[] = [];
-    const queued = ['heavy', 'heavy', 'light'].map((account) =>
-      scheduler.acquire(account, never).then((release) => {
-        order.push(account);
-        release();
-      }),
-    );
-    first();
-    await Promise.all(queued);
-    expect(order).toEqual(['light', 'heavy', 'heavy']);
-  });
-
-  it('drops a waiting call whose deadline passes, with its reason', async () => {
-    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }));
-    const held: Release = await scheduler.acquire('a', never);
-    const deadline = new AbortController();
-    const waiting = scheduler.acquire('b', deadline.signal);
-    expect(scheduler.waiting).toBe(1);
-    deadline.abort(new Error('too late'));
-    await expect(waiting).rejects.toThrow('too late');
-    expect(scheduler.waiting).toBe(0);
-    held();
-    expect(scheduler.inFlight).toBe(0);
-  });
-});
-
-describe('parseRetryAfter', () => {
-  const now = Date.parse('2026-11-23T10:00:00Z');
-  it.each([
-    ['120', 120_000],
-    ['0', 0],
-    ['Mon, 23 Nov 2026 10:00:30 GMT', 30_000],
-    ['Mon, 23 Nov 2026 09:00:00 GMT', 0],
-    ['soon', null],
-    ['-5', null],
-    ['', null],
-    [undefined, null],
-  ])('%s -> %s ms', (value, expected) => {
-    expect(parseRetryAfter(value, now)).toBe(expected);
   });
 });
