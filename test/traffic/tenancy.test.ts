@@ -1,12 +1,11 @@
 /**
- * A tenant is an account, the sys_id, not whatever credentials a caller makes up: tokens of one
- * sys_id share its 429 window and breaker, one account's trouble never shrinks or fills the
- * shared capacity, refusals in the body are UNAUTHENTICATED, and credentials are verified once
- * and remembered. Exact upstream call counts at a real loopback upstream.
+ * A tenant is an account, the sys_id, not whatever credentials a caller makes up: one account's
+ * trouble never shrinks or fills the shared capacity, refusals in the body are UNAUTHENTICATED,
+ * and credentials are verified once and remembered. Exact upstream call counts at a real loopback
+ * upstream. The 429 window and breaker an account's tokens share: test/traffic/accounts.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { refusesCredentials } from '../../src/upstream/wire.js';
-import { CredentialMemory } from '../../src/traffic/verification.js';
 import { createTestGateway, execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { OwnedNumbersQuery } from '../fixtures/operations.js';
 import {
@@ -17,11 +16,10 @@ import {
   type ScriptedUpstream,
 } from '../../support/scripted-upstream.js';
 import type { TestGateway } from '../fixtures/harness.js';
+import { sysIdOf, token } from '../fixtures/scripted-stack.js';
 import { subscribeSse } from '../fixtures/sse.js';
 import { sleep, until } from '../../support/wait.js';
 
-const token = (sysId: string, n: number) => ({ 'x-sys-id': sysId, 'x-auth-token': `tok-${n}` });
-const sysIdOf = (call: ScriptedCall) => call.params.get('sys_id');
 const OK = ownedNumbersReply(['T-1']);
 
 let upstream: ScriptedUpstream | undefined;
@@ -45,37 +43,6 @@ async function stack(script: (call: ScriptedCall) => ScriptedReply, options: Tes
       (await execute(gateway, OwnedNumbersQuery, {}, headers)).body,
   };
 }
-
-describe('the account is the sys_id', () => {
-  it("five tokens of one failing sys_id are one failing account: the service's breaker stays closed", async () => {
-    const s = await stack((call) => (sysIdOf(call) === 'AC-A' ? { status: 503, json: {} } : OK), {
-      resilience: { breakerThreshold: 3, breakerCooldownMs: 60_000 },
-    });
-    for (let i = 0; i < 5; i += 1) await s.owned(token('AC-A', i));
-    // Three faults opened AC-A's own breaker; the last two tokens were refused without a call.
-    expect(s.calls('AC-A')).toBe(3);
-    expect(s.client.breakerState()).toBe('closed');
-    expect(s.client.accountStates().breakerOpen).toBe(1);
-    expect((await s.owned(token('AC-C', 0))).errors).toBeUndefined();
-    expect(s.calls('AC-C')).toBe(1);
-  });
-
-  it("a new token per request cannot walk through its sys_id's 429 window", async () => {
-    const s = await stack(
-      (call) =>
-        sysIdOf(call) === 'AC-A' ? { status: 429, text: '', headers: { 'retry-after': '30' } } : OK,
-      { traffic: { initialConcurrency: 16, minConcurrency: 2 } },
-    );
-    for (let i = 0; i < 20; i += 1) {
-      expect((await s.owned(token('AC-A', i))).errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
-    }
-    expect(s.calls('AC-A')).toBe(1);
-    expect(s.client.accountStates().rateLimited).toBe(1);
-    // The 429 is about AC-A alone: the shared limit is untouched, AC-B goes straight through.
-    expect(s.client.concurrency().limit).toBe(16);
-    expect((await s.owned(token('AC-B', 0))).errors).toBeUndefined();
-  });
-});
 
 describe('refused credentials are remembered for queries', () => {
   it('the same invented pair sent 100 times as a query costs the service one call', async () => {
@@ -133,20 +100,6 @@ describe('shared capacity is immune to one account', () => {
     expect(s.client.breakerState()).toBe('closed');
     expect((await s.owned(token('AC-C', 0))).errors).toBeUndefined();
   }, 10_000);
-
-  it('after recovery, an account breaker lets a few concurrent requests through, not one', async () => {
-    let failing = true;
-    const s = await stack(
-      (call) => (sysIdOf(call) === 'AC-A' && failing ? { status: 503, json: {} } : OK),
-      { resilience: { breakerThreshold: 2, breakerCooldownMs: 200 } },
-    );
-    await s.owned(token('AC-A', 0));
-    await s.owned(token('AC-A', 0));
-    failing = false;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    const burst = await Promise.all([0, 1, 2].map(() => s.owned(token('AC-A', 0))));
-    expect(burst.map((b) => b.errors)).toEqual([undefined, undefined, undefined]);
-  });
 });
 
 describe('refusals in the body', () => {
@@ -197,28 +150,6 @@ describe('verification', () => {
     await s.owned({ 'x-sys-id': 'AC-C', 'x-auth-token': 'good' });
     expect(await s.client.verify({ sysId: 'AC-C', authToken: 'good' })).toBe(true);
     expect(s.calls('AC-C')).toBe(1);
-  });
-
-  it('is bounded, names accounts by sys_id and pairs by both parts', () => {
-    const memory = new CredentialMemory({
-      secret: 'a-secret-of-thirty-two-characters!',
-      maxEntries: 100,
-    });
-    for (let i = 0; i < 1_000; i += 1) memory.refused({ sysId: `AC-${i}`, authToken: 't' });
-    expect(memory.size).toBe(100);
-    const a = { sysId: 'AC-a:b', authToken: 'c' };
-    const b = { sysId: 'AC-a', authToken: 'b:c' };
-    expect(memory.identities.of(a).pair).not.toBe(memory.identities.of(b).pair);
-    expect(memory.account({ sysId: 'AC-1', authToken: 'x' })).toBe(
-      memory.account({ sysId: 'AC-1', authToken: 'y' }),
-    );
-    // The same secret names an account alike on every copy; another secret does not.
-    const other = new CredentialMemory({ secret: 'a-secret-of-thirty-two-characters!' });
-    expect(other.account(a)).toBe(memory.account(a));
-    expect(
-      new CredentialMemory({ secret: 'another-secret-of-32-characters!!' }).account(a),
-    ).not.toBe(memory.account(a));
-    expect(memory.account(a)).toMatch(/^[\w-]{22}$/);
   });
 });
 
