@@ -1,4 +1,4 @@
-/** What a copy remembers of credentials (src/traffic/verification.ts): how much, and by what names. */
+/** What a copy remembers of credentials (src/traffic/verification.ts): how much, by what names. */
 import { describe, expect, it } from 'vitest';
 import { CredentialMemory } from '../../src/traffic/verification.js';
 
