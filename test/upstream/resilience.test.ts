@@ -186,22 +186,3 @@ describe('circuit breakers', () => {
     expect((await execute(stack.gateway, OwnedNumbersQuery, {}, auth)).body.errors).toBeUndefined();
   });
 });
-
-describe('per-request call budget', () => {
-  it('refuses calls beyond maxUpstreamCalls with UPSTREAM_CALL_LIMIT, keeping what fitted', async () => {
-    const stack = await switchable({ limits: { maxUpstreamCalls: 3 } });
-    stack.setReply((call) =>
-      call.operation === 'smshistory'
-        ? historyReply(call)
-        : ownedNumbersReply(['A', 'B', 'C', 'D']),
-    );
-    const { body } = await execute(stack.gateway, EveryHistoryQuery, { start: 0, end: 1 }, auth);
-    expect(stack.calls()).toBe(3);
-    const histories = body.data?.ownedNumbers?.map((n) => n.history !== null);
-    expect(histories).toEqual([true, true, false, false]);
-    expect(body.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([
-      [['ownedNumbers', 2, 'history'], 'UPSTREAM_CALL_LIMIT'],
-      [['ownedNumbers', 3, 'history'], 'UPSTREAM_CALL_LIMIT'],
-    ]);
-  });
-});
