@@ -150,7 +150,11 @@ describe('node dist/main.js', () => {
           .filter((line) => line.includes('ignored a value sealed under another secret'));
       await until(() => unopened().length > 0, 5_000);
       expect(JSON.parse(unopened()[0]!)).toMatchObject({ level: 40 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // All three have been read once the gateway has stopped: it quits its Redis connections
+      // rather than cutting them, and the subscriber's QUIT reply comes after every message
+      // published before it. Its log is whole once its stdout has ended.
+      await gateway.close();
+      await until(() => gateway.child.stdout?.readableEnded !== false, 5_000);
       expect(unopened()).toHaveLength(1);
       expect(stream.events).toEqual([]);
     } finally {

@@ -134,12 +134,17 @@ describe('Redis through Sentinel', () => {
       CACHE_HMAC_KEY: 'sentinel-test-key-0123456789abcdef0123',
     });
     const connection = connectRedis(config.redis!, 'cache', { logger: false });
+    // The failover detector's own connections to the sentinels would carry a password too:
+    // ioredis emits this once they have connected (and authenticated, if they do) and subscribed.
+    const detectorSubscribed = once(connection.client, 'failoverSubscribed', {
+      signal: AbortSignal.timeout(10_000),
+    });
+    detectorSubscribed.catch(() => undefined); // awaited below, unless ready() failed first
     const warnings = await warningsDuring(async () => {
       try {
         expect(await connection.ready(10_000)).toBe(true);
         await connection.client.set('sms-gateway:sentinel-test', 'quiet');
-        // The failover detector's subscriptions to the sentinel connect too.
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await detectorSubscribed;
       } finally {
         await connection.close();
       }
