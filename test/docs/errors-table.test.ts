@@ -9,7 +9,7 @@
  * literal instead of naming it in `ErrorCode`.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Plugin } from 'graphql-yoga';
@@ -377,7 +377,10 @@ beforeAll(async () => {
   await writeFile(join(allowListDir, 'allow.json'), JSON.stringify({ [sha256(HISTORY)]: HISTORY }));
   table = new Map((await readTable()).map((row) => [row.code, row]));
 });
-afterAll(() => simulator.close());
+afterAll(async () => {
+  await simulator?.close();
+  if (allowListDir) await rm(allowListDir, { recursive: true, force: true });
+});
 
 interface Measured {
   readonly status: number;

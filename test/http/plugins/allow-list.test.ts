@@ -1,6 +1,6 @@
 /** The allow-list mode (PERSISTED_OPERATIONS): only listed operations run, read from a file. */
 import { createHash } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -28,7 +28,10 @@ beforeAll(async () => {
   simulator = await startRecordingUpstream();
   dir = await mkdtemp(join(tmpdir(), 'persisted-'));
 });
-afterAll(() => simulator.close());
+afterAll(async () => {
+  await simulator?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
 beforeEach(() => simulator.resetCalls());
 
 const post = (test: TestGateway, body: unknown) => postBody(test.gateway, body, auth);
