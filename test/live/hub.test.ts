@@ -1,10 +1,10 @@
 /**
  * Live updates over GraphQL over SSE, against a real loopback upstream whose histories grow on
- * command: delivery, shared polling (counted upstream calls), stopping, isolation, limits and
- * failed polls.
+ * command: delivery, shared polling (counted upstream calls), stopping, isolation and limits (what
+ * one poll loop does: test/live/poll-loop.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+import { liveStacks, polls, type LiveStack } from '../fixtures/live-stack.js';
 import { createMetrics, type GatewayMetrics } from '../../src/observability/metrics.js';
 import { sleep, until } from '../../support/wait.js';
 
@@ -24,13 +24,6 @@ function stack(
     live: { pollMs: POLL_MS, ...live },
     ...(metrics ? { metrics } : {}),
   });
-}
-
-/** Waits until `count` more history polls of `sysId` have reached the upstream. */
-/** Waits for `count` more polls of the account; a busy machine may take seconds, never skips. */
-async function polls(s: LiveStack, count: number, sysId = 'AC-1') {
-  const target = s.upstream.callsOf('smshistory', sysId) + count;
-  await until(() => s.upstream.callsOf('smshistory', sysId) >= target, 15_000);
 }
 
 describe('Subscription.messageAdded over SSE', () => {
@@ -69,15 +62,6 @@ describe('Subscription.messageAdded over SSE', () => {
     release();
     // No later arrival: the loop's first look is all there is to learn of these two from.
     await stream.waitFor(2);
-    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
-  });
-
-  it('catches up when more arrive at once than a poll page holds', async () => {
-    const s = await stack();
-    const stream = await s.open(ON_A, ONE);
-    await polls(s, 2);
-    const ids = s.upstream.add('T-A', 45);
-    await stream.waitFor(45);
     expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
   });
 
@@ -171,69 +155,6 @@ describe('Subscription.messageAdded over SSE', () => {
     const other = await s.open('subscription { messageAdded { id } }', TWO);
     await polls(s, 1, 'AC-2');
     expect(other.events).toHaveLength(0);
-  });
-
-  it('an unreadable new record is one error event; the messages around it are delivered', async () => {
-    const s = await stack();
-    const stream = await s.open(ON_A, ONE);
-    await polls(s, 2);
-    const [before] = s.upstream.add('T-A', 1);
-    s.upstream.addUnreadable('T-A');
-    const [after] = s.upstream.add('T-A', 1);
-    await stream.waitFor(3);
-    await polls(s, 2);
-    expect(stream.events).toHaveLength(3);
-    expect((stream.events[0]?.data?.messageAdded as { id: string }).id).toBe(before);
-    expect(stream.events[1]).toMatchObject({
-      data: null,
-      errors: [{ path: ['messageAdded'], extensions: { code: 'UPSTREAM_ERROR' } }],
-    });
-    expect(stream.events[1]?.errors?.[0]?.message).toContain('GMTdate');
-    expect((stream.events[2]?.data?.messageAdded as { id: string }).id).toBe(after);
-  });
-
-  it('reports a failing service once, after three failed polls, then carries on', async () => {
-    const s = await stack();
-    const stream = await s.open(ON_A, ONE);
-    await polls(s, 2);
-    s.upstream.failWith({ status: 503, text: '' });
-    await stream.waitFor(1, 3_000);
-    expect(stream.events[0]).toMatchObject({
-      data: null,
-      errors: [
-        {
-          message:
-            'Live updates for T-A are failing: The SMS service answered smshistory with HTTP 503',
-          extensions: { code: 'UPSTREAM_ERROR' },
-        },
-      ],
-    });
-    await polls(s, 3);
-    expect(stream.events).toHaveLength(1); // once, not every poll
-    s.upstream.failWith(null);
-    await polls(s, 1);
-    const ids = s.upstream.add('T-A', 1);
-    await stream.waitFor(2);
-    expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
-  });
-
-  it('polls obey the 429 window like queries: no poll reaches the service inside it', async () => {
-    const s = await stack({ failuresBeforeError: 1 });
-    const stream = await s.open(ON_A, ONE);
-    await polls(s, 2);
-    s.upstream.failWith({ status: 429, text: '', headers: { 'retry-after': '2' } });
-    await polls(s, 1);
-    s.upstream.failWith(null);
-    const atWindow = s.upstream.callsOf('smshistory');
-    await stream.waitFor(1);
-    expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
-    // Ten poll intervals inside the 2 s window: refused before the service, not sent.
-    await sleep(POLL_MS * 10);
-    expect(s.upstream.callsOf('smshistory')).toBe(atWindow);
-    // After the window, polling resumes and delivers what arrived meanwhile.
-    const ids = s.upstream.add('T-A', 1);
-    await stream.waitFor(2, 15_000);
-    expect((stream.events[1]?.data?.messageAdded as { id: string }).id).toBe(ids[0]);
   });
 
   it('answers LIVE_UPDATES_OFF when live updates are turned off', async () => {
