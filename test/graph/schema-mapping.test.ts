@@ -7,7 +7,7 @@ import {
   type DemoNumber,
 } from '../../src/simulator/index.js';
 import { basicAuth, execute, sharedStack } from '../fixtures/harness.js';
-import { NumberWithHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
+import { NumberWithHistoryQuery } from '../fixtures/operations.js';
 
 const stack = sharedStack();
 
@@ -34,32 +34,6 @@ function expectedMessage(m: DemoMessage) {
     status: { code: Number(code), text: text.join(' '), ok: code === '200', raw: m.status },
   };
 }
-
-describe('ownedNumbers', () => {
-  it('lists every number with its type and webhook (empty webhook -> null)', async () => {
-    const { status, body } = await execute(stack.gateway, OwnedNumbersQuery, {}, auth);
-    expect(status).toBe(200);
-    expect(body.errors).toBeUndefined();
-    expect(body.data?.ownedNumbers).toEqual(
-      DEMO_ACCOUNT.numbers.map((n) => ({
-        tid: n.tid,
-        number: n.number,
-        type: n.type.toUpperCase(),
-        webhook: n.webhook === '' ? null : n.webhook,
-      })),
-    );
-    expect(body.data?.ownedNumbers?.some((n) => n.webhook === null)).toBe(true);
-  });
-
-  it.each(['LOCAL', 'TOLLFREE'] as const)('filters by type %s', async (type) => {
-    const { body } = await execute(stack.gateway, OwnedNumbersQuery, { type }, auth);
-    const expected = DEMO_ACCOUNT.numbers
-      .filter((n) => n.type.toUpperCase() === type)
-      .map((n) => n.tid);
-    expect(expected.length).toBeGreaterThan(0);
-    expect(body.data?.ownedNumbers?.map((n) => n.tid)).toEqual(expected);
-  });
-});
 
 describe('number(tid) with history', () => {
   it('maps every field of a history page', async () => {

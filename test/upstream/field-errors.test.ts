@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/config/config.js';
 import { createGateway } from '../../src/http/server.js';
 import { execute, executeText } from '../fixtures/harness.js';
-import { EveryHistoryQuery, HistoryRangeQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
+import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
 import {
   accountScript,
   historyReply,
@@ -107,42 +107,6 @@ describe('whole-list failures', () => {
       data: { ownedNumbers: null },
       errors: [{ path: ['ownedNumbers'], extensions: { code: 'UPSTREAM_ERROR' } }],
     });
-  });
-});
-
-describe('history range validation', () => {
-  async function range(start: number, end: number) {
-    const { gateway, upstream } = await stacks.start(accountScript(TIDS), {
-      limits: { maxHistoryRange: 100 },
-    });
-    const result = await execute(gateway, HistoryRangeQuery, { tid: 'T-A', start, end }, auth);
-    return { ...result, historyCalls: upstream.calls.filter((c) => c.operation === 'smshistory') };
-  }
-
-  it.each([
-    [-1, 5, /start must be 0 or more/],
-    [10, 9, /end \(9\) must not be less than start \(10\)/],
-    [0, 101, /wider than the maximum of 100/],
-  ])(
-    'refuses start=%i end=%i with BAD_USER_INPUT and no history call',
-    async (start, end, message) => {
-      const { body, historyCalls } = await range(start, end);
-      expect(body.data?.number).toEqual({ tid: 'T-A', history: null });
-      expect(body.errors?.[0]).toMatchObject({
-        path: ['number', 'history'],
-        extensions: { code: 'BAD_USER_INPUT' },
-      });
-      expect(body.errors?.[0]?.message).toMatch(message);
-      expect(historyCalls).toHaveLength(0);
-    },
-  );
-
-  it('passes accepted bounds through to the upstream unchanged', async () => {
-    const { body, historyCalls } = await range(7, 107);
-    expect(body.errors).toBeUndefined();
-    expect(
-      historyCalls.map((c) => [c.params.get('history_start'), c.params.get('history_end')]),
-    ).toEqual([['7', '107']]);
   });
 });
 
