@@ -5,10 +5,10 @@ import { Readable } from 'node:stream';
 import { getIntrospectionQuery } from 'graphql';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../src/config/config.js';
-import { DEFAULT_GRAPHIQL_QUERY } from '../../src/http/server.js';
-import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { basicAuth, executeText, startStack } from '../fixtures/harness.js';
+import { DEFAULT_LIMITS } from '../../../src/config/config.js';
+import { DEFAULT_GRAPHIQL_QUERY } from '../../../src/http/server.js';
+import { DEMO_CREDENTIALS } from '../../../src/simulator/index.js';
+import { basicAuth, executeText, startStack } from '../../fixtures/harness.js';
 
 let stack: Awaited<ReturnType<typeof startStack>>;
 const limits = {

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../src/config/config.js';
-import { useRequestBodyLimit } from '../../src/http/plugins/request-body-limit.js';
-import { createTestGateway } from '../fixtures/harness.js';
+import { DEFAULT_LIMITS } from '../../../src/config/config.js';
+import { useRequestBodyLimit } from '../../../src/http/plugins/request-body-limit.js';
+import { createTestGateway } from '../../fixtures/harness.js';
 
 const LIMIT = 200;
 const yoga = createYoga({
