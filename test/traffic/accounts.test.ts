@@ -64,6 +64,7 @@ describe("an account's breaker", () => {
     await s.owned(token('AC-A', 0));
     await s.owned(token('AC-A', 0));
     failing = false;
+    // Time passing is the claim: past the 200 ms cooldown, the breaker half-opens on the next call.
     await new Promise((resolve) => setTimeout(resolve, 250));
     const burst = await Promise.all([0, 1, 2].map(() => s.owned(token('AC-A', 0))));
     expect(burst.map((b) => b.errors)).toEqual([undefined, undefined, undefined]);

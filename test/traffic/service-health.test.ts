@@ -43,6 +43,8 @@ describe('the service breaker', () => {
     expect(stack.calls()).toBe(4);
 
     stack.setReply(healthy);
+    // Time passing is the claim: the breaker half-opens only once its cooldown is over (it turns
+    // on the next call, not on a timer, so there is no event to wait for).
     await new Promise((resolve) => setTimeout(resolve, 350));
     const probe = await execute(stack.gateway, OwnedNumbersQuery, {}, third);
     expect(probe.body.errors).toBeUndefined();
