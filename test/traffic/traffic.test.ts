@@ -12,6 +12,7 @@ import { accountScript, historyReply, ownedNumbersReply } from '../../support/sc
 import type { ScriptedCall, ScriptedReply } from '../../support/scripted-upstream.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
 import { startScriptedUpstream } from '../../support/scripted-upstream.js';
+import { until } from '../../support/wait.js';
 import { createUpstream } from '../../src/upstream/index.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Credentials } from '../../src/core/credentials.js';
@@ -255,7 +256,8 @@ describe('fair share between accounts', () => {
     const fanOut = execute(s.gateway, EveryHistoryQuery, { start: 0, end: 1 }, A).then(
       ({ body }) => ({ body, ms: performance.now() - fanOutStarted }),
     );
-    await sleep(60); // A's 200 histories are queued by now
+    // A's histories are queued once its number list and eight of them (every slot) are sent.
+    await until(() => s.calls('AC-A') >= 1 + 8);
     const single = await s.owned(B);
     const { body, ms } = await fanOut;
 
