@@ -13,7 +13,7 @@ import {
   twoCopiesBehindHaproxy,
   type TwoCopies,
 } from '../fixtures/fleet-load.js';
-import { sleep } from '../../support/wait.js';
+import { until, untilAsync } from '../../support/wait.js';
 
 const READINESS_DELAY_MS = 1_500;
 const CLIENTS = 8;
@@ -37,11 +37,15 @@ describe('draining one copy of two behind haproxy, under load', () => {
 
     const exited = once(fleet.leaving.child, 'exit') as Promise<[number | null, string | null]>;
     fleet.leaving.child.kill('SIGTERM');
-    await sleep(200);
-    // Draining, still serving: readiness is 503 with its reason, a query still answers.
-    const readiness = await fetch(`${fleet.leaving.url}/readiness`);
-    expect(readiness.status).toBe(503);
-    expect(await readiness.json()).toMatchObject({ ready: false, status: 'draining' });
+    // Draining, still serving: readiness turns 503 with its reason, a query still answers.
+    let readiness: Response | undefined;
+    await untilAsync(async () => {
+      readiness = await fetch(`${fleet.leaving.url}/readiness`);
+      if (readiness.status === 503) return true;
+      await readiness.body?.cancel();
+      return false;
+    }, 5_000);
+    expect(await readiness!.json()).toMatchObject({ ready: false, status: 'draining' });
     const direct = await fetch(fleet.leaving.endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: DEMO_AUTHORIZATION },
@@ -53,8 +57,9 @@ describe('draining one copy of two behind haproxy, under load', () => {
 
     const [code, signal] = await exited;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
+    // The clients go on through haproxy to the other copy.
     const servedAfterExit = tally.ok;
-    await sleep(500);
+    await until(() => tally.ok > servedAfterExit + 10, 10_000);
     await load.stop();
 
     expect(tally.failures, fleet.balancer.output()).toEqual([]);
