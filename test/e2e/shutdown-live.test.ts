@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
+import { metricOf } from '../../support/live-fleet.js';
+import { untilAsync } from '../../support/wait.js';
 
 const AUTHORIZATION = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
 const QUERY = `subscription { messageAdded(tids: ["${DEMO_ACCOUNT.numbers[0]!.tid}"]) { id } }`;
@@ -64,9 +66,9 @@ describe('SIGTERM with live subscriptions open', () => {
         },
       );
     });
-    // Credentials accepted on the socket, and a poll interval for both subscriptions to start.
+    // Credentials accepted on the socket, and both subscriptions running.
     await wsConnected;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await untilAsync(async () => (await metricOf(gateway, 'sms_live_subscriptions')) >= 2, 10_000);
 
     const exited = once(gateway.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     gateway.child.kill('SIGTERM');
