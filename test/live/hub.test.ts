@@ -95,7 +95,7 @@ describe('Subscription.messageAdded over SSE', () => {
     await Promise.all(subscribers.map((stream) => stream.waitFor(1)));
 
     for (const stream of subscribers) stream.close();
-    for (let i = 0; i < 100 && s.hub.stats.topics > 0; i += 1) await sleep(10);
+    await until(() => s.hub.stats.topics === 0, 1_000);
     expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
     const after = s.upstream.callsOf('smshistory');
     await sleep(POLL_MS * 4);
@@ -170,8 +170,7 @@ describe('Subscription.messageAdded over SSE', () => {
     const stream = await s.open(ON_A, ONE);
     await polls(s, 2);
     await s.hub.close();
-    for (let i = 0; i < 100 && !stream.done(); i += 1) await sleep(10);
-    expect(stream.done()).toBe(true);
+    await until(() => stream.done(), 1_000);
     expect(stream.completed()).toBe(false);
     expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
   });
