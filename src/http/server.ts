@@ -76,9 +76,8 @@ export interface GatewayOptions {
   /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
   readonly apqStore?: APQStore | null;
   /**
-   * How a request's credentials are read and named, once per distinct header set: its account
-   * id (a keyed hash of the sys_id) goes on request log lines, its pair scopes event streams.
-   * @default this process's names
+   * How credentials are read and named, for the ticket of a request handed to yoga in process
+   * (an HTTP request brings its ticket: src/traffic/ticket.ts). @default this process's names
    */
   readonly identities?: Identities;
   /**
