@@ -21,6 +21,7 @@ import { HeldStreams } from './traffic/held-streams.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import { createGateway, GRAPHQL_PATH, type ReadinessReport } from './http/server.js';
+import { PROBE_PATHS } from './http/paths.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
@@ -185,7 +186,10 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   });
   const tenantOf = tenantResolver(credentials);
   const connections = createGatewayServer(
-    admitRequests(gateway, admission, credentials.identities, tenantOf, GRAPHQL_PATH),
+    admitRequests(gateway, admission, credentials.identities, tenantOf, {
+      graphql: GRAPHQL_PATH,
+      probes: PROBE_PATHS,
+    }),
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
       maxConnections: defaultMaxConnections(config.upstream.connections),

@@ -52,25 +52,35 @@ function tenantOfPair(
     : unverifiedPair(identity.pair);
 }
 
+/** Where requests go that admission treats apart (src/http/paths.ts; passed in, as this layer sits below src/http). */
+export interface AdmittedPaths {
+  /** Where GraphQL is served: a refused request there is answered by yoga (its refusal plugin). */
+  readonly graphql: string;
+  /** Probes and scrapes, never admitted: a balancer must read /readiness however busy the copy. */
+  readonly probes: ReadonlySet<string>;
+}
+
 /**
- * The gateway's listener behind admission; other paths and preflights go straight through.
- * `path`: where GraphQL is served (GRAPHQL_PATH, src/http/paths.ts; passed in, as this layer sits
- * below src/http). A request of a pair this copy does not know waits in the unverified class,
- * in a line of its own pair, and its call is the verification: verifying such pairs before they
- * waited ran one call per invented pair outside every seat, and a flood of 256 clients inventing
- * pairs then held the loop (a bystander's p50 went to 156 ms and beyond).
+ * The gateway's listener behind admission. Every request waits its tenant's turn but preflights
+ * and probes: GraphQL and the GraphiQL page's files (under the GraphQL path), and any other path
+ * too, so no request is answered outside every seat. A request of a pair this copy does not know
+ * waits in the unverified class, in a line of its own pair, and
+ * its call is the verification: verifying such pairs before they waited ran one call per
+ * invented pair outside every seat, and a flood of 256 clients inventing pairs then held the loop
+ * (a bystander's p50 went to 156 ms and beyond).
  */
 export function admitRequests(
   listener: TicketedListener,
   admission: Admission,
   identities: Identities,
   tenantOf: (identity: Identity) => Tenant,
-  path: string,
+  paths: AdmittedPaths,
 ): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     const ticket = issueTicket(identities, request.headers);
     const context = { ticket };
-    if (request.method === 'OPTIONS' || !onGraphQLPath(request.url, path)) {
+    const path = pathOf(request.url);
+    if (request.method === 'OPTIONS' || paths.probes.has(path)) {
       listener(request, response, context);
       return;
     }
@@ -83,16 +93,25 @@ export function admitRequests(
       },
       (refusal) => {
         ticket.refusal = refusal;
-        listener(request, response, context);
+        if (path === paths.graphql || path.startsWith(`${paths.graphql}/`)) {
+          listener(request, response, context);
+          return;
+        }
+        response.writeHead(429, {
+          'retry-after': String(refusal.retryAfterSeconds),
+          'content-type': 'text/plain; charset=utf-8',
+        });
+        response.end('The gateway is busy: retry later.\n');
       },
     );
   };
 }
 
-function onGraphQLPath(url: string | undefined, path: string): boolean {
-  if (!url?.startsWith(path)) return false;
-  const next = url.charAt(path.length);
-  return next === '' || next === '?' || next === '/';
+/** The path of a request target (origin form), without its query. */
+function pathOf(url: string | undefined): string {
+  const target = url ?? '/';
+  const end = target.search(/[?#]/);
+  return end < 0 ? target : target.slice(0, end);
 }
 
 /** Runs the request, freeing its place once its response is written or its connection closes. */

@@ -16,7 +16,7 @@ import {
   type LoopLoad,
   type Tenant,
 } from '../../src/traffic/fair-admission.js';
-import { GRAPHQL_PATH } from '../../src/http/paths.js';
+import { GRAPHQL_PATH, PROBE_PATHS } from '../../src/http/paths.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { benchCredentials } from '../../support/bench-accounts.js';
@@ -308,7 +308,7 @@ describe('how long a request holds its place', () => {
         admission,
         new Identities(null),
         () => 'anonymous',
-        GRAPHQL_PATH,
+        { graphql: GRAPHQL_PATH, probes: PROBE_PATHS },
       ),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -364,7 +364,7 @@ describe('a pair this copy does not know, while requests wait for seats', () => 
         admission,
         new Identities(null),
         tenantOf,
-        GRAPHQL_PATH,
+        { graphql: GRAPHQL_PATH, probes: PROBE_PATHS },
       ),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -391,6 +391,57 @@ describe('a pair this copy does not know, while requests wait for seats', () => 
       expect(running[2]).toBe('invented-2');
     } finally {
       for (const response of open.values()) response.end();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('which requests wait their turn', () => {
+  it('admits a request to any other path like a GraphQL one, answers probes at once, and refuses one past its line with a plain 429', async () => {
+    const admission = new Admission({ minSeats: 1, maxWaiting: 1, maxWaitMs: 5_000, load: busy });
+    const open: ServerResponse[] = [];
+    const served: string[] = [];
+    const server = createServer(
+      admitRequests(
+        (request, response) => {
+          served.push(request.url ?? '');
+          if (request.url === '/graphql') open.push(response);
+          else response.end('ok');
+        },
+        admission,
+        new Identities(null),
+        () => 'anonymous',
+        { graphql: GRAPHQL_PATH, probes: PROBE_PATHS },
+      ),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const get = (path: string) => request(`http://127.0.0.1:${port}${path}`);
+    try {
+      // The one seat is held by a GraphQL request.
+      void get('/graphql').then((r) => r.body.text());
+      await until(() => open.length === 1, 5_000);
+      // Another path waits behind it; a probe does not.
+      const file = get('/favicon.ico').then(async (r) => ({
+        status: r.statusCode,
+        body: await r.body.text(),
+      }));
+      await until(() => admission.waiting === 1, 5_000);
+      const probe = await get('/readiness?from=balancer');
+      expect(probe.statusCode).toBe(200);
+      await probe.body.text();
+      expect(served).not.toContain('/favicon.ico');
+      // The line holds one: the next is refused without reaching the gateway.
+      const refused = await get('/unknown/path');
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(await refused.body.text()).toMatch(/busy/);
+      expect(served).not.toContain('/unknown/path');
+      open[0]?.end();
+      expect(await file).toEqual({ status: 200, body: 'ok' });
+    } finally {
+      for (const response of open) response.end();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }

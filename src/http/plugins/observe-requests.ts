@@ -24,7 +24,7 @@ import { requestLineLogger, type Logger } from '../../observability/logger.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { outcomeOf, type Outcome } from '../../observability/outcome.js';
 import { HeldWarnings, type WarningRollup } from '../../observability/warning-rollup.js';
-import { GRAPHQL_PATH } from '../paths.js';
+import { GRAPHQL_PATH, PROBE_PATHS } from '../paths.js';
 import { REQUEST_ID_HEADER, requestIdFor, requestScope } from '../../observability/request-id.js';
 import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 
@@ -60,7 +60,7 @@ interface SubscriptionRecord {
 const elapsedMs = (since: number): number => Math.round((performance.now() - since) * 10) / 10;
 
 // Probes and scrapes are frequent and uninteresting: logged at debug only.
-const QUIET_PATHS = new Set(['/health', '/readiness', '/metrics']);
+const QUIET_PATHS = PROBE_PATHS;
 
 interface OperationInfo {
   readonly name: string | undefined;
