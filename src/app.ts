@@ -132,7 +132,6 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   if (live) metrics?.watchLive(() => live.stats);
 
   const held = new HeldStreams(config.live.maxConnections, config.live.maxPerAccount);
-  let ready = true;
   const responseCache = parts.responseCache ?? null;
   const redis = parts.redis ?? {};
   for (const [use, connection] of Object.entries(redis)) {
@@ -141,6 +140,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   if (responseCache) metrics?.watchCacheBytes(() => responseCache.bytes());
   const readiness = (): ReadinessReport => {
     const uses = Object.entries(redis);
+    const ready = !connections.draining;
     return {
       ready,
       status: ready ? 'ready' : 'draining',
@@ -231,16 +231,10 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     responseCache,
     server,
     connections,
-    /** Starts draining while serving: /readiness answers 503, each response closes its connection. */
-    drain() {
-      ready = false;
-      connections.closeAfterEachResponse();
-    },
     /** Ends live streams (SSE, WebSocket), which never end by themselves, so the server can close. */
     endStreams,
     /** Ends live streams, then closes what the app holds; once the HTTP server has closed. */
     close() {
-      ready = false;
       closed ??= (async () => {
         await endStreams();
         await Promise.allSettled([

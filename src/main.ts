@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    app.drain();
+    app.connections.closeAfterEachResponse();
     const delayMs = signal === 'SIGTERM' ? config.shutdown.readinessDelayMs : 0;
     if (logger) logger.info({ signal, readinessDelayMs: delayMs }, 'draining: /readiness now 503');
     const deadline = delayMs + config.shutdown.timeoutMs;

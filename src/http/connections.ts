@@ -48,7 +48,9 @@ export interface ConnectionLimits {
 
 export interface GatewayServer {
   readonly server: Server;
-  /** From now on every response, in flight or new, closes its connection once sent. */
+  /** Since the drain began: /readiness answers 503. */
+  readonly draining: boolean;
+  /** The drain: from now on every response, in flight or new, closes its connection once sent. */
   closeAfterEachResponse(): void;
   /**
    * Stops listening (after a moment's hold, see above) and answers the requests held meanwhile;
@@ -191,6 +193,9 @@ export function createGatewayServer(
   const sockets = new Set<Socket>();
   return {
     server,
+    get draining() {
+      return draining;
+    },
     closeAfterEachResponse() {
       draining = true;
       drainStartedAt ??= performance.now();

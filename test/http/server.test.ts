@@ -34,7 +34,7 @@ describe('HTTP surface', () => {
   it('reports not ready (503) while draining, and alive all the same', async () => {
     const gateway = await gatewayOver(() => ({ json: {} }));
     expect((await gateway.fetch('http://gateway.test/readiness')).status).toBe(200);
-    stack?.test.app.drain();
+    stack?.test.app.connections.closeAfterEachResponse();
     const draining = await gateway.fetch('http://gateway.test/readiness?probe=balancer');
     expect(draining.status).toBe(503);
     expect(await draining.json()).toMatchObject({ ready: false, status: 'draining' });
