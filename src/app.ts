@@ -90,11 +90,6 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     load: loopLoad,
     ...(metrics ? { onRefused: (kind: TenantKind) => metrics.admissionRefused(kind) } : {}),
   });
-  metrics?.watchAdmission(() => ({
-    waiting: admission.waiting,
-    seats: admission.seats,
-    utilization: loopLoad.utilization,
-  }));
   // Calls to the service are work too: each is charged to the tenant it was made for.
   const callsTenant = credentialsTenant(credentials);
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
@@ -107,9 +102,6 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     ...(metrics ? { observer: metrics.upstream } : {}),
     ...(parts.traffic ? { traffic: parts.traffic } : {}),
   });
-  metrics?.watchBreaker(() => client.breakerState());
-  metrics?.watchConcurrency(() => client.concurrency());
-  metrics?.watchAccounts(() => client.accountStates());
 
   const live =
     config.live.pollMs > 0
@@ -129,15 +121,23 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
           ...(metrics ? { observer: metrics.live } : {}),
         })
       : null;
-  if (live) metrics?.watchLive(() => live.stats);
 
   const held = new HeldStreams(config.live.maxConnections, config.live.maxPerAccount);
   const responseCache = parts.responseCache ?? null;
   const redis = parts.redis ?? {};
-  for (const [use, connection] of Object.entries(redis)) {
-    metrics?.watchRedis(use, () => connection.up);
-  }
-  if (responseCache) metrics?.watchCacheBytes(() => responseCache.bytes());
+  metrics?.watch({
+    admission: () => ({
+      waiting: admission.waiting,
+      seats: admission.seats,
+      utilization: loopLoad.utilization,
+    }),
+    breaker: () => client.breakerState(),
+    concurrency: () => client.concurrency(),
+    accounts: () => client.accountStates(),
+    ...(live ? { live: () => live.stats } : {}),
+    ...(responseCache ? { cacheBytes: () => responseCache.bytes() } : {}),
+    redis: Object.fromEntries(Object.entries(redis).map(([use, c]) => [use, () => c.up])),
+  });
   const readiness = (): ReadinessReport => {
     const uses = Object.entries(redis);
     const ready = !connections.draining;

@@ -36,26 +36,14 @@ export interface GatewayMetrics {
   cacheLookup(result: 'hit' | 'miss'): void;
   /** A failed answer replaced by a stale cached one; `code` is the error that failed it. */
   staleServed(code: string): void;
-  /** Reports the breaker's state at each scrape. */
-  watchBreaker(state: () => BreakerState): void;
-  /** Reports the adaptive limit, calls in flight and calls waiting at each scrape. */
-  watchConcurrency(snapshot: () => ConcurrencySnapshot): void;
-  /** Reports accounts with an open breaker and accounts inside a 429 window at each scrape. */
-  watchAccounts(counts: () => AccountCounts): void;
-  /** Reports admission at each scrape: requests waiting, seats, the loop's utilization. */
-  watchAdmission(state: () => AdmissionState): void;
+  /** Where the gauges read what they report, at each scrape (a source given again replaces it). */
+  watch(sources: Watched): void;
   /** How long a GraphQL request waited for a seat before it ran (0 when it ran at once). */
   admissionWaited(seconds: number): void;
   /** A request refused by admission (src/traffic/fair-admission.ts), by the kind of tenant. */
   admissionRefused(kind: 'account' | 'unverified' | 'anonymous'): void;
   /** An APQ lookup: a hash known, unknown, or a document registered. */
   apqRequest(result: 'hit' | 'miss' | 'registered'): void;
-  /** Reports at each scrape whether the Redis of one use answers (sms_redis_up). */
-  watchRedis(use: string, up: () => boolean): void;
-  /** Reports the in-memory response cache's bytes at each scrape (sms_response_cache_bytes). */
-  watchCacheBytes(bytes: () => number): void;
-  /** Reports live subscriptions held, numbers watched and poll locks held at each scrape. */
-  watchLive(stats: () => LiveStats): void;
   /** Feed to the live hub: polls, takeovers, subscribers dropped. */
   readonly live: {
     published(count: number): void;
@@ -216,15 +204,22 @@ interface Made {
 }
 type Metrics = { readonly [N in MetricName]: Made[(typeof METRICS)[N]['type']] };
 
-/** What the watch* hooks hand over, read at each scrape. */
-interface Watched {
-  breaker?: () => BreakerState;
-  concurrency?: () => ConcurrencySnapshot;
-  accounts?: () => AccountCounts;
-  admission?: () => AdmissionState;
-  live?: () => LiveStats;
-  cacheBytes?: () => number;
-  readonly redis: Map<string, () => boolean>;
+/** What the gauges read at each scrape, from the part that knows it. */
+export interface Watched {
+  /** The service's breaker (sms_upstream_circuit_open). */
+  readonly breaker?: () => BreakerState;
+  /** The adaptive limit, calls in flight and waiting (sms_upstream_concurrency). */
+  readonly concurrency?: () => ConcurrencySnapshot;
+  /** Accounts with an open breaker, and inside a 429 window. */
+  readonly accounts?: () => AccountCounts;
+  /** Requests waiting, seats, the loop's utilization. */
+  readonly admission?: () => AdmissionState;
+  /** Live subscriptions, numbers watched, poll locks held. */
+  readonly live?: () => LiveStats;
+  /** The in-memory response cache's bytes. */
+  readonly cacheBytes?: () => number;
+  /** Whether the Redis of each use answers (sms_redis_up). */
+  readonly redis?: Readonly<Record<string, () => boolean>>;
 }
 
 /** The gauges set at each scrape from what the watch* hooks handed over. */
@@ -259,13 +254,13 @@ const SCRAPED: { readonly [N in GaugeName]?: (gauge: Gauge, watched: Watched) =>
     const held = live?.().locksHeld;
     if (held !== undefined) gauge.set(held);
   },
-  sms_redis_up(gauge, { redis }) {
-    for (const [use, up] of redis) gauge.set({ use }, up() ? 1 : 0);
+  sms_redis_up(gauge, { redis = {} }) {
+    for (const [use, up] of Object.entries(redis)) gauge.set({ use }, up() ? 1 : 0);
   },
 };
 
 /** The prom-client object of one row of METRICS, registered in `registry`. */
-function make(name: MetricName, spec: MetricSpec, registry: Registry, watched: Watched) {
+function make(name: MetricName, spec: MetricSpec, registry: Registry, watched: () => Watched) {
   const base = { name, help: spec.help, labelNames: spec.labels ?? [], registers: [registry] };
   if (spec.type === 'counter') return new Counter(base);
   if (spec.type === 'histogram') return new Histogram({ ...base, buckets: [...spec.buckets] });
@@ -274,7 +269,7 @@ function make(name: MetricName, spec: MetricSpec, registry: Registry, watched: W
   return new Gauge({
     ...base,
     collect() {
-      scrape(this, watched);
+      scrape(this, watched());
     },
   });
 }
@@ -337,18 +332,13 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   // (Only when named: tests and embedders without one keep the bare label sets.)
   if (options.instanceId) registry.setDefaultLabels({ instance_id: options.instanceId });
   collectDefaultMetrics({ register: registry });
-  const watched: Watched = { redis: new Map() };
+  let watched: Watched = {};
   const rows = Object.entries(METRICS) as [MetricName, MetricSpec][];
   const m = Object.fromEntries(
-    rows.map(([name, spec]) => [name, make(name, spec, registry, watched)]),
+    rows.map(([name, spec]) => [name, make(name, spec, registry, () => watched)]),
   ) as Metrics;
   m.sms_instance_info.set({ version: options.version ?? 'unknown' }, 1);
 
-  const watch =
-    <K extends Exclude<keyof Watched, 'redis'>>(key: K) =>
-    (source: NonNullable<Watched[K]>) => {
-      watched[key] = source;
-    };
   const names = operationNames();
   // Label children by key: a few operations, statuses and codes (names bounded above).
   const operationChildren = new Map<
@@ -370,13 +360,9 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     },
     cacheLookup: (result) => m.sms_response_cache_lookups_total.inc({ result }),
     staleServed: (code) => m.sms_response_cache_stale_total.inc({ code }),
-    watchBreaker: watch('breaker'),
-    watchConcurrency: watch('concurrency'),
-    watchAccounts: watch('accounts'),
-    watchAdmission: watch('admission'),
-    watchLive: watch('live'),
-    watchCacheBytes: watch('cacheBytes'),
-    watchRedis: (use, up) => watched.redis.set(use, up),
+    watch(sources) {
+      watched = { ...watched, ...sources, redis: { ...watched.redis, ...sources.redis } };
+    },
     admissionWaited: (seconds) => m.sms_admission_wait_seconds.observe(seconds),
     admissionRefused: (tenant) => m.sms_admission_refused_total.inc({ tenant }),
     apqRequest: (result) => m.sms_apq_requests_total.inc({ result }),

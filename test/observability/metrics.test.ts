@@ -128,16 +128,19 @@ describe('the metrics table', () => {
     metrics.upstream.joined?.('allownednumbers');
     metrics.cacheLookup('hit');
     metrics.staleServed('UPSTREAM_UNAVAILABLE');
-    metrics.watchBreaker(() => 'half-open');
-    metrics.watchConcurrency(() => ({ limit: 7, inFlight: 3, waiting: 2 }));
-    metrics.watchAccounts(() => ({ breakerOpen: 4, rateLimited: 5 }));
-    metrics.watchAdmission(() => ({ waiting: 6, seats: 12, utilization: 0.5 }));
+    metrics.watch({
+      breaker: () => 'half-open',
+      concurrency: () => ({ limit: 7, inFlight: 3, waiting: 2 }),
+      accounts: () => ({ breakerOpen: 4, rateLimited: 5 }),
+      admission: () => ({ waiting: 6, seats: 12, utilization: 0.5 }),
+    });
     metrics.admissionWaited(0.2);
     metrics.admissionRefused('anonymous');
     metrics.apqRequest('registered');
-    metrics.watchLive(() => ({ topics: 8, subscriptions: 9, locksHeld: 1 }));
-    metrics.watchRedis('apq', () => false);
-    metrics.watchCacheBytes(() => 1234);
+    // Given again: added to what it watched (each use of Redis its own).
+    metrics.watch({ live: () => ({ topics: 8, subscriptions: 9, locksHeld: 1 }) });
+    metrics.watch({ redis: { apq: () => false }, cacheBytes: () => 1234 });
+    metrics.watch({ redis: { live: () => true } });
     metrics.live.published(3);
     metrics.live.pollFailed();
     metrics.live.takeover();
@@ -173,6 +176,7 @@ describe('the metrics table', () => {
       'sms_live_subscriptions{kind="topics"} 8',
       'sms_live_poll_locks_held 1',
       'sms_redis_up{use="apq"} 0',
+      'sms_redis_up{use="live"} 1',
       'sms_response_cache_bytes 1234',
       'sms_live_events_published_total 3',
       'sms_live_poll_failures_total 1',
