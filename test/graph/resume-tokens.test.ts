@@ -1,0 +1,72 @@
+/**
+ * Resume tokens: the positions a subscription reached, signed, read back the same; anything this
+ * gateway did not issue refused before any call, as malformed or as signed with a key it lost.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createCursorCodec } from '../../src/graph/cursors.js';
+import {
+  decodeResumeToken,
+  encodeResumeToken,
+  messageCursor,
+} from '../../src/graph/resume-tokens.js';
+import type { Position } from '../../src/live/subscription.js';
+
+const KEY = 'resume-token-test-key-0123456789abcdef';
+const codec = createCursorCodec(KEY);
+
+const positions = fc
+  .uniqueArray(
+    fc.tuple(
+      fc.stringMatching(/^[A-Za-z0-9]{1,12}$/),
+      fc.record({
+        seq: fc.integer({ min: -1, max: 1e6 }),
+        id: fc.stringMatching(/^[a-z0-9]{0,10}$/),
+      }),
+    ),
+    { selector: ([tid]) => tid, minLength: 1, maxLength: 20 },
+  )
+  .map((entries) => new Map<string, Position>(entries));
+
+describe('resume tokens', () => {
+  it('read back the positions they were made from, an empty history included', () => {
+    fc.assert(
+      fc.property(positions, (given) => {
+        expect(decodeResumeToken(codec, encodeResumeToken(codec, given))).toEqual(given);
+      }),
+    );
+  });
+
+  it('name each position with a cursor that paging accepts for that number', () => {
+    const cursor = messageCursor(codec, 'T1', { seq: 7, total: 10, id: 'm7' });
+    expect(codec.decode(cursor).cursor).toMatchObject({
+      tid: 'T1',
+      id: 'm7',
+      offset: 2,
+      total: 10,
+    });
+  });
+
+  it("refuse what this gateway did not issue: an edited part is malformed, another key's is unknown-key", () => {
+    const token = encodeResumeToken(codec, new Map([['T1', { seq: 3, id: 'm3' }]]));
+    expect(decodeResumeToken(codec, `${token.slice(0, -2)}xx`)).toMatch(/malformed|unknown-key/);
+    expect(decodeResumeToken(codec, '')).toBe('malformed');
+    expect(decodeResumeToken(codec, 'not-a-token')).toBe('malformed');
+    const other = createCursorCodec('another-gateway-key-0123456789abcdef');
+    const foreign = encodeResumeToken(other, new Map([['T1', { seq: 3, id: 'm3' }]]));
+    expect(decodeResumeToken(codec, foreign)).toBe('unknown-key');
+  });
+
+  it('refuse a token naming a number twice, or more numbers than an account holds', () => {
+    const one = encodeResumeToken(codec, new Map([['T1', { seq: 1, id: 'a' }]]));
+    expect(decodeResumeToken(codec, `${one}~${one}`)).toBe('malformed');
+    const many = new Map(Array.from({ length: 501 }, (_, i) => [`T${i}`, { seq: 0, id: 'a' }]));
+    expect(decodeResumeToken(codec, encodeResumeToken(codec, many))).toBe('malformed');
+  });
+
+  it('still read a token signed with the previous key during a rotation', () => {
+    const rotated = createCursorCodec('the-new-key-0123456789abcdef-0123', KEY);
+    const token = encodeResumeToken(codec, new Map([['T1', { seq: 4, id: 'm4' }]]));
+    expect(decodeResumeToken(rotated, token)).toEqual(new Map([['T1', { seq: 4, id: 'm4' }]]));
+  });
+});
