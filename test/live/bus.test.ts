@@ -1,6 +1,6 @@
 /** The one-process bus: events to the topic's listeners only, in order; a stopped one hears none. */
 import { describe, expect, it } from 'vitest';
-import { LocalBus, type LiveEvent } from '../../src/live/bus.js';
+import { LocalBus, type LiveBus, type LiveEvent } from '../../src/live/bus.js';
 
 const head = (seq: number): LiveEvent => ({ kind: 'head', seq, total: seq + 1 });
 
@@ -30,7 +30,7 @@ describe('LocalBus', () => {
   });
 
   it('always lets this copy poll, and hands no memory over: there is no other copy', async () => {
-    const bus = new LocalBus();
+    const bus: LiveBus = new LocalBus();
     expect(await bus.claim('t')).toBe('held');
     await bus.saveSeen('t', { total: 3, newestIds: ['a'] });
     expect(await bus.loadSeen('t')).toBeNull();
