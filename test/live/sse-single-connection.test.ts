@@ -305,33 +305,37 @@ describe('graphql-sse single connection mode on shutdown', { timeout: 60_000 }, 
   });
 });
 
-describe('graphql-sse reservations hold slots of verified accounts only', { timeout: 60_000 }, () => {
-  it('refuses invented pairs (one call each), and holds an account to its share', async () => {
-    const served = await serveGateway({ live: { pollMs: 1_000, maxPerAccount: 2 } });
-    try {
-      const put = (auth: string) =>
-        fetch(`${served.origin}/graphql`, { method: 'PUT', headers: { authorization: auth } });
-      served.simulator.resetCalls();
-      for (let pair = 0; pair < 5; pair += 1) {
-        for (let again = 0; again < 2; again += 1) {
-          const refused = await put(authorization(`AC-made-up-${pair}`, 'invented'));
-          expect(refused.status).toBe(401);
-          expect(await refused.json()).toMatchObject({
-            errors: [{ extensions: { code: 'UNAUTHENTICATED' } }],
-          });
+describe(
+  'graphql-sse reservations hold slots of verified accounts only',
+  { timeout: 60_000 },
+  () => {
+    it('refuses invented pairs (one call each), and holds an account to its share', async () => {
+      const served = await serveGateway({ live: { pollMs: 1_000, maxPerAccount: 2 } });
+      try {
+        const put = (auth: string) =>
+          fetch(`${served.origin}/graphql`, { method: 'PUT', headers: { authorization: auth } });
+        served.simulator.resetCalls();
+        for (let pair = 0; pair < 5; pair += 1) {
+          for (let again = 0; again < 2; again += 1) {
+            const refused = await put(authorization(`AC-made-up-${pair}`, 'invented'));
+            expect(refused.status).toBe(401);
+            expect(await refused.json()).toMatchObject({
+              errors: [{ extensions: { code: 'UNAUTHENTICATED' } }],
+            });
+          }
         }
+        // Each invented pair cost the service its one verification; the second try none.
+        expect(served.simulator.calls.filter((call) => call.accountSysId === null)).toHaveLength(5);
+        expect((await put(DEMO)).status).toBe(201);
+        expect((await put(DEMO)).status).toBe(201);
+        const third = await put(DEMO);
+        expect(third.status).toBe(429);
+        expect(await third.json()).toMatchObject({
+          errors: [{ message: expect.stringMatching(/already holds 2 streams/) }],
+        });
+      } finally {
+        await served.close();
       }
-      // Each invented pair cost the service its one verification; the second try none.
-      expect(served.simulator.calls.filter((call) => call.accountSysId === null)).toHaveLength(5);
-      expect((await put(DEMO)).status).toBe(201);
-      expect((await put(DEMO)).status).toBe(201);
-      const third = await put(DEMO);
-      expect(third.status).toBe(429);
-      expect(await third.json()).toMatchObject({
-        errors: [{ message: expect.stringMatching(/already holds 2 streams/) }],
-      });
-    } finally {
-      await served.close();
-    }
-  });
-});
+    });
+  },
+);
