@@ -8,12 +8,12 @@
 import type { IncomingMessage } from 'node:http';
 import { createClient, TOKEN_HEADER_KEY, type Client } from 'graphql-sse';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { until, untilAsync } from '../../support/wait.js';
-import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
-import { watchOverSse } from '../../support/recipes/live-sse.js';
-import { createLiveSseSingleClient } from '../../support/recipes/live-sse-single.js';
-import type { NewMessage } from '../../support/recipes/live-results.js';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../../src/simulator/index.js';
+import { until, untilAsync } from '../../../support/wait.js';
+import { serveGateway, type ServedGateway } from '../../clients/served-gateway.js';
+import { watchOverSse } from '../../../support/recipes/live-sse.js';
+import { createLiveSseSingleClient } from '../../../support/recipes/live-sse-single.js';
+import type { NewMessage } from '../../../support/recipes/live-results.js';
 
 const NUMBER = DEMO_ACCOUNT.numbers[0]!;
 const authorization = (sysId: string, authToken: string) =>
