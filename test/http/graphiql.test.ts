@@ -124,3 +124,41 @@ describe('the GraphiQL files', () => {
     expect(post.status).toBe(405);
   });
 });
+
+describe('the GraphiQL page, gzipped', () => {
+  it('is gzipped once and served the same bytes on every visit', async () => {
+    const visit = () =>
+      stack.gateway.fetch('http://gateway.test/graphql', {
+        headers: { accept: 'text/html', 'accept-encoding': 'gzip' },
+      });
+    const plain = await (
+      await stack.gateway.fetch('http://gateway.test/graphql', { headers: { accept: 'text/html' } })
+    ).text();
+    const first = await visit();
+    expect(first.headers.get('content-encoding')).toBe('gzip');
+    const a = Buffer.from(await first.arrayBuffer());
+    expect(Number(first.headers.get('content-length'))).toBe(a.length);
+    expect(gunzipSync(a).toString()).toBe(plain);
+    const b = Buffer.from(await (await visit()).arrayBuffer());
+    expect(b.equals(a)).toBe(true);
+    // The page is small now (its scripts are files of their own: test/http/graphiql.test.ts).
+    expect(a.length).toBeLessThan(plain.length);
+  });
+});
+
+describe('the GraphiQL page, brotli', () => {
+  it.each(['br'])('is compressed with %s once and kept', async (encoding) => {
+    const visit = async () => {
+      const response = await stack.gateway.fetch('http://gateway.test/graphql', {
+        headers: { accept: 'text/html', 'accept-encoding': encoding },
+      });
+      const body = Buffer.from(await response.arrayBuffer());
+      return { response, body };
+    };
+    const first = await visit();
+    expect(first.response.headers.get('content-encoding')).toBe(encoding);
+    const second = await visit();
+    // The same bytes: the kept compression, not a new one.
+    expect(second.body.equals(first.body)).toBe(true);
+  });
+});

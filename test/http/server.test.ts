@@ -1,6 +1,6 @@
 /** HTTP surface and the less common upstream answers, through real loopback servers. */
 import { describe, expect, it } from 'vitest';
-import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
+import { execute, postBody, sharedStack, type TestGatewayOptions } from '../fixtures/harness.js';
 import { OwnedNumbersQuery } from '../fixtures/operations.js';
 import type { Script } from '../../support/scripted-upstream.js';
 import { scriptedStacks, type ScriptedStack } from '../fixtures/scripted-stack.js';
@@ -87,6 +87,21 @@ describe('response size', () => {
     expect(body.errors?.[0]).toMatchObject({
       message: "The SMS service's allownednumbers response is larger than the 16 MiB allowed",
       extensions: { code: 'UPSTREAM_ERROR' },
+    });
+  });
+});
+
+const plain = sharedStack();
+const post = (body: string) => postBody(plain.gateway, body, {});
+
+describe('errors of a request that cannot be read', () => {
+  it('never echo the request body (invalid JSON)', async () => {
+    const response = await post('{"query": "{ x }", "secret": SECRET-TOKEN-123');
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text).not.toContain('SECRET-TOKEN-123');
+    expect(JSON.parse(text)).toEqual({
+      errors: [{ message: 'POST body sent invalid JSON.', extensions: { code: 'BAD_REQUEST' } }],
     });
   });
 });

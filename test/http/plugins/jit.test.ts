@@ -6,7 +6,9 @@ import * as graphqlJs from 'graphql';
 import { execute, parse, type ExecutionResult } from 'graphql';
 import { envelop, useEngine } from '@envelop/core';
 import { describe, expect, it } from 'vitest';
-import { useJit } from '../../../src/http/plugins/jit.js';
+import { MAX_JIT_FIELDS, useJit } from '../../../src/http/plugins/jit.js';
+import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../../src/simulator/index.js';
+import { basicAuth, executeText, sharedStack } from '../../fixtures/harness.js';
 import { schema } from '../../../src/graph/schema.js';
 
 /** graphql-jit marks the results it produced with the serialiser it generated for them. */
@@ -47,5 +49,36 @@ describe('useJit', () => {
     const alone = await execute({ schema, document });
     expect((await once(document)).data).toEqual(alone.data);
     expect((await once(document)).data).toEqual(alone.data);
+  });
+});
+
+const stack = sharedStack();
+const auth = basicAuth(DEMO_CREDENTIALS);
+
+describe('very large documents', () => {
+  it(`run on graphql-js past ${MAX_JIT_FIELDS} fields, with the same answer as compiled ones`, async () => {
+    const tid = DEMO_ACCOUNT.numbers[0]!.tid;
+    const fields =
+      'id systemId sentAt tid phone direction body mms mediaUrl status { code text ok raw }';
+    const alias = (i: number) =>
+      `h${i}: history(start: ${i}, end: ${i + 3}) { totalCount messages { ${fields} } }`;
+    const aliases = Math.ceil(MAX_JIT_FIELDS / 14) + 1;
+    const large = `{ number(tid: "${tid}") { ${Array.from({ length: aliases }, (_, i) => alias(i)).join(' ')} } }`;
+    const big = await executeText<{ number: Record<string, unknown> }>(
+      stack.gateway,
+      large,
+      undefined,
+      auth,
+    );
+    expect(big.body.errors).toBeUndefined();
+    for (let i = 0; i < aliases; i += 1) {
+      const small = await executeText<{ number: Record<string, unknown> }>(
+        stack.gateway,
+        `{ number(tid: "${tid}") { ${alias(i)} } }`,
+        undefined,
+        auth,
+      );
+      expect(big.body.data?.number[`h${i}`]).toEqual(small.body.data?.number[`h${i}`]);
+    }
   });
 });
