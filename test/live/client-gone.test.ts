@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { accountScript, type ScriptedCall } from '../../support/scripted-upstream.js';
-import { sleep, until } from '../../support/wait.js';
+import { sleep, until, untilAsync } from '../../support/wait.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
 
 const AC1 = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -55,7 +55,9 @@ describe('a client that leaves', () => {
     leave.abort();
     await opened;
     // The server has seen the connection close before the service answers.
-    await sleep(100);
+    const connections = () =>
+      new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
+    await untilAsync(async () => (await connections()) === 0);
     release();
     // The subscription is made once the service answers: it reads the head of its history.
     await until(() => s.calls((c) => c.operation === 'smshistory') > 0);
@@ -65,6 +67,7 @@ describe('a client that leaves', () => {
     // And nothing polls for it.
     await until(() => s.test.live!.stats.topics === 0, 2_000);
     const polls = s.calls((c) => c.operation === 'smshistory');
+    // Time passing is the claim: four poll intervals bring no poll.
     await sleep(200);
     expect(s.calls((c) => c.operation === 'smshistory')).toBe(polls);
   });
