@@ -3,7 +3,7 @@
  * every token of one sys_id shares its 429 window and its breaker, and a recovering account's
  * breaker lets a few calls through at once. Exact upstream call counts at a real loopback upstream.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { OwnedNumbersQuery } from '../fixtures/operations.js';
 import { scriptedStacks, sysIdOf, token } from '../fixtures/scripted-stack.js';
@@ -64,8 +64,11 @@ describe("an account's breaker", () => {
     await s.owned(token('AC-A', 0));
     await s.owned(token('AC-A', 0));
     failing = false;
-    // Time passing is the claim: past the 200 ms cooldown, the breaker half-opens on the next call.
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Past the cooldown by the clock the breaker reads (Date), not by waiting: it half-opens on
+    // the next call after it, with no event to wait for.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    onTestFinished(() => void vi.useRealTimers());
+    vi.setSystemTime(Date.now() + 250);
     const burst = await Promise.all([0, 1, 2].map(() => s.owned(token('AC-A', 0))));
     expect(burst.map((b) => b.errors)).toEqual([undefined, undefined, undefined]);
   });

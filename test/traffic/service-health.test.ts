@@ -2,7 +2,7 @@
  * The service's own breaker (src/traffic/service-health.ts), at a real loopback upstream: faults
  * from two accounts open it, it then fails fast for every account, and a probe closes it again.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { OwnedNumbersQuery } from '../fixtures/operations.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
@@ -43,9 +43,11 @@ describe('the service breaker', () => {
     expect(stack.calls()).toBe(4);
 
     stack.setReply(healthy);
-    // Time passing is the claim: the breaker half-opens only once its cooldown is over (it turns
-    // on the next call, not on a timer, so there is no event to wait for).
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    // Past the cooldown by the clock the breaker reads (Date), not by waiting: it half-opens on
+    // the next call after it, with no event to wait for.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    onTestFinished(() => void vi.useRealTimers());
+    vi.setSystemTime(Date.now() + 350);
     const probe = await execute(stack.gateway, OwnedNumbersQuery, {}, third);
     expect(probe.body.errors).toBeUndefined();
     expect(stack.client.breakerState()).toBe('closed');
