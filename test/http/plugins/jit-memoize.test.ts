@@ -2,9 +2,13 @@
  * Once src/http/plugins/jit-memoize.ts is loaded, lodash.memoize (graphql-jit's memoizer) keeps
  * its entries in WeakMaps: one per key object, gone with it, and no primitive key is kept at all.
  */
-import memoize from 'lodash.memoize';
+import lodashMemoize from 'lodash.memoize';
 import { describe, expect, it } from 'vitest';
 import '../../../src/http/plugins/jit-memoize.js';
+
+/** lodash.memoize as graphql-jit calls it (src/http/plugins/lodash.memoize.d.ts types only Cache). */
+const memoize = lodashMemoize as typeof lodashMemoize &
+  (<A, R>(fn: (arg: A) => R) => ((arg: A) => R) & { readonly cache: unknown });
 
 describe('jit-memoize', () => {
   it('gives every memoized function a WeakMap cache', () => {
