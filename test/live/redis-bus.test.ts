@@ -178,7 +178,10 @@ describe('a lock handed back (RedisBus.release)', () => {
       );
       return claim;
     };
-    const monitor = await new Redis(redis.url).monitor();
+    // monitor() opens a connection of its own: the client it came from is closed too, or it
+    // retries the stopped redis-server for the rest of the run, logging into other files' tests.
+    const client = new Redis(redis.url);
+    const monitor = await client.monitor();
     // What the server runs on the two keys, in the order it runs it: writes of the seen state,
     // and the lock's deletion (the one script that deletes).
     const steps: string[] = [];
@@ -199,6 +202,7 @@ describe('a lock handed back (RedisBus.release)', () => {
       expect(await staying.loadSeen('handed-back')).toEqual({ total: 3, newestIds: ['m-3'] });
     } finally {
       monitor.disconnect();
+      client.disconnect();
       await Promise.all([leaving.close(), staying.close()]);
     }
   });
