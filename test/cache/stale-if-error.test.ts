@@ -4,10 +4,10 @@
  * the same request from the same account; never to another account or query, never to refused
  * credentials, never without saying so; and fresh answers come back once the service does.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
+  CACHE_KEY_PREFIX,
   createResponseCache,
   type CacheStore,
   type StaleEvent,
@@ -26,6 +26,7 @@ import {
   type ScriptedReply,
   type ScriptedUpstream,
 } from '../../support/scripted-upstream.js';
+import { untilAsync } from '../../support/wait.js';
 
 const HMAC_KEY = 'stale-test-hmac-key-0123456789abcdef-0123';
 const TTL_MS = 300;
@@ -103,6 +104,8 @@ async function staleGateway(
   const served: StaleEvent[] = [];
   let hits = 0;
   const metrics = createMetrics();
+  // Before the cache is made: it keeps the clock it finds (Date.now) for the answers' age.
+  if (store === 'memory') fakeDate();
   const cache = createResponseCache(
     {
       ttlMs: TTL_MS,
@@ -167,6 +170,47 @@ async function ask(
 
 const codes = (answer: Answer) => answer.body.errors?.map((e) => e.extensions?.code);
 
+/**
+ * Until the answers stored so far are past their TTL (stale, no longer fresh), with no fixed wait.
+ * In Redis, by each entry's remaining life: it is kept TTL_MS + the window from its SET, which
+ * comes after its storedAt, so a PTTL down to the window means TTL_MS has passed since storedAt.
+ * In memory, the cache tells an answer's age by Date alone, faked for the test (still advancing):
+ * it is moved past the TTL.
+ */
+async function pastTtl(store: CacheStore): Promise<void> {
+  if (store === 'memory') return moveClock(TTL_MS);
+  await untilAsync(async () => {
+    const left = await remainingLives();
+    return left.length > 0 && left.every((ms) => ms >= 0 && ms <= WINDOW_MS);
+  }, TTL_MS + 5_000);
+}
+
+/** Until the answers stored so far are past their TTL and a `windowMs` stale-if-error window. */
+async function pastWindow(store: CacheStore, windowMs: number): Promise<void> {
+  if (store === 'memory') return moveClock(TTL_MS + windowMs + 1);
+  // Stored (the SET is not awaited by the request), then gone: Redis expired it.
+  await untilAsync(async () => (await remainingLives()).length > 0);
+  await untilAsync(async () => (await remainingLives()).length === 0, TTL_MS + windowMs + 5_000);
+}
+
+/** PTTL of every stored answer in Redis (the database is emptied before each test). */
+async function remainingLives(): Promise<number[]> {
+  const keys = await admin.keys(`${CACHE_KEY_PREFIX}*`);
+  return (await Promise.all(keys.map((key) => admin.pttl(key)))).filter((ms) => ms !== -2);
+}
+
+/** Date faked alone, still advancing, for the rest of the test: moveClock() moves it on. */
+function fakeDate(): void {
+  vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+  onTestFinished(() => void vi.useRealTimers());
+}
+
+/** Moves Date, the clock the in-memory cache reads, `ms` ahead. */
+function moveClock(ms: number): void {
+  if (!vi.isFakeTimers()) throw new Error('moveClock: Date is not faked (fakeDate first)');
+  vi.setSystemTime(Date.now() + ms);
+}
+
 describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
   it('serves the expired answer, marked with its age, while the service fails; fresh again after', async () => {
     const { gateway, served, metricsText } = await staleGateway(store);
@@ -174,7 +218,7 @@ describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
     const fresh = await ask(gateway, OWNED);
     expect(fresh.body).toEqual({ data: { ownedNumbers: [{ tid: 'TN-1' }, { tid: 'TN-2' }] } });
     expect(fresh.warning).toBeNull();
-    await sleep(TTL_MS + 50);
+    await pastTtl(store);
 
     mode = '503';
     const calls = upstream.calls.length;
@@ -232,7 +276,7 @@ describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
   ] as const)('serves stale for %s', async (_, failure, code) => {
     const { gateway, served } = await staleGateway(store);
     const fresh = await ask(gateway, OWNED);
-    await sleep(TTL_MS + 50);
+    await pastTtl(store);
     mode = failure;
     const stale = await ask(gateway, OWNED);
     expect(stale.body.data).toEqual(fresh.body.data);
@@ -246,7 +290,7 @@ describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
       const { gateway, served } = await staleGateway(store);
       const fresh = await ask(gateway, OWNED);
       expect(fresh.body.data?.ownedNumbers).toHaveLength(2);
-      await sleep(TTL_MS + 50);
+      await pastTtl(store);
       mode = answered;
       const refused = await ask(gateway, OWNED);
       expect(refused.body.data?.ownedNumbers ?? null).toBeNull();
@@ -277,7 +321,7 @@ describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
       resilience: { breakerThreshold: 1, breakerCooldownMs: 60_000 },
     });
     const fresh = await ask(gateway, OWNED);
-    await sleep(TTL_MS + 50);
+    await pastTtl(store);
     mode = '503';
     expect(codes(await ask(gateway, LOCAL))).toEqual(['UPSTREAM_ERROR']);
     const calls = upstream.calls.length;
@@ -291,7 +335,7 @@ describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
     const { gateway, served } = await staleGateway(store);
     const fresh = await ask(gateway, WITH_HISTORY);
     expect(fresh.body.errors).toBeUndefined();
-    await sleep(TTL_MS + 50);
+    await pastTtl(store);
     mode = 'history-503';
     const stale = await ask(gateway, WITH_HISTORY);
     expect(stale.body.data).toEqual(fresh.body.data);
@@ -303,7 +347,7 @@ describe.each(['memory', 'redis'] as const)('stale-if-error in %s', (store) => {
   it('gives the error once the answer is older than TTL plus the window', async () => {
     const { gateway, served } = await staleGateway(store, { windowMs: 200 });
     await ask(gateway, OWNED);
-    await sleep(TTL_MS + 250);
+    await pastWindow(store, 200);
     mode = '503';
     const failed = await ask(gateway, OWNED);
     expect(codes(failed)).toEqual(['UPSTREAM_ERROR']);
@@ -318,7 +362,7 @@ describe('stale-if-error in Redis, shared', () => {
     const first = await staleGateway('redis');
     const second = await staleGateway('redis');
     const fresh = await ask(first.gateway, OWNED);
-    await sleep(TTL_MS + 50);
+    await pastTtl('redis');
     mode = '503';
     const stale = await ask(second.gateway, OWNED, pairAuth(DEMO_CREDENTIALS));
     expect(stale.body.data).toEqual(fresh.body.data);
