@@ -6,8 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+import { firstReads, POLL_PAGE, polled } from '../fixtures/live-reads.js';
 import type { SseStream } from '../fixtures/sse.js';
-import { sleep } from '../../support/wait.js';
+import type { GrowingUpstream } from '../../support/growing-upstream.js';
+import { until } from '../../support/wait.js';
 
 const POLL_MS = 50;
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -18,8 +20,15 @@ const EDGES = `subscription { messageEdgeAdded(tids: ["T-A"]) {
 const stacks = liveStacks();
 
 function stack(live: { queueLimit?: number; resumeLimit?: number } = {}): Promise<LiveStack> {
-  return stacks.start({ 'AC-1': ['T-A', 'T-B'] }, { live: { pollMs: POLL_MS, ...live } });
+  return stacks.start(
+    { 'AC-1': ['T-A', 'T-B'] },
+    { live: { pollMs: POLL_MS, pageSize: POLL_PAGE, ...live } },
+  );
 }
+
+/** Subscriptions opened over each upstream: each reads T-A's history once as it begins. */
+const begun = new WeakMap<GrowingUpstream, number>();
+const counted = (s: LiveStack) => begun.set(s.upstream, (begun.get(s.upstream) ?? 0) + 1);
 
 /** A subscription as AC-1 (plus `headers`). */
 function open(
@@ -28,12 +37,18 @@ function open(
   variables?: Record<string, unknown>,
   headers: Record<string, string> = {},
 ) {
+  counted(s);
   return s.open(query, { ...ONE, ...headers }, variables);
 }
 
-/** Until the hub has read the head of every subscription and polled once. */
-async function settled() {
-  await sleep(POLL_MS * 3);
+/**
+ * Until every subscription opened has read the head (or what it missed) and a poll after that
+ * has ended: what is added next is news to all of them, and anything a poll would send again
+ * has been sent.
+ */
+async function settled(s: LiveStack) {
+  await firstReads(s.upstream, begun.get(s.upstream) ?? 0);
+  await polled(s.upstream);
 }
 
 const idsOf = (stream: SseStream) =>
@@ -43,7 +58,7 @@ describe('resumable delivery', () => {
   it('every event carries its resume token (payload and SSE id); the token resumes exactly after it', async () => {
     const s = await stack();
     const first = await open(s, ADDED);
-    await settled();
+    await settled(s);
     const early = s.upstream.add('T-A', 3);
     await first.waitFor(3);
     expect(idsOf(first)).toEqual(early);
@@ -56,24 +71,24 @@ describe('resumable delivery', () => {
     const late = s.upstream.add('T-A', 2);
     const resumed = await open(s, ADDED, { t: tokens[1] });
     await resumed.waitFor(3);
-    await settled();
+    await settled(s);
     const more = s.upstream.add('T-A', 1);
     await resumed.waitFor(4);
-    await settled();
+    await settled(s);
     expect(idsOf(resumed)).toEqual([early[2], ...late, ...more]);
   });
 
   it('Last-Event-ID resumes too, and wins over the argument', async () => {
     const s = await stack();
     const first = await open(s, ADDED);
-    await settled();
+    await settled(s);
     const ids = s.upstream.add('T-A', 2);
     await first.waitFor(2);
     first.close();
     const missed = s.upstream.add('T-A', 1);
     const stream = await open(s, ADDED, { t: first.ids[0] }, { 'last-event-id': first.ids[1]! });
     await stream.waitFor(1);
-    await settled();
+    await settled(s);
     expect(idsOf(stream)).toEqual(missed);
     expect(ids).toHaveLength(2);
   });
@@ -81,13 +96,13 @@ describe('resumable delivery', () => {
   it('a token too far behind is RESYNC_REQUIRED, once, and the stream ends', async () => {
     const s = await stack({ resumeLimit: 5 });
     const first = await open(s, ADDED);
-    await settled();
+    await settled(s);
     s.upstream.add('T-A', 1);
     await first.waitFor(1);
     first.close();
     s.upstream.add('T-A', 6);
     const stream = await open(s, ADDED, { t: first.ids[0] });
-    for (let i = 0; i < 100 && !stream.done(); i += 1) await sleep(10);
+    await until(() => stream.done(), 15_000);
     expect(stream.events).toHaveLength(1);
     expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RESYNC_REQUIRED');
     expect(stream.events[0]?.errors?.[0]?.message).toMatch(/Refetch Number.messages/);
@@ -132,14 +147,14 @@ describe('resume tokens across keys: a restart without the secret, a rotation', 
   const keyed = (cursorKey: string, previousCursorKey?: string) => ({
     cursorKey,
     ...(previousCursorKey ? { previousCursorKey } : {}),
-    live: { pollMs: POLL_MS },
+    live: { pollMs: POLL_MS, pageSize: POLL_PAGE },
   });
 
   /** A stack under KEY_A whose subscriber saw one message, then left: its token, and one missed. */
   async function tokenUnderA() {
     const s = await stacks.start({ 'AC-1': ['T-A'] }, keyed(KEY_A));
     const first = await open(s, ADDED);
-    await settled();
+    await settled(s);
     s.upstream.add('T-A', 1);
     await first.waitFor(1);
     first.close();
@@ -192,11 +207,12 @@ describe('slow readers', () => {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...ONE },
       body: JSON.stringify({ query: ADDED }),
     });
-    await settled();
+    counted(s);
+    await settled(s);
     const ids: string[] = [];
     for (let i = 0; i < 6; i += 1) {
       ids.push(...s.upstream.add('T-A', 5));
-      await sleep(POLL_MS * 2);
+      await polled(s.upstream);
     }
     await healthy.waitFor(30).catch((error: unknown) => {
       throw new Error(`${String(error)}: ${JSON.stringify(healthy.events)}`);
@@ -225,7 +241,7 @@ describe('slow readers', () => {
       .map((p) => (p.data as { messageAdded: { id: string } }).messageAdded.id);
     const resumed = await open(s, ADDED, { t: token });
     await resumed.waitFor(ids.length - got.length);
-    await settled();
+    await settled(s);
     expect([...got, ...idsOf(resumed)]).toEqual(ids);
   });
 });
@@ -234,7 +250,7 @@ describe('events as edges of Number.messages', () => {
   it('edge.cursor pages the list: after it come the messages that were there before', async () => {
     const s = await stack();
     const stream = await open(s, EDGES);
-    await settled();
+    await settled(s);
     const [id] = s.upstream.add('T-A', 1);
     await stream.waitFor(1);
     const event = stream.events[0]?.data?.messageEdgeAdded as {
