@@ -29,8 +29,8 @@ import {
   type TestGatewayOptions,
 } from '../fixtures/harness.js';
 import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+import { firstReads, POLL_PAGE, polled } from '../fixtures/live-reads.js';
 import { startScriptedUpstream, type Script } from '../../support/scripted-upstream.js';
-import { sleep } from '../../support/wait.js';
 
 const root = new URL('../../', import.meta.url);
 const auth = basicAuth(DEMO_CREDENTIALS);
@@ -425,7 +425,7 @@ async function inLiveStack(
 ): Promise<Measured> {
   const s = await liveStack.start(
     { 'AC-1': ['T-A'] },
-    { live: { pollMs: LIVE_POLL_MS, ...tuning } },
+    { live: { pollMs: LIVE_POLL_MS, pageSize: POLL_PAGE, ...tuning } },
   );
   const response = await run(s);
   // The stream ends after the error: its last event is what the table describes.
@@ -451,7 +451,9 @@ const STREAMS: Record<StreamCode, () => Promise<Measured>> = {
   RESYNC_REQUIRED: () =>
     inLiveStack({ resumeLimit: 5 }, async (s) => {
       const first = await s.open(ADDED, LIVE_HEADERS);
-      await sleep(LIVE_POLL_MS * 3);
+      // Its head read, then a whole poll: the message added next is news to it.
+      await firstReads(s.upstream, 1);
+      await polled(s.upstream);
       s.upstream.add('T-A', 1);
       await first.waitFor(1);
       first.close();
@@ -462,10 +464,14 @@ const STREAMS: Record<StreamCode, () => Promise<Measured>> = {
     inLiveStack({ queueLimit: 5 }, async (s) => {
       // Not read until the gateway ends it: a reader that has stopped reading.
       const stuck = await s.gateway.fetch(sseRequest());
-      await sleep(LIVE_POLL_MS * 3);
-      for (let i = 0; i < 6; i += 1) {
+      await firstReads(s.upstream, 1);
+      await polled(s.upstream);
+      // Five at a time, each batch taken by a poll, until the gateway ends the reader (then
+      // nothing polls any more).
+      const ended = () => s.hub.stats.subscriptions === 0;
+      for (let i = 0; i < 6 && !ended(); i += 1) {
         s.upstream.add('T-A', 5);
-        await sleep(LIVE_POLL_MS * 2);
+        await polled(s.upstream, ended);
       }
       return stuck;
     }),
