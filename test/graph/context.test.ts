@@ -3,36 +3,22 @@
  * (UNAUTHENTICATED, saying what to send) before any call; one request's reads share one set of
  * loaders, bounded by maxUpstreamCalls, and the next request gets its own.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, type GatewayLimits } from '../../src/config/config.js';
 import { Identities } from '../../src/core/identity.js';
 import { createContext, type ContextDependencies } from '../../src/graph/context.js';
 import { createCursorCodec } from '../../src/graph/cursors.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import {
-  startRecordingUpstream,
-  type RecordingUpstream,
-} from '../../support/recording-upstream.js';
 import { basicAuth } from '../fixtures/harness.js';
-import { directUpstreamClient, type DirectClient } from '../fixtures/upstream-client.js';
+import { directOverSimulator } from '../fixtures/upstream-client.js';
 
 const identities = new Identities(null);
 const demo = identities.fromHeaders(new Headers(basicAuth(DEMO_CREDENTIALS)));
 
-let upstream: RecordingUpstream;
-let direct: DirectClient;
-beforeAll(async () => {
-  upstream = await startRecordingUpstream();
-  direct = directUpstreamClient(upstream.url);
-});
-afterAll(async () => {
-  await direct?.close();
-  await upstream?.close();
-});
-beforeEach(() => upstream.resetCalls());
+const over = directOverSimulator();
 
 const deps = (limits: Partial<GatewayLimits> = {}): ContextDependencies => ({
-  client: direct.client,
+  client: over.direct.client,
   limits: { ...DEFAULT_LIMITS, ...limits },
   cursors: createCursorCodec(null),
 });
@@ -47,7 +33,7 @@ describe('createContext', () => {
       }),
     );
     expect(() => context.account()).toThrow(/Credentials required/);
-    expect(upstream.calls).toEqual([]);
+    expect(over.upstream.calls).toEqual([]);
   });
 
   it('refuses malformed credentials, saying why', () => {
@@ -55,7 +41,7 @@ describe('createContext', () => {
     expect(identity.kind).toBe('malformed');
     const context = createContext(identity, deps());
     expect(() => context.upstream()).toThrow(/^Malformed credentials: /);
-    expect(upstream.calls).toEqual([]);
+    expect(over.upstream.calls).toEqual([]);
   });
 
   it("shares one request's loaders, so its identical reads are one call", async () => {
@@ -69,7 +55,7 @@ describe('createContext', () => {
     ]);
     expect(a.map((n) => n.tid)).toEqual(DEMO_ACCOUNT.numbers.map((n) => n.tid));
     expect(b).toEqual(a);
-    expect(upstream.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
+    expect(over.upstream.calls.map((c) => c.operation)).toEqual(['allownednumbers']);
   });
 
   it('gives the next request loaders of its own: nothing read is shared across requests', async () => {
@@ -78,7 +64,7 @@ describe('createContext', () => {
     expect(second.upstream()).not.toBe(first.upstream());
     await first.upstream().ownedNumbers();
     await second.upstream().ownedNumbers();
-    expect(upstream.calls).toHaveLength(2);
+    expect(over.upstream.calls).toHaveLength(2);
   });
 
   it("bounds a request's calls by maxUpstreamCalls", async () => {
@@ -88,7 +74,7 @@ describe('createContext', () => {
     await expect(
       context.upstream().history({ tid: number!.tid, number: number!.number, start: 0, end: 1 }),
     ).rejects.toMatchObject({ code: 'UPSTREAM_CALL_LIMIT' });
-    expect(upstream.calls).toHaveLength(1);
+    expect(over.upstream.calls).toHaveLength(1);
   });
 
   it('carries the limits, the cursor codec, no live hub by default, and a response budget', () => {

@@ -4,17 +4,13 @@
  * up; an older or unknown id is null, unless a number could not be read (then its failure); a
  * record found but unreadable fails with its own error.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, type GatewayLimits } from '../../src/config/config.js';
 import { Identities } from '../../src/core/identity.js';
 import { createContext, type GatewayContext } from '../../src/graph/context.js';
 import { createCursorCodec } from '../../src/graph/cursors.js';
 import { findRecentMessage, MESSAGE_NODE_SCAN } from '../../src/graph/message-lookup.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import {
-  startRecordingUpstream,
-  type RecordingUpstream,
-} from '../../support/recording-upstream.js';
 import {
   accountScript,
   historyReply,
@@ -24,7 +20,11 @@ import {
   type ScriptedUpstream,
 } from '../../support/scripted-upstream.js';
 import { basicAuth } from '../fixtures/harness.js';
-import { directUpstreamClient, type DirectClient } from '../fixtures/upstream-client.js';
+import {
+  directOverSimulator,
+  directUpstreamClient,
+  type DirectClient,
+} from '../fixtures/upstream-client.js';
 
 const identity = new Identities(null).fromHeaders(new Headers(basicAuth(DEMO_CREDENTIALS)));
 
@@ -37,22 +37,12 @@ function contextOver(direct: DirectClient, limits: Partial<GatewayLimits> = {}):
 }
 
 describe('findRecentMessage, over the simulator', () => {
-  let upstream: RecordingUpstream;
-  let direct: DirectClient;
-  beforeAll(async () => {
-    upstream = await startRecordingUpstream();
-    direct = directUpstreamClient(upstream.url);
-  });
-  afterAll(async () => {
-    await direct?.close();
-    await upstream?.close();
-  });
-  beforeEach(() => upstream.resetCalls());
+  const over = directOverSimulator();
 
   const [busy, second] = DEMO_ACCOUNT.numbers;
 
   it("finds recent messages of any of the account's numbers, with one read per number", async () => {
-    const context = contextOver(direct);
+    const context = contextOver(over.direct);
     const newest = busy!.messages[0]!;
     const other = second!.messages[3]!;
     const [a, b] = await Promise.all([
@@ -62,13 +52,13 @@ describe('findRecentMessage, over the simulator', () => {
     expect(a).toMatchObject({ id: newest.message_id, tid: busy!.tid, body: newest.body });
     expect(b).toMatchObject({ id: other.message_id, tid: second!.tid });
     expect(await findRecentMessage(busy!.messages[1]!.message_id, context)).not.toBeNull();
-    const operations = upstream.calls.map((c) => c.operation);
+    const operations = over.upstream.calls.map((c) => c.operation);
     expect(operations.filter((o) => o === 'allownednumbers')).toHaveLength(1);
     expect(operations.filter((o) => o === 'smshistory')).toHaveLength(DEMO_ACCOUNT.numbers.length);
   });
 
   it(`is null for an unknown id, and for a message older than the newest ${MESSAGE_NODE_SCAN}`, async () => {
-    const context = contextOver(direct);
+    const context = contextOver(over.direct);
     expect(busy!.messages.length).toBeGreaterThan(MESSAGE_NODE_SCAN);
     expect(await findRecentMessage('f'.repeat(32), context)).toBeNull();
     const old = busy!.messages[MESSAGE_NODE_SCAN]!;
@@ -80,10 +70,10 @@ describe('findRecentMessage, over the simulator', () => {
   });
 
   it('looks no further back than MAX_HISTORY_RANGE when it is narrower', async () => {
-    const context = contextOver(direct, { maxHistoryRange: 5 });
+    const context = contextOver(over.direct, { maxHistoryRange: 5 });
     expect(await findRecentMessage(busy!.messages[4]!.message_id, context)).not.toBeNull();
     expect(await findRecentMessage(busy!.messages[5]!.message_id, context)).toBeNull();
-    const ends = upstream.calls
+    const ends = over.upstream.calls
       .filter((c) => c.operation === 'smshistory')
       .map((c) => c.params.history_end);
     expect(new Set(ends)).toEqual(new Set(['5']));
