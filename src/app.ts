@@ -26,7 +26,7 @@ import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket, type AttachedWebSocket } from './http/websocket.js';
 import type { Logger } from './observability/logger.js';
-import { holdingRequestWarnings } from './observability/warning-rollup.js';
+import { warningRollup } from './observability/warning-rollup.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 import type { Tracing } from './observability/tracing.js';
 import { webSocketLog } from './observability/connection-log.js';
@@ -75,6 +75,8 @@ export type App = ReturnType<typeof assembleApp>;
 /** Wires ready parts together. Everything the gateway is made of is connected here, once. */
 export function assembleApp(config: Config, parts: AppParts = {}) {
   const logger = parts.logger ?? false;
+  // One rollup of upstream warnings: the requests' failures and the traffic layer's retries.
+  const warnings = logger ? warningRollup(logger) : null;
   const metrics = parts.metrics ?? null;
   const simulator = parts.simulator ?? null;
   const upstreamUrl = config.upstream.url ?? (simulator ? new URL(simulator.url) : null);
@@ -97,8 +99,8 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     onAttempt: (made) => admission.chargeWork(callsTenant(made), UNITS_PER_CALL),
     // One ledger: waiting calls go by what their account used lately, as requests do.
     usage: (flow) => admission.useOf(flow),
-    // Its per-call warnings (retries) are rolled up with the request's other failures.
-    ...(logger ? { logger: holdingRequestWarnings(logger) } : {}),
+    ...(logger ? { logger } : {}),
+    ...(warnings ? { warnings } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),
     ...(parts.traffic ? { traffic: parts.traffic } : {}),
   });
@@ -156,6 +158,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     client,
     limits: config.limits,
     logger,
+    warnings,
     metrics,
     metricsEndpoint: config.metricsPort === null,
     persistedOperations: parts.persistedOperations ?? null,

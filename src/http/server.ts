@@ -25,7 +25,7 @@ import { queryLimitPlugins } from './plugins/query-limits.js';
 import { apqPlugin, type APQStore } from './plugins/apq.js';
 import { GRAPHQL_PATH } from './paths.js';
 import { useRequestObserver, type Caller } from './plugins/observe-requests.js';
-import { warningRollup } from '../observability/warning-rollup.js';
+import { warningRollup, type WarningRollup } from '../observability/warning-rollup.js';
 import type { Tracing } from '../observability/tracing.js';
 import { useJit } from './plugins/jit.js';
 import { useIncrementalFallback } from './plugins/incremental-fallback.js';
@@ -63,6 +63,8 @@ export interface GatewayOptions {
   readonly readiness?: () => ReadinessReport;
   /** Where requests and failures are logged; false for none. */
   readonly logger: Logger | false;
+  /** Where upstream failures are rolled up, shared with the traffic layer's retries. @default one over `logger` */
+  readonly warnings?: WarningRollup | null;
   /** Collected when given; served at /metrics here unless `metricsEndpoint` is false. */
   readonly metrics?: GatewayMetrics | null;
   /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
@@ -166,8 +168,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const { logger } = options;
   // One rollup for the yoga logger (which hands it upstream failures) and the request observer
   // (which releases each request's held ones when it ends).
-  const warnings = logger ? warningRollup(logger) : null;
-  const yogaLog = logger ? yogaLogger(logger, warnings ?? undefined) : false;
+  const warnings = options.warnings ?? (logger ? warningRollup(logger) : null);
+  const yogaLog = logger ? yogaLogger(logger) : false;
   const cursors = createCursorCodec(options.cursorKey ?? null, options.previousCursorKey ?? null);
   return createYoga<Ticketed, GatewayContext>({
     schema,

@@ -7,8 +7,6 @@ import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { GraphQLError } from 'graphql';
 import type { YogaLogger } from 'graphql-yoga';
 import { UpstreamError } from '../core/errors.js';
-import { currentRequestId, currentWarnings } from './request-id.js';
-import { warningRollup, type Warning, type WarningRollup } from './warning-rollup.js';
 
 export type { Logger };
 
@@ -51,10 +49,6 @@ export function createLogger(
     base: { service: 'sms-graphql-gateway', 'service.instance.id': instanceId },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    mixin: () => {
-      const requestId = currentRequestId();
-      return requestId ? { requestId } : {};
-    },
   };
   return pino(options, destination ?? standardOutput());
 }
@@ -91,16 +85,12 @@ export function flushLogs(): void {
 }
 
 /**
- * yoga's logger interface over pino. yoga logs each error it masks or converts: upstream
- * failures are expected operational events and become warnings with their stable code, the
- * low-level cause (ECONNRESET, UND_ERR_HEADERS_TIMEOUT, ...) and the first field path, rolled up
- * (src/observability/warning-rollup.ts): held until their request ends, then one line per code
- * and account per window with a count. Anything else is logged as an error with its stack.
+ * yoga's logger interface over pino. yoga logs each error it masks or converts. Upstream failures
+ * are expected operational events, written by the request observer as rolled-up warnings with
+ * their request's id and account (src/http/plugins/observe-requests.ts), so they are skipped
+ * here; anything else is logged as an error with its stack.
  */
-export function yogaLogger(
-  logger: Logger,
-  rollup: WarningRollup = warningRollup(logger),
-): YogaLogger {
+export function yogaLogger(logger: Logger): YogaLogger {
   const adapt =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (...args: unknown[]): void => {
@@ -108,40 +98,12 @@ export function yogaLogger(
       if (level === 'debug' && !logger.isLevelEnabled('debug')) return;
       const error = args.find((a): a is Error => a instanceof Error);
       const upstream = error instanceof GraphQLError ? error.originalError : error;
-      if (upstream instanceof UpstreamError) {
-        const warning = upstreamWarning(
-          upstream,
-          error instanceof GraphQLError ? error.path : undefined,
-        );
-        const held = currentWarnings();
-        if (held) held.hold(warning);
-        else rollup.warn(warning);
-      } else if (error) {
+      if (upstream instanceof UpstreamError) return;
+      if (error) {
         logger[level]({ err: error }, typeof args[0] === 'string' ? args[0] : error.message);
       } else {
         logger[level](args.map(String).join(' '));
       }
     };
   return { debug: adapt('debug'), info: adapt('info'), warn: adapt('warn'), error: adapt('error') };
-}
-
-/**
- * An upstream failure as a warning. A call refused inside the gateway (a 429 window, an open
- * breaker: `refusedFor`) names the account it was refused for, or `service`; the others get
- * their request's account when the request ends.
- */
-function upstreamWarning(
-  error: UpstreamError,
-  path: readonly (string | number)[] | undefined,
-): Warning {
-  if (error.refusedFor !== undefined) {
-    return {
-      key: error.code,
-      account: error.refusedFor,
-      fields: { code: error.code },
-      message: error.message,
-    };
-  }
-  const cause = (error.cause as { code?: unknown } | undefined)?.code;
-  return { key: error.code, fields: { code: error.code, cause, path }, message: error.message };
 }

@@ -4,8 +4,8 @@
  * refusals in 16 s), an outage failing every call of every request. Two steps:
  *
  * - within one request, its failed calls are held (`hold`) and handed on as one warning per
- *   code when the request ends (`release`), with how many calls it covers: a query whose 151
- *   histories all fail is one line, not 151;
+ *   code when the request ends (`release`), with how many calls it covers and the request's id:
+ *   a query whose 151 histories all fail is one line, not 151;
  * - across requests, the first warning of each key (a code and an account, or `service`) in a
  *   window is written with the number of calls it covers and how many the key's previous window
  *   held; the rest are only counted (and in metrics: sms_upstream_refused_total,
@@ -13,8 +13,9 @@
  *
  * Written here: pino has no sampling or de-duplication of its own.
  */
+import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { currentWarnings } from './request-id.js';
+import { UpstreamError } from '../core/errors.js';
 
 /** Warnings of one key within this window make one line. */
 export const WARNING_WINDOW_MS = 10_000;
@@ -78,13 +79,15 @@ export class HeldWarnings {
   private released = false;
   private account: string | undefined;
 
-  constructor(private readonly rollup: WarningRollup) {}
+  constructor(
+    private readonly rollup: WarningRollup,
+    private readonly requestId: string,
+  ) {}
 
   /** Held until the request ends; after that (a stream's late errors) passed on at once. */
   hold(warning: Warning): void {
     if (this.released) {
-      const owner = warning.account ?? this.account;
-      this.rollup.warn({ ...warning, ...(owner !== undefined ? { account: owner } : {}) });
+      this.rollup.warn(this.owned(warning, warning.count ?? 1));
       return;
     }
     const key = `${warning.key}\u0000${warning.account ?? ''}`;
@@ -100,38 +103,48 @@ export class HeldWarnings {
     this.released = true;
     this.account = account;
     if (!this.held) return;
-    for (const { warning, count } of this.held.values()) {
-      const owner = warning.account ?? account;
-      this.rollup.warn({ ...warning, ...(owner !== undefined ? { account: owner } : {}), count });
-    }
+    for (const { warning, count } of this.held.values())
+      this.rollup.warn(this.owned(warning, count));
     this.held = undefined;
+  }
+
+  private owned(warning: Warning, count: number): Warning {
+    const owner = warning.account ?? this.account;
+    return {
+      ...warning,
+      fields: { requestId: this.requestId, ...warning.fields },
+      ...(owner !== undefined ? { account: owner } : {}),
+      count,
+    };
   }
 }
 
 /**
- * `logger` for code that logs a line per call (the upstream layer's `retrying: ...` warnings):
- * a warning with a `code` written while a request is served is held with that request's other
- * warnings, so a request whose 151 calls are each retried writes one line, not 302. Anything
- * else, and anything outside a request, is written as before. (Object.create is how pino makes
- * its own child loggers: every other method and setting is the original's.)
+ * The warnings of a result's upstream failures (each error whose cause is an UpstreamError). A
+ * call refused inside the gateway (a 429 window, an open breaker: `refusedFor`) names the account
+ * it was refused for, or `service`; the others get their request's account when it ends.
  */
-export function holdingRequestWarnings(logger: Logger): Logger {
-  const holding = Object.create(logger) as Logger;
-  const warn = function (this: Logger, ...args: unknown[]): void {
-    const [fields, message] = args;
-    const held = currentWarnings();
-    if (
-      held &&
-      typeof fields === 'object' &&
-      fields !== null &&
-      'code' in fields &&
-      typeof message === 'string'
-    ) {
-      held.hold({ key: message, fields: fields as Record<string, unknown>, message });
-      return;
+export function upstreamWarnings(result: unknown): Warning[] {
+  const errors = (result as { errors?: unknown } | null)?.errors;
+  if (!Array.isArray(errors)) return [];
+  const warnings: Warning[] = [];
+  for (const error of errors) {
+    const upstream = error instanceof GraphQLError ? error.originalError : error;
+    if (!(upstream instanceof UpstreamError)) continue;
+    const path = error instanceof GraphQLError ? error.path : undefined;
+    if (upstream.refusedFor !== undefined) {
+      const fields = { code: upstream.code };
+      warnings.push({
+        key: upstream.code,
+        account: upstream.refusedFor,
+        fields,
+        message: upstream.message,
+      });
+      continue;
     }
-    (logger.warn as (...a: unknown[]) => void).apply(this, args);
-  };
-  holding.warn = warn as Logger['warn'];
-  return holding;
+    const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
+    const fields = { code: upstream.code, cause, path };
+    warnings.push({ key: upstream.code, fields, message: upstream.message });
+  }
+  return warnings;
 }

@@ -22,6 +22,7 @@ import type { Credentials } from '../core/credentials.js';
 import { CredentialMemory } from './verification.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { WarningRollup } from '../observability/warning-rollup.js';
 import { CallGate } from './call-gate.js';
 import { abortAfter, sleep, timeoutError } from './deadline.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
@@ -60,6 +61,8 @@ export interface TrafficOptions {
   /** Verdicts on credentials and the names of accounts. @default a new CredentialMemory */
   readonly credentials?: CredentialMemory;
   readonly logger?: Logger;
+  /** Where each retry's warning goes: rolled up per code and account (one line a window). */
+  readonly warnings?: WarningRollup;
   /** Told of each call refused without reaching the service. */
   readonly onRefused?: (reason: RefusalReason) => void;
   /**
@@ -184,10 +187,12 @@ export function withTrafficControl(
           // Typical: the service's lightly loaded latency, or before any answer, this attempt's.
           const typicalMs = limit.baseline(operation) ?? performance.now() - sent;
           if (deadlineAt - Date.now() < delayMs + typicalMs) throw failure;
-          log?.warn(
-            { attempt, delayMs: Math.round(delayMs), code: failure.code },
-            `retrying: ${failure.message}`,
-          );
+          options.warnings?.warn({
+            key: `retrying ${failure.code}`,
+            account,
+            fields: { attempt, delayMs: Math.round(delayMs), code: failure.code },
+            message: `retrying: ${failure.message}`,
+          });
           await sleep(delayMs, deadline.signal);
           gate.check(credentials, account, Date.now());
         } finally {

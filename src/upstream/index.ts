@@ -18,6 +18,8 @@ export interface Upstream {
 
 export interface UpstreamExtras {
   readonly logger?: Logger;
+  /** Where retries are rolled up (TrafficOptions.warnings). */
+  readonly warnings?: TrafficOptions['warnings'];
   readonly observer?: UpstreamObserver;
   /** Fine-tuning of the adaptive limit (tests, bench); defaults otherwise. */
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
@@ -59,6 +61,7 @@ export function createUpstream(
         }),
       ...extras.traffic,
       ...(extras.logger ? { logger: extras.logger } : {}),
+      ...(extras.warnings ? { warnings: extras.warnings } : {}),
       ...(extras.observer?.refused ? { onRefused: extras.observer.refused } : {}),
       ...(extras.onAttempt ? { onAttempt: extras.onAttempt } : {}),
       ...(extras.usage ? { usage: extras.usage } : {}),

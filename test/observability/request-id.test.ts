@@ -1,11 +1,6 @@
-/** The request id: a caller's plain one kept, anything else replaced; the scope carries it. */
+/** The request id: a caller's plain one kept, anything else replaced. */
 import { describe, expect, it } from 'vitest';
-import {
-  currentRequestId,
-  requestIdFor,
-  requestScope,
-  REQUEST_ID_HEADER,
-} from '../../src/observability/request-id.js';
+import { requestIdFor, REQUEST_ID_HEADER } from '../../src/observability/request-id.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const idFor = (given?: string) =>
@@ -22,16 +17,5 @@ describe('requestIdFor', () => {
     }
     expect(idFor()).toMatch(UUID);
     expect(idFor()).not.toBe(idFor());
-  });
-});
-
-describe('requestScope', () => {
-  it('names the request through async work, and nothing outside one', async () => {
-    expect(currentRequestId()).toBeUndefined();
-    const seen = await requestScope.run({ id: 'r-1' }, async () => {
-      await new Promise((resolve) => setImmediate(resolve));
-      return currentRequestId();
-    });
-    expect(seen).toBe('r-1');
   });
 });

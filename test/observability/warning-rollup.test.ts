@@ -34,18 +34,18 @@ describe('warningRollup', () => {
     ]);
   });
 
-  it("holds a request's warnings and releases one per code, for the request's account", () => {
+  it("holds a request's warnings and releases one per code, for the request's account and id", () => {
     const { logger, lines } = captureLogs();
-    const held = new HeldWarnings(warningRollup(logger));
+    const held = new HeldWarnings(warningRollup(logger), 'req-9');
     for (let i = 0; i < 151; i += 1) {
       held.hold({ key: 'UPSTREAM_ERROR', fields: { code: 'UPSTREAM_ERROR' }, message: 'failed' });
     }
     held.hold({ key: 'RATE_LIMITED', account: 'service', fields: {}, message: 'refused' });
     expect(lines).toEqual([]);
     held.release('acc-9');
-    expect(lines.map((l) => [l.code, l.account, l.calls])).toEqual([
-      ['UPSTREAM_ERROR', 'acc-9', 151],
-      [undefined, 'service', undefined],
+    expect(lines.map((l) => [l.code, l.account, l.calls, l.requestId])).toEqual([
+      ['UPSTREAM_ERROR', 'acc-9', 151, 'req-9'],
+      [undefined, 'service', undefined, 'req-9'],
     ]);
   });
 });
@@ -72,7 +72,7 @@ describe('warnings in the log of a running gateway', () => {
     expect(JSON.stringify(lines)).not.toContain('tok-R0LLUP-S3CRET');
   });
 
-  it('rolls the retries of every call of one request into one line', async () => {
+  it('rolls the retries of every call into one line per window, apart from the failures', async () => {
     const { logger, lines } = captureLogs();
     const tids = Array.from({ length: 30 }, (_, i) => `T-${i}`);
     const s = await stacks.start(
@@ -81,13 +81,15 @@ describe('warnings in the log of a running gateway', () => {
     );
     const query = '{ ownedNumbers { tid history(start: 0, end: 1) { totalCount } } }';
     await executeText(s.gateway, query, undefined, auth);
-    // Each call was tried three times (two retries), and each of the 60 retries was a warning.
+    // Each call was tried three times (two retries): the 60 retries are one line (the rest are
+    // counted in the window), and the request's 30 failures one more, with their count.
     expect(s.calls((c) => c.operation === 'smshistory')).toBe(90);
     const warned = warnings(lines);
     expect(warned.map((l) => [String(l.msg).startsWith('retrying:'), l.code, l.calls])).toEqual([
-      [true, 'UPSTREAM_ERROR', 60],
+      [true, 'UPSTREAM_ERROR', undefined],
       [false, 'UPSTREAM_ERROR', 30],
     ]);
+    expect(typeof warned[0]?.account).toBe('string');
   }, 30_000);
 
   it('writes one line per window for credentials the service keeps refusing', async () => {

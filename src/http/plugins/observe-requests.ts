@@ -1,16 +1,20 @@
 /**
  * Everything the gateway records about each request, in one plugin: the request id on every
- * response (`x-request-id`, taken from the caller when it sends a plain one, and set for the
- * request's whole async work so upstream retries and failures logged meanwhile carry it), one
- * structured log line, and the GraphQL request metrics (src/observability/metrics.ts), served at
+ * response (`x-request-id`, taken from the caller when it sends a plain one), one structured log
+ * line, and the GraphQL request metrics (src/observability/metrics.ts), served at
  * /metrics unless METRICS_PORT serves them apart. One plugin with one record per request, instead
  * of a logging plugin and yoga's Prometheus plugin each hooking every phase: what runs on every
  * request is what bounds the small query's throughput (docs/performance.md).
  *
  * Every GraphQL request over HTTP is counted once with its outcome (sms_graphql_requests_total),
  * answered from the response cache or not, and its log line names the operation and the
- * pseudonymous account id (never credentials). The upstream failures of one request are held
- * and written as one rolled-up warning per code when it ends (src/observability/warning-rollup.ts).
+ * pseudonymous account id (never credentials). The upstream failures in one request's results
+ * are held and written as one rolled-up warning per code, with its id, when it ends
+ * (src/observability/warning-rollup.ts); over WebSocket they are rolled up as they come.
+ *
+ * The record of a request is made at its first hook here (or its response, for a request ended
+ * before them: a preflight, a 413): no AsyncLocalStorage, whose promise hooks cost every request
+ * a tenth of its CPU on Node 20, and nothing wraps the request.
  *
  * A subscription is logged when it ends, not at its first byte: over SSE its request line waits
  * for the stream's end and carries its whole duration and the events delivered; over WebSocket
@@ -23,9 +27,13 @@ import { LRUCache } from 'lru-cache';
 import { requestLineLogger, type Logger } from '../../observability/logger.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
 import { outcomeOf, type Outcome } from '../../observability/outcome.js';
-import { HeldWarnings, type WarningRollup } from '../../observability/warning-rollup.js';
+import {
+  HeldWarnings,
+  upstreamWarnings,
+  type WarningRollup,
+} from '../../observability/warning-rollup.js';
 import { GRAPHQL_PATH, PROBE_PATHS } from '../paths.js';
-import { REQUEST_ID_HEADER, requestIdFor, requestScope } from '../../observability/request-id.js';
+import { REQUEST_ID_HEADER, requestIdFor } from '../../observability/request-id.js';
 import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 
 interface RequestRecord {
@@ -153,26 +161,36 @@ export function useRequestObserver({
   const logger = parentLogger && requestLineLogger(parentLogger);
   const records = new WeakMap<Request, RequestRecord>();
   const namesByText = namedTexts();
+  /** The request's record, made at the first hook that asks. */
+  const recordFor = (request: Request, serverContext: object): RequestRecord => {
+    let record = records.get(request);
+    if (!record) {
+      const id = requestIdFor(request.headers);
+      record = {
+        id,
+        // Waiting for a seat counts: the ticket was issued before admission.
+        startedAt: ticketOf(serverContext).arrivedAt || performance.now(),
+        ...(warnings ? { warnings: new HeldWarnings(warnings, id) } : {}),
+      };
+      records.set(request, record);
+    }
+    return record;
+  };
   const recordOf = (context: unknown): RequestRecord | undefined => {
     const request = (context as { request?: Request }).request;
     return request ? records.get(request) : undefined;
   };
+  /** Holds a result's upstream failures with its request's, or rolls them up now (WebSocket). */
+  const observeFailures = (record: RequestRecord | undefined, result: unknown): void => {
+    if (!warnings) return;
+    for (const warning of upstreamWarnings(result)) {
+      if (record?.warnings) record.warnings.hold(warning);
+      else warnings.warn(warning);
+    }
+  };
   return {
-    instrumentation: {
-      request({ request }, wrapped) {
-        const record: RequestRecord = {
-          id: requestIdFor(request.headers),
-          startedAt: performance.now(),
-          ...(warnings ? { warnings: new HeldWarnings(warnings) } : {}),
-        };
-        records.set(request, record);
-        return requestScope.run(record, wrapped);
-      },
-    },
     onRequest({ request, url, endResponse, serverContext }) {
-      // Waiting for a seat counts: the ticket was issued before admission.
-      const record = records.get(request);
-      if (record) record.startedAt = Math.min(record.startedAt, ticketOf(serverContext).arrivedAt);
+      recordFor(request, serverContext);
       if (!metrics || !metricsEndpoint || url.pathname !== '/metrics') return undefined;
       if (request.method !== 'GET') return undefined;
       return metrics
@@ -206,16 +224,23 @@ export function useRequestObserver({
     },
     onExecute({ args }) {
       const record = recordOf(args.contextValue);
-      if (!record) return undefined;
-      const info = operationOf(args.document, args.operationName);
-      record.operation = info.name;
-      record.operationType = info.type;
-      record.validated = true;
-      const text = record.params?.query;
-      if (text !== undefined && !namesByText.has(text)) namesByText.set(text, info);
+      if (record) {
+        const info = operationOf(args.document, args.operationName);
+        record.operation = info.name;
+        record.operationType = info.type;
+        record.validated = true;
+        const text = record.params?.query;
+        if (text !== undefined && !namesByText.has(text)) namesByText.set(text, info);
+      }
       return {
         onExecuteDone({ result }) {
-          if (hasErrors(result)) record.errorPhase = 'execute';
+          // An incremental (@defer, @stream) result's errors come in its later parts.
+          if (Symbol.asyncIterator in result) {
+            return { onNext: ({ result: part }) => observeFailures(record, part) };
+          }
+          if (record && hasErrors(result)) record.errorPhase = 'execute';
+          observeFailures(record, result);
+          return undefined;
         },
       };
     },
@@ -246,8 +271,9 @@ export function useRequestObserver({
           if (record) record.subscription = subscription;
           if (logger) logger.info(about, 'subscription started');
           return {
-            onNext() {
+            onNext({ result: event }) {
               subscription.events += 1;
+              observeFailures(record, event);
             },
             onEnd() {
               subscription.ended = true;
@@ -290,8 +316,7 @@ export function useRequestObserver({
       record.operation = info.name;
     },
     onResponse({ request, response, serverContext }) {
-      const record = records.get(request);
-      if (!record) return;
+      const record = recordFor(request, serverContext);
       response.headers.set(REQUEST_ID_HEADER, record.id);
       const path = pathOf(request.url);
       const graphql = path === GRAPHQL_PATH && record.outcome !== undefined;
