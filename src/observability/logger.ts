@@ -35,6 +35,18 @@ const REDACTED_PATHS = [
   '*.credentials',
 ];
 
+/** pino's isoTime, formatted once per millisecond: a busy copy writes several lines in each. */
+let stampedAt = -1;
+let stamp = '';
+function isoTimeOncePerMs(): string {
+  const now = Date.now();
+  if (now !== stampedAt) {
+    stampedAt = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
+}
+
 /**
  * Every line names the service and this copy (`service.instance.id`, INSTANCE_ID), so lines
  * from a fleet can be told apart once shipped to one place.
@@ -47,7 +59,7 @@ export function createLogger(
   const options: pino.LoggerOptions = {
     level,
     base: { service: 'sms-graphql-gateway', 'service.instance.id': instanceId },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTimeOncePerMs,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
   return pino(options, destination ?? standardOutput());
