@@ -20,7 +20,8 @@ import { processLoop } from './traffic/loop-monitor.js';
 import { HeldStreams } from './traffic/held-streams.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
-import { createGateway, GRAPHQL_PATH, type ReadinessReport } from './http/server.js';
+import { createGateway, GRAPHQL_PATH } from './http/server.js';
+import { readinessReport } from './http/readiness.js';
 import { PROBE_PATHS } from './http/paths.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
@@ -140,20 +141,6 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     ...(responseCache ? { cacheBytes: () => responseCache.bytes() } : {}),
     redis: Object.fromEntries(Object.entries(redis).map(([use, c]) => [use, () => c.up])),
   });
-  const readiness = (): ReadinessReport => {
-    const uses = Object.entries(redis);
-    const ready = !connections.draining;
-    return {
-      ready,
-      status: ready ? 'ready' : 'draining',
-      instance: config.instanceId,
-      // Demo mode says so wherever an operator looks (docs/configuration.md "Demo mode").
-      ...(simulator ? { upstream: 'simulator' } : {}),
-      ...(uses.length > 0
-        ? { redis: Object.fromEntries(uses.map(([use, c]) => [use, c.up ? 'up' : 'down'])) }
-        : {}),
-    };
-  };
   const gateway = createGateway({
     client,
     limits: config.limits,
@@ -174,7 +161,12 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
       parts.graphiqlHeaders ?? (simulator ? { Authorization: DEMO_AUTHORIZATION } : {}),
     // GRAPHIQL: off by default with NODE_ENV=production, introspection with it.
     graphiql: config.graphiql,
-    readiness,
+    readiness: readinessReport({
+      draining: () => connections.draining,
+      instanceId: config.instanceId,
+      simulator: simulator !== null,
+      redis,
+    }),
     live,
     // A single-connection stream holds a slot as a WebSocket does: one cap, one share per account.
     eventStreams: {

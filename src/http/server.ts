@@ -38,6 +38,7 @@ import { useResponseCeiling } from './plugins/response-ceiling.js';
 import { useAdmissionRefusals } from './plugins/admission-refusals.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
+import { useReadiness, type ReadinessReport } from './readiness.js';
 import { issueTicket, ticketOf, type Ticketed } from '../traffic/ticket.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
@@ -54,12 +55,7 @@ export interface GatewayOptions {
   readonly graphiqlHeaders?: Readonly<Record<string, string>>;
   /** Serve GraphiQL and answer introspection (GRAPHIQL). @default true */
   readonly graphiql?: boolean;
-  /** Readiness: false while draining before shutdown. @default always ready */
-  readonly isReady?: () => boolean;
-  /**
-   * Readiness with its detail, answered as JSON on /readiness (503 when `ready` is false), e.g.
-   * which Redis uses are down while the copy serves degraded. Takes precedence over isReady.
-   */
+  /** What /readiness answers (src/http/readiness.ts). @default always ready */
   readonly readiness?: () => ReadinessReport;
   /** Where requests and failures are logged; false for none. */
   readonly logger: Logger | false;
@@ -119,12 +115,6 @@ export interface GatewayOptions {
   readonly previousCursorKey?: string | null;
 }
 
-/** What /readiness answers: `ready` decides 200 or 503; the rest is detail for people. */
-export interface ReadinessReport {
-  readonly ready: boolean;
-  readonly [detail: string]: unknown;
-}
-
 export type Gateway = YogaServerInstance<Ticketed, GatewayContext>;
 
 export { GRAPHQL_PATH };
@@ -162,9 +152,7 @@ query NumbersWithLatestMessages {
 
 export function createGateway(options: GatewayOptions): Gateway {
   const identities = options.identities ?? new Identities(null);
-  const isReady = options.isReady ?? (() => true);
-  const readiness = options.readiness;
-  const readinessReport = (): ReadinessReport => readiness?.() ?? { ready: isReady() };
+  const readiness = options.readiness ?? (() => ({ ready: true }));
   const { logger } = options;
   // One rollup for the yoga logger (which hands it upstream failures) and the request observer
   // (which releases each request's held ones when it ends).
@@ -267,31 +255,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       }),
       ...queryLimitPlugins(options.limits, options.metrics ?? null),
       useResponseCeiling(),
-      useReadiness(readinessReport),
+      useReadiness(readiness),
       // Resume tokens in each live result and as the SSE event id; SSE ends so clients reconnect.
       useLiveResume(options.live ?? null),
     ],
   });
-}
-
-/**
- * /readiness, 200 or 503 with its report. By hand rather than yoga's useReadinessCheck, which
- * tests a URLPattern against every request that is not its own (1% of a small query's CPU).
- */
-function useReadiness(report: () => ReadinessReport): Plugin {
-  return {
-    onRequest({ request, endResponse }) {
-      if (!request.url.includes('/readiness')) return;
-      if (new URL(request.url).pathname !== '/readiness') return;
-      const now = report();
-      endResponse(
-        new Response(JSON.stringify(now), {
-          status: now.ready ? 200 : 503,
-          headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
-        }),
-      );
-    },
-  };
 }
 
 /** Issues the ticket of a request that came without one (ticket.ts). */

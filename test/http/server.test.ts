@@ -30,21 +30,6 @@ describe('HTTP surface', () => {
       data: { ownedNumbers: numbers.map((n) => ({ tid: n.tid })) },
     });
   });
-
-  it('reports not ready (503) while draining, and alive all the same', async () => {
-    const gateway = await gatewayOver(() => ({ json: {} }));
-    expect((await gateway.fetch('http://gateway.test/readiness')).status).toBe(200);
-    stack?.test.app.connections.closeAfterEachResponse();
-    const draining = await gateway.fetch('http://gateway.test/readiness?probe=balancer');
-    expect(draining.status).toBe(503);
-    expect(await draining.json()).toMatchObject({ ready: false, status: 'draining' });
-    expect((await gateway.fetch('http://gateway.test/health')).status).toBe(200);
-    // Only the path itself: a query naming it is a GraphQL request like any other.
-    const named = await gateway.fetch(
-      'http://gateway.test/graphql?query={__typename}&x=/readiness',
-    );
-    expect(named.status).not.toBe(503);
-  });
 });
 
 describe('number types', () => {
