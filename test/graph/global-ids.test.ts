@@ -1,16 +1,15 @@
 /**
  * Global ids (src/graph/global-ids.ts): a Number's is typed and distinct from its tid and from
- * every Message id. Also History.mostRecentSystemId. Refetching by id (`node`, `nodes`) is
- * test/graph/nodes.test.ts's.
+ * every Message id. Refetching by id (`node`, `nodes`) is test/graph/nodes.test.ts's;
+ * History.mostRecentSystemId is test/graph/history.test.ts's.
  */
 import { describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
-import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
+import { sharedStack } from '../fixtures/harness.js';
 import { ownedIds } from '../fixtures/node-ids.js';
 
 const stack = sharedStack({}, {}, { resetCalls: true });
 
-const auth = basicAuth(DEMO_CREDENTIALS);
 const idsOf = (credentials = DEMO_CREDENTIALS) => ownedIds(stack.gateway, credentials);
 
 describe('Number.id and Message.id as global ids', () => {
@@ -23,34 +22,5 @@ describe('Number.id and Message.id as global ids', () => {
     }
     const all = numbers.flatMap((n) => [n.id, ...n.messages.edges.map((e) => e.node.id)]);
     expect(new Set(all).size).toBe(all.length);
-  });
-});
-
-describe('History.mostRecentSystemId', () => {
-  it("is the newest message's systemId (the deprecated mostRecentMessageId says the same)", async () => {
-    const { body } = await executeText<{
-      ownedNumbers: {
-        history: {
-          mostRecentSystemId: string | null;
-          mostRecentMessageId: string | null;
-          messages: { id: string; systemId: string }[];
-        } | null;
-      }[];
-    }>(
-      stack.gateway,
-      `{ ownedNumbers { history(start: 0, end: 3) {
-          mostRecentSystemId mostRecentMessageId messages { id systemId } } } }`,
-      {},
-      auth,
-    );
-    expect(body.errors).toBeUndefined();
-    const histories = (body.data?.ownedNumbers ?? []).map((n) => n.history);
-    const withMessages = histories.filter((h) => (h?.messages.length ?? 0) > 0);
-    expect(withMessages.length).toBeGreaterThan(0);
-    for (const h of withMessages) {
-      expect(h?.mostRecentSystemId).toBe(h?.messages[0]?.systemId);
-      expect(h?.mostRecentMessageId).toBe(h?.mostRecentSystemId);
-      expect(h?.mostRecentSystemId).not.toBe(h?.messages[0]?.id);
-    }
   });
 });

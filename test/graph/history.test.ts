@@ -1,9 +1,11 @@
 /**
  * A number's message history (src/graph/history.ts): the ranges Number.history refuses before any
- * call, and those it passes on unchanged.
+ * call, and those it passes on unchanged; History.mostRecentSystemId over the simulator's demo
+ * account.
  */
 import { describe, expect, it } from 'vitest';
-import { execute } from '../fixtures/harness.js';
+import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { basicAuth, execute, executeText, sharedStack } from '../fixtures/harness.js';
 import { HistoryRangeQuery } from '../fixtures/operations.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
 import { accountScript } from '../../support/scripted-upstream.js';
@@ -11,6 +13,9 @@ import { accountScript } from '../../support/scripted-upstream.js';
 const auth = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-S3CR3T' };
 const TIDS = ['T-A', 'T-B', 'T-C'];
 const stacks = scriptedStacks();
+/** The simulator and a gateway over it, for the file. */
+const demo = sharedStack();
+const demoAuth = basicAuth(DEMO_CREDENTIALS);
 
 describe('history range validation', () => {
   async function range(start: number, end: number) {
@@ -45,5 +50,34 @@ describe('history range validation', () => {
     expect(
       historyCalls.map((c) => [c.params.get('history_start'), c.params.get('history_end')]),
     ).toEqual([['7', '107']]);
+  });
+});
+
+describe('History.mostRecentSystemId', () => {
+  it("is the newest message's systemId (the deprecated mostRecentMessageId says the same)", async () => {
+    const { body } = await executeText<{
+      ownedNumbers: {
+        history: {
+          mostRecentSystemId: string | null;
+          mostRecentMessageId: string | null;
+          messages: { id: string; systemId: string }[];
+        } | null;
+      }[];
+    }>(
+      demo.gateway,
+      `{ ownedNumbers { history(start: 0, end: 3) {
+          mostRecentSystemId mostRecentMessageId messages { id systemId } } } }`,
+      {},
+      demoAuth,
+    );
+    expect(body.errors).toBeUndefined();
+    const histories = (body.data?.ownedNumbers ?? []).map((n) => n.history);
+    const withMessages = histories.filter((h) => (h?.messages.length ?? 0) > 0);
+    expect(withMessages.length).toBeGreaterThan(0);
+    for (const h of withMessages) {
+      expect(h?.mostRecentSystemId).toBe(h?.messages[0]?.systemId);
+      expect(h?.mostRecentMessageId).toBe(h?.mostRecentSystemId);
+      expect(h?.mostRecentSystemId).not.toBe(h?.messages[0]?.id);
+    }
   });
 });
