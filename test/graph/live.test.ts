@@ -1,0 +1,267 @@
+/**
+ * src/graph/live.ts, the GraphQL side of live updates: what Subscription.messageAdded checks
+ * before it subscribes and in which order, the resume token each result leaves for the transport
+ * (takeResumeToken), and how each kind of delivery becomes a result. Deliveries are resolved
+ * directly through the schema; streams run over SSE against a real loopback upstream.
+ * (Delivery, sharing, limits and resuming as such: test/live/*.test.ts.)
+ */
+import { execute, parse, type ExecutionResult } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { createCursorCodec } from '../../src/graph/cursors.js';
+import { takeResumeToken } from '../../src/graph/live.js';
+import { decodeResumeToken } from '../../src/graph/resume-tokens.js';
+import { schema } from '../../src/graph/schema.js';
+import type { Message } from '../../src/core/domain.js';
+import type { Delivery, Positions } from '../../src/live/subscription.js';
+import { firstReads, POLL_PAGE, polled } from '../fixtures/live-reads.js';
+import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+
+const KEY = 'graph-live-test-key-0123456789abcdef';
+const codec = createCursorCodec(KEY);
+const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
+const REFUSED = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-wrong' };
+const ADDED = 'subscription { messageAdded { id tid body } }';
+const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
+const EDGE = 'subscription { messageEdgeAdded { resumeToken edge { cursor node { id } } } }';
+
+const at = (entries: Record<string, [number, string]>): Positions =>
+  new Map(Object.entries(entries).map(([tid, [seq, id]]) => [tid, { seq, id }]));
+
+const MESSAGE: Message = {
+  id: 'm-7',
+  systemId: '7',
+  sentAt: new Date('2026-11-23T10:00:00Z'),
+  tid: 'T-A',
+  phone: '15550000000',
+  direction: 'INBOUND',
+  body: 'hello',
+  mms: false,
+  mediaUrl: null,
+  status: { code: 200, text: 'Message delivered', ok: true, raw: '200 Message delivered' },
+};
+
+/** MESSAGE as the seventh of T-A's history, delivered with `positions` taken. */
+const seventh = (positions: Positions): Delivery => ({
+  kind: 'message',
+  tid: 'T-A',
+  message: MESSAGE,
+  seq: 6,
+  total: 7,
+  positions,
+});
+
+/** An error event of a subscription, with the resume point it carries (if any). */
+const failure = (code: string, positions: Positions | null): Delivery => ({
+  kind: 'error',
+  code,
+  message: `${code} here`,
+  positions,
+});
+
+/** One delivery resolved as the transport does; the context it left its token on. */
+async function resolve(delivery: Delivery, query = ADDED, number: unknown = null) {
+  const context = { cursors: codec };
+  const result = (await execute({
+    schema,
+    document: parse(query),
+    rootValue: { delivery, number },
+    contextValue: context,
+  })) as ExecutionResult;
+  return { result, context };
+}
+
+describe('a delivery as a result, and the resume token it leaves (takeResumeToken)', () => {
+  it('a message is the field value; its token names the positions, taken once, by its context only', async () => {
+    const positions = at({ 'T-A': [6, 'm-7'], 'T-B': [2, 'm-2'] });
+    const { result, context } = await resolve(seventh(positions));
+    expect(result).toEqual({ data: { messageAdded: { id: 'm-7', tid: 'T-A', body: 'hello' } } });
+    expect(takeResumeToken({ cursors: codec })).toBeUndefined();
+    const token = takeResumeToken(context);
+    expect(decodeResumeToken(codec, token!)).toEqual(positions);
+    expect(takeResumeToken(context)).toBeUndefined();
+  });
+
+  it('an unreadable message is UPSTREAM_ERROR naming the number, carrying the token past it', async () => {
+    const positions = at({ 'T-A': [3, 'm-bad'] });
+    const { result, context } = await resolve({
+      kind: 'unreadable',
+      tid: 'T-A',
+      reason: 'GMTdate "soon"',
+      positions,
+    });
+    const token = takeResumeToken(context);
+    expect(decodeResumeToken(codec, token!)).toEqual(positions);
+    expect(result.data).toBeNull();
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors?.[0]?.message).toBe(
+      'A new message on T-A could not be read: GMTdate "soon"',
+    );
+    expect(result.errors?.[0]?.path).toEqual(['messageAdded']);
+    expect(result.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_ERROR', resumeToken: token });
+  });
+
+  it('an error keeps its code and message; SLOW_CONSUMER carries its token, RESYNC_REQUIRED none', async () => {
+    const positions = at({ 'T-A': [4, 'm-4'] });
+    const slow = await resolve(failure('SLOW_CONSUMER', positions));
+    const token = takeResumeToken(slow.context);
+    expect(decodeResumeToken(codec, token!)).toEqual(positions);
+    expect(slow.result.errors?.[0]?.message).toBe('SLOW_CONSUMER here');
+    expect(slow.result.errors?.[0]?.extensions).toEqual({
+      code: 'SLOW_CONSUMER',
+      resumeToken: token,
+    });
+
+    const resync = await resolve(failure('RESYNC_REQUIRED', null));
+    expect(takeResumeToken(resync.context)).toBeUndefined();
+    expect(resync.result.errors?.[0]?.message).toBe('RESYNC_REQUIRED here');
+    expect(resync.result.errors?.[0]?.extensions).toEqual({ code: 'RESYNC_REQUIRED' });
+  });
+
+  it('messageEdgeAdded: the event repeats the token; a message of a number not watched is an error', async () => {
+    const delivery = seventh(at({ 'T-A': [6, 'm-7'] }));
+    const watched = await resolve(delivery, EDGE, { tid: 'T-A' });
+    const token = takeResumeToken(watched.context);
+    const event = watched.result.data?.messageEdgeAdded as {
+      resumeToken: string;
+      edge: { cursor: string };
+    };
+    expect(event.resumeToken).toBe(token);
+    expect(codec.decode(event.edge.cursor).cursor).toEqual({
+      tid: 'T-A',
+      id: 'm-7',
+      offset: 0,
+      total: 7,
+    });
+
+    const orphan = await resolve(delivery, EDGE, null);
+    expect(orphan.result.errors?.[0]?.message).toBe('This number is no longer watched');
+    expect(orphan.result.errors?.[0]?.extensions).toEqual({
+      code: 'UPSTREAM_ERROR',
+      resumeToken: takeResumeToken(orphan.context),
+    });
+  });
+});
+
+const stacks = liveStacks();
+const stack = (live: { failuresBeforeError?: number } = {}): Promise<LiveStack> =>
+  stacks.start(
+    { 'AC-1': ['T-A', 'T-B'], 'AC-2': ['T-C'] },
+    { cursorKey: KEY, live: { pollMs: 50, pageSize: POLL_PAGE, ...live } },
+  );
+
+/** The one error a refused subscription answers with (its stream holds nothing else). */
+async function refusal(s: LiveStack, query: string, headers: Record<string, string> = ONE) {
+  const stream = await s.open(query, headers);
+  await stream.waitFor(1);
+  expect(stream.events[0]?.data ?? null).toBeNull();
+  expect(stream.events[0]?.errors).toHaveLength(1);
+  return stream.events[0]!.errors![0]!;
+}
+
+describe('Subscription.messageAdded: arguments', () => {
+  it('names every tid the account lacks, each once, another account’s and a bare number included', async () => {
+    const s = await stack();
+    const error = await refusal(
+      s,
+      'subscription { messageAdded(tids: ["T-A", "T-C", "T-Z", 7, "T-Z", "T-C"]) { id } }',
+    );
+    expect(error.message).toBe(
+      'messageAdded: this account has no number with tid "T-C", "T-Z", "7"',
+    );
+    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', argumentName: 'tids' });
+    expect(s.upstream.callsOf('smshistory')).toBe(0);
+    expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
+  });
+
+  it('refuses in order, off first, then tids, then the token, all before the service hears of the credentials', async () => {
+    const s = await stack();
+    const off = stacks.gatewayOver(s.upstream, { cursorKey: KEY });
+    const both = 'subscription { messageAdded(tids: [], resumeToken: "junk") { id } }';
+    expect((await refusal(off, both, REFUSED)).extensions).toEqual({ code: 'LIVE_UPDATES_OFF' });
+    expect((await refusal(s, both, REFUSED)).extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      argumentName: 'tids',
+    });
+    const token = await refusal(
+      s,
+      'subscription { messageAdded(tids: ["T-A"], resumeToken: "junk") { id } }',
+      REFUSED,
+    );
+    expect(token.message).toMatch(
+      /^messageAdded: `resumeToken` is not a token this gateway issued/,
+    );
+    expect(token.extensions).toEqual({ code: 'BAD_USER_INPUT', argumentName: 'resumeToken' });
+    expect(s.upstream.calls).toHaveLength(0);
+    // Valid arguments: now the service is asked, and its refusal is the answer.
+    const denied = await refusal(s, ON_A, REFUSED);
+    expect(denied.extensions).toEqual({ code: 'UNAUTHENTICATED' });
+    expect(denied.message).toMatch(/refused these credentials/);
+    expect(s.upstream.calls.length).toBeGreaterThan(0);
+    expect(s.upstream.callsOf('smshistory')).toBe(0);
+  });
+});
+
+describe('Subscription.messageAdded: what each event carries', () => {
+  it('every number watched: each result has the message and a token naming where it stands in every number', async () => {
+    const s = await stack();
+    const stream = await s.open(ADDED, ONE);
+    await firstReads(s.upstream, 2);
+    const [onB] = s.upstream.add('T-B', 1);
+    await stream.waitFor(1);
+    const [onA] = s.upstream.add('T-A', 1);
+    await stream.waitFor(2);
+    expect(stream.events.map((e) => e.data)).toEqual([
+      { messageAdded: { id: onB, tid: 'T-B', body: expect.stringMatching(/ on T-B$/) } },
+      { messageAdded: { id: onA, tid: 'T-A', body: expect.stringMatching(/ on T-A$/) } },
+    ]);
+    const tokens = stream.events.map((e) => e.extensions?.resumeToken as string);
+    expect(stream.ids).toEqual(tokens);
+    const first = decodeResumeToken(codec, tokens[0]!) as Positions;
+    expect(first.get('T-B')).toEqual({ seq: 3, id: onB });
+    expect(first.get('T-A')).toEqual({ seq: 2, id: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(decodeResumeToken(codec, tokens[1]!)).toEqual(
+      at({ 'T-B': [3, onB!], 'T-A': [3, onA!] }),
+    );
+  });
+
+  it('an unreadable arrival is an UPSTREAM_ERROR event whose token resumes after it (as the argument)', async () => {
+    const s = await stack();
+    const stream = await s.open(ON_A, ONE);
+    await firstReads(s.upstream, 1);
+    const bad = s.upstream.addUnreadable('T-A');
+    await stream.waitFor(1);
+    const error = stream.events[0]?.errors?.[0];
+    expect(error?.message).toMatch(/^A new message on T-A could not be read: .*GMTdate/);
+    const token = error?.extensions?.resumeToken as string;
+    expect(error?.extensions).toEqual({ code: 'UPSTREAM_ERROR', resumeToken: token });
+    expect(stream.ids).toEqual([token]);
+    expect(decodeResumeToken(codec, token)).toEqual(at({ 'T-A': [3, bad] }));
+    stream.close();
+
+    const [next] = s.upstream.add('T-A', 1);
+    const resumed = await s.open(
+      'subscription($t: String) { messageAdded(tids: ["T-A"], resumeToken: $t) { id } }',
+      // An empty Last-Event-ID names no token: the argument is the one used.
+      { ...ONE, 'last-event-id': '' },
+      { t: token },
+    );
+    await resumed.waitFor(1);
+    await polled(s.upstream);
+    expect(resumed.events).toEqual([
+      { data: { messageAdded: { id: next } }, extensions: { resumeToken: resumed.ids[0] } },
+    ]);
+  });
+
+  it('a failing poll is an error event with no token and no SSE id: nothing was taken', async () => {
+    const s = await stack({ failuresBeforeError: 1 });
+    const stream = await s.open(ON_A, ONE);
+    await firstReads(s.upstream, 1);
+    s.upstream.failWith({ status: 503, text: '' });
+    await stream.waitFor(1);
+    s.upstream.failWith(null);
+    expect(stream.events[0]?.data).toBeNull();
+    expect(stream.events[0]?.extensions).toBeUndefined();
+    expect(stream.events[0]?.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_ERROR' });
+    expect(stream.ids).toEqual([undefined]);
+  });
+});
