@@ -15,11 +15,19 @@ import type { GatewayContext } from './context.js';
 import { MessageRef } from './message.js';
 import { MessageEdgeRef } from './message-connection.js';
 import { NumberRef } from './numbers.js';
-import { decodeResumeToken, encodeResumeToken, messageCursor } from './resume-tokens.js';
+import {
+  decodeResumeToken,
+  encodeResumeToken,
+  MAX_WATCHED_NUMBERS,
+  messageCursor,
+} from './resume-tokens.js';
 
 builder.subscriptionType({
   description: 'Live updates, over GraphQL over SSE or graphql-ws (WebSocket) at /graphql.',
 });
+
+/** Tids a "no number with tid" refusal names; the rest are counted. */
+const MISSING_NAMED = 10;
 
 /** One delivery and the number it is about. */
 interface LivePayload {
@@ -174,20 +182,36 @@ async function subscribe(
   if (tids !== undefined && tids.length === 0) {
     throw badUserInput(`${field}: \`tids\` is empty; leave it out to watch every number`, 'tids');
   }
+  const unique = tids === undefined ? undefined : [...new Set(tids)];
+  if (unique !== undefined && unique.length > MAX_WATCHED_NUMBERS) {
+    throw badUserInput(
+      `${field}: \`tids\` names ${unique.length} numbers, more than the ${MAX_WATCHED_NUMBERS} one subscription watches; split them across subscriptions`,
+      'tids',
+    );
+  }
   const start = resumePoint(field, args.resumeToken ?? null, context);
   // Nothing that outlives the request is held for credentials the service has not accepted; and
   // checked first, so remembered refusals cost the service nothing (a flood of retries included).
   await context.live.verified(credentials);
   let numbers: readonly OwnedNumber[];
-  if (tids === undefined) {
+  if (unique === undefined) {
     numbers = await loaders.ownedNumbers();
+    // Refused rather than watching some of them: a frontend that asked for every number would
+    // silently miss the messages of the rest. With tids it chooses, and can split them.
+    if (numbers.length > MAX_WATCHED_NUMBERS) {
+      throw badUserInput(
+        `${field}: this account has ${numbers.length} numbers, more than the ${MAX_WATCHED_NUMBERS} one subscription watches; pass \`tids\`, split across subscriptions`,
+        'tids',
+      );
+    }
   } else {
-    const unique = [...new Set(tids)];
     const found = await Promise.all(unique.map((tid) => loaders.numberByTid(tid)));
     const missing = unique.filter((_, i) => found[i] === null);
     if (missing.length > 0) {
+      const named = missing.slice(0, MISSING_NAMED).map((m) => `"${m}"`);
+      const more = missing.length - named.length;
       throw badUserInput(
-        `${field}: this account has no number with tid ${missing.map((m) => `"${m}"`).join(', ')}`,
+        `${field}: this account has no number with tid ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`,
         'tids',
       );
     }

@@ -13,8 +13,12 @@ import type { Position, Positions } from '../live/subscription.js';
 import type { CursorCodec, CursorRefusal } from './cursors.js';
 
 const SEPARATOR = '~';
-/** A subscription watches at most the account's numbers; a token naming more is not ours. */
-const MAX_PARTS = 500;
+/**
+ * The most numbers one subscription watches (src/graph/live.ts refuses more), so the most parts a
+ * token of ours has: a token naming more is not ours. At 100-130 bytes per number, a token at the
+ * bound (48-65 KB) still fits the default MAX_BODY_BYTES (100,000) when sent back as `resumeToken`.
+ */
+export const MAX_WATCHED_NUMBERS = 500;
 /** The id of "no message yet" (an empty history): cursors need a non-empty id. */
 const NO_MESSAGE = '-';
 
@@ -43,7 +47,7 @@ export function encodeResumeToken(codec: CursorCodec, positions: Positions): str
  */
 export function decodeResumeToken(codec: CursorCodec, token: string): Positions | CursorRefusal {
   const parts = token.split(SEPARATOR);
-  if (token === '' || parts.length > MAX_PARTS) return 'malformed';
+  if (token === '' || parts.length > MAX_WATCHED_NUMBERS) return 'malformed';
   const positions = new Map<string, Position>();
   let unknownKey = false;
   for (const part of parts) {

@@ -9,12 +9,17 @@ import { execute, parse, type ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createCursorCodec } from '../../src/graph/cursors.js';
 import { takeResumeToken } from '../../src/graph/live.js';
-import { decodeResumeToken } from '../../src/graph/resume-tokens.js';
+import {
+  decodeResumeToken,
+  encodeResumeToken,
+  MAX_WATCHED_NUMBERS,
+} from '../../src/graph/resume-tokens.js';
 import { schema } from '../../src/graph/schema.js';
 import type { Message } from '../../src/core/domain.js';
 import type { Delivery, Positions } from '../../src/live/subscription.js';
 import { firstReads, POLL_PAGE, polled } from '../fixtures/live-reads.js';
 import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+import { until } from '../../support/wait.js';
 
 const KEY = 'graph-live-test-key-0123456789abcdef';
 const codec = createCursorCodec(KEY);
@@ -23,6 +28,10 @@ const REFUSED = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-wrong' };
 const ADDED = 'subscription { messageAdded { id tid body } }';
 const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
 const EDGE = 'subscription { messageEdgeAdded { resumeToken edge { cursor node { id } } } }';
+const ON_TIDS = 'subscription($tids: [ID!]) { messageAdded(tids: $tids) { id } }';
+
+/** `count` tids: T-0, T-1, … */
+const tidsUpTo = (count: number): string[] => Array.from({ length: count }, (_, i) => `T-${i}`);
 
 const at = (entries: Record<string, [number, string]>): Positions =>
   new Map(Object.entries(entries).map(([tid, [seq, id]]) => [tid, { seq, id }]));
@@ -117,6 +126,14 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
     expect(resync.result.errors?.[0]?.extensions).toEqual({ code: 'RESYNC_REQUIRED' });
   });
 
+  it('a token naming the most numbers one subscription watches is one the gateway takes back', async () => {
+    const most = new Map(
+      tidsUpTo(MAX_WATCHED_NUMBERS).map((tid, i) => [tid, { seq: i, id: `m-${i}` }]),
+    );
+    const { context } = await resolve(seventh(most));
+    expect(decodeResumeToken(codec, takeResumeToken(context)!)).toEqual(most);
+  });
+
   it('messageEdgeAdded: the event repeats the token; a message of a number not watched is an error', async () => {
     const delivery = seventh(at({ 'T-A': [6, 'm-7'] }));
     const watched = await resolve(delivery, EDGE, { tid: 'T-A' });
@@ -150,8 +167,13 @@ const stack = (live: { failuresBeforeError?: number } = {}): Promise<LiveStack> 
   );
 
 /** The one error a refused subscription answers with (its stream holds nothing else). */
-async function refusal(s: LiveStack, query: string, headers: Record<string, string> = ONE) {
-  const stream = await s.open(query, headers);
+async function refusal(
+  s: LiveStack,
+  query: string,
+  headers: Record<string, string> = ONE,
+  variables?: Record<string, unknown>,
+) {
+  const stream = await s.open(query, headers, variables);
   await stream.waitFor(1);
   expect(stream.events[0]?.data ?? null).toBeNull();
   expect(stream.events[0]?.errors).toHaveLength(1);
@@ -171,6 +193,55 @@ describe('Subscription.messageAdded: arguments', () => {
     expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', argumentName: 'tids' });
     expect(s.upstream.callsOf('smshistory')).toBe(0);
     expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
+  });
+
+  it('names ten missing tids at most, then counts the rest', async () => {
+    const s = await stack();
+    const missing = tidsUpTo(25).map((tid) => `X${tid}`);
+    const error = await refusal(s, ON_TIDS, ONE, { tids: ['T-A', ...missing, 'T-B'] });
+    expect(error.message).toBe(
+      `messageAdded: this account has no number with tid ${missing
+        .slice(0, 10)
+        .map((tid) => `"${tid}"`)
+        .join(', ')} and 15 more`,
+    );
+    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', argumentName: 'tids' });
+    expect(s.upstream.callsOf('smshistory')).toBe(0);
+  });
+
+  it('refuses more tids than one subscription watches, counted once each, before any upstream call', async () => {
+    const s = await stack();
+    const over = await refusal(s, ON_TIDS, ONE, { tids: tidsUpTo(MAX_WATCHED_NUMBERS + 1) });
+    expect(over.message).toBe(
+      'messageAdded: `tids` names 501 numbers, more than the 500 one subscription watches; split them across subscriptions',
+    );
+    expect(over.extensions).toEqual({ code: 'BAD_USER_INPUT', argumentName: 'tids' });
+    expect(s.upstream.calls).toHaveLength(0);
+    expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
+    // The most, each given twice: not too many, so they are looked up (and this account lacks them).
+    const most = tidsUpTo(MAX_WATCHED_NUMBERS);
+    const lookedUp = await refusal(s, ON_TIDS, ONE, { tids: [...most, ...most] });
+    expect(lookedUp.message).toMatch(/no number with tid "T-0", .*"T-9" and 490 more$/);
+  });
+
+  it('an account with more numbers than one subscription watches is asked for tids; one with that many is watched', async () => {
+    const s = await stacks.start(
+      { 'AC-BIG': tidsUpTo(MAX_WATCHED_NUMBERS + 1), 'AC-MOST': tidsUpTo(MAX_WATCHED_NUMBERS) },
+      { cursorKey: KEY, live: { pollMs: 60_000, pageSize: POLL_PAGE } },
+    );
+    const big = { 'x-sys-id': 'AC-BIG', 'x-auth-token': 'tok-AC-BIG' };
+    const error = await refusal(s, ADDED, big);
+    expect(error.message).toBe(
+      'messageAdded: this account has 501 numbers, more than the 500 one subscription watches; pass `tids`, split across subscriptions',
+    );
+    expect(error.extensions).toEqual({ code: 'BAD_USER_INPUT', argumentName: 'tids' });
+    expect(s.upstream.callsOf('smshistory')).toBe(0);
+    expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
+    // Its first 500 by tids, and an account of 500 leaving tids out, are watched.
+    await s.open(ON_TIDS, big, { tids: tidsUpTo(MAX_WATCHED_NUMBERS) });
+    await s.open(ADDED, { 'x-sys-id': 'AC-MOST', 'x-auth-token': 'tok-AC-MOST' });
+    await until(() => s.hub.stats.subscriptions === 2, 15_000);
+    expect(s.hub.stats.topics).toBe(2 * MAX_WATCHED_NUMBERS);
   });
 
   it('refuses in order, off first, then tids, then the token, all before the service hears of the credentials', async () => {
@@ -222,6 +293,31 @@ describe('Subscription.messageAdded: what each event carries', () => {
     expect(decodeResumeToken(codec, tokens[1]!)).toEqual(
       at({ 'T-B': [3, onB!], 'T-A': [3, onA!] }),
     );
+  });
+
+  it('the token of a subscription watching the most numbers allowed resumes it (as the argument)', async () => {
+    const s = await stacks.start(
+      { 'AC-MOST': tidsUpTo(MAX_WATCHED_NUMBERS) },
+      { cursorKey: KEY, live: { pollMs: 60_000, pageSize: POLL_PAGE } },
+    );
+    const most = { 'x-sys-id': 'AC-MOST', 'x-auth-token': 'tok-AC-MOST' };
+    const RESUME = 'subscription($t: String) { messageAdded(resumeToken: $t) { id tid } }';
+    // Every number where it stood (3 messages), then one arrival on T-7 since.
+    const [since] = s.upstream.add('T-7', 1);
+    const stood = new Map(tidsUpTo(MAX_WATCHED_NUMBERS).map((tid) => [tid, { seq: 2, id: '' }]));
+    const first = await s.open(RESUME, most, { t: encodeResumeToken(codec, stood) });
+    await first.waitFor(1, 15_000);
+    expect(first.events[0]?.data).toEqual({ messageAdded: { id: since, tid: 'T-7' } });
+    const issued = first.ids[0]!;
+    const positions = decodeResumeToken(codec, issued) as Positions;
+    expect(positions.size).toBe(MAX_WATCHED_NUMBERS);
+    expect(positions.get('T-7')).toEqual({ seq: 3, id: since });
+    first.close();
+
+    const [next] = s.upstream.add('T-8', 1);
+    const resumed = await s.open(RESUME, most, { t: issued });
+    await resumed.waitFor(1, 15_000);
+    expect(resumed.events[0]?.data).toEqual({ messageAdded: { id: next, tid: 'T-8' } });
   });
 
   it('an unreadable arrival is an UPSTREAM_ERROR event whose token resumes after it (as the argument)', async () => {

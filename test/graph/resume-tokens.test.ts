@@ -8,6 +8,7 @@ import { createCursorCodec } from '../../src/graph/cursors.js';
 import {
   decodeResumeToken,
   encodeResumeToken,
+  MAX_WATCHED_NUMBERS,
   messageCursor,
 } from '../../src/graph/resume-tokens.js';
 import type { Position } from '../../src/live/subscription.js';
@@ -27,6 +28,15 @@ const positions = fc
     { selector: ([tid]) => tid, minLength: 1, maxLength: 20 },
   )
   .map((entries) => new Map<string, Position>(entries));
+
+/** Positions in `count` numbers, with tids as long as a service's ids and 32-hex message ids. */
+const numbers = (count: number): Map<string, Position> =>
+  new Map(
+    Array.from({ length: count }, (_, i) => [
+      `PN${String(i).padStart(32, '0')}`,
+      { seq: 100_000 + i, id: i.toString(16).padStart(32, '0') },
+    ]),
+  );
 
 describe('resume tokens', () => {
   it('read back the positions they were made from, an empty history included', () => {
@@ -57,11 +67,20 @@ describe('resume tokens', () => {
     expect(decodeResumeToken(codec, foreign)).toBe('unknown-key');
   });
 
-  it('refuse a token naming a number twice, or more numbers than an account holds', () => {
+  it('refuse a token naming a number twice, or more numbers than a subscription watches', () => {
     const one = encodeResumeToken(codec, new Map([['T1', { seq: 1, id: 'a' }]]));
     expect(decodeResumeToken(codec, `${one}~${one}`)).toBe('malformed');
-    const many = new Map(Array.from({ length: 501 }, (_, i) => [`T${i}`, { seq: 0, id: 'a' }]));
+    const many = numbers(MAX_WATCHED_NUMBERS + 1);
     expect(decodeResumeToken(codec, encodeResumeToken(codec, many))).toBe('malformed');
+  });
+
+  it('read back a token of the most numbers one subscription watches (live.ts refuses more)', () => {
+    expect(MAX_WATCHED_NUMBERS).toBe(500);
+    const most = numbers(MAX_WATCHED_NUMBERS);
+    const token = encodeResumeToken(codec, most);
+    expect(decodeResumeToken(codec, token)).toEqual(most);
+    // Sent back as the `resumeToken` variable, it fits the default MAX_BODY_BYTES (100,000).
+    expect(token.length).toBeLessThan(80_000);
   });
 
   it('still read a token signed with the previous key during a rotation', () => {
