@@ -77,9 +77,14 @@ export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): F
     values(
       'values.status',
       "What a message's status holds?",
-      messages.map((m) => statusCode(m.status)),
-      (v) => v !== 'no code' && v !== 'absent',
+      messages.map((m) => m.status),
+      (v) => statusCode(v) !== null,
       'a 3-digit code, then text (2xx ok)',
+      ['a status without a code is shown by its shape (d = a digit, a = a letter), not its text'],
+      (v) => {
+        const code = statusCode(v);
+        return code === null ? shape(v) : `"${code}"`;
+      },
     ),
     mms(messages),
     timestamps(historyObjects, messages),
@@ -148,7 +153,7 @@ function pastTotal(seen: Observations): Finding {
   const probe = seen.pastTotal;
   const question = 'A range reaching past the total?';
   const gatewayAssumes = 'the messages that exist, no error (last pages ask past the end)';
-  if (!probe) return notAsked('history.pastTotal', question, gatewayAssumes, seen);
+  if (!probe) return notAsked('history.pastTotal', question, gatewayAssumes, seen, 'a message');
   const messages = messagesOf(probe.answer);
   return {
     id: 'history.pastTotal',
@@ -165,7 +170,8 @@ function startBeyondTotal(seen: Observations): Finding {
   const probe = seen.beyondTotal;
   const question = 'A range starting beyond the total?';
   const gatewayAssumes = 'an empty page, with the counts';
-  if (!probe) return notAsked('history.startBeyondTotal', question, gatewayAssumes, seen);
+  if (!probe)
+    return notAsked('history.startBeyondTotal', question, gatewayAssumes, seen, 'a message');
   const messages = messagesOf(probe.answer);
   const total = successful(probe.answer)?.total_message_count;
   return {
@@ -185,7 +191,7 @@ function reversed(seen: Observations): Finding {
   const probe: HistoryProbe | null = seen.reversed;
   const question = 'A reversed range (end < start)?';
   const gatewayAssumes = 'nothing: the gateway never sends one';
-  if (!probe) return notAsked('history.reversed', question, gatewayAssumes, seen);
+  if (!probe) return notAsked('history.reversed', question, gatewayAssumes, seen, 'a message');
   const messages = messagesOf(probe.answer);
   return {
     id: 'history.reversed',
@@ -205,7 +211,8 @@ function wrongCredentials(seen: Observations): Finding {
   const answer = seen.wrongCredentials;
   const question = 'Wrong credentials?';
   const gatewayAssumes = '401/403, or success not "1" with an error about credentials';
-  if (!answer) return notAsked('errors.wrongCredentials', question, gatewayAssumes, seen);
+  if (!answer)
+    return notAsked('errors.wrongCredentials', question, gatewayAssumes, seen, 'nothing');
   const object = asObject(answer.json);
   const refused =
     answer.status === 401 ||
@@ -231,7 +238,8 @@ function missingParameter(seen: Observations): Finding {
   const answer = seen.missingParameter;
   const question = 'A missing parameter?';
   const gatewayAssumes = 'non-2xx or success not "1" (never sent by the gateway)';
-  if (!answer) return notAsked('errors.missingParameter', question, gatewayAssumes, seen);
+  if (!answer)
+    return notAsked('errors.missingParameter', question, gatewayAssumes, seen, 'a number');
   const failed =
     answer.status === null ||
     answer.status >= 300 ||
@@ -411,10 +419,11 @@ function values(
   readable: (value: unknown) => boolean,
   gatewayAssumes: string,
   extraEvidence: readonly string[] = [],
+  show: (value: unknown) => string = showValue,
 ): Finding {
   const present = seen.filter((v) => v !== undefined);
-  const counts = countBy(present.map(showValue));
-  const unread = [...new Set(present.filter((v) => !readable(v)).map(showValue))];
+  const counts = countBy(present.map(show));
+  const unread = [...new Set(present.filter((v) => !readable(v)).map(show))];
   return {
     id,
     question,
@@ -535,17 +544,34 @@ function latency(seen: Observations, gateway: GatewayAssumptions): Finding {
 // ---------------------------------------------------------------------------
 // Helpers
 
+/**
+ * A probe that was not made: it needs one of the account's numbers (or one with a message) and
+ * there was none, or else the budget ran out before it (the timing samples spend whatever is
+ * left, so a spent budget alone does not say why).
+ */
 function notAsked(
   id: string,
   question: string,
   gatewayAssumes: string,
   seen: Observations,
+  needs: 'a number' | 'a message' | 'nothing',
 ): Finding {
+  const { looked, mostMessages } = seen.endSearch;
   const why =
-    seen.callsMade >= seen.maxCalls
-      ? `not asked: the budget of ${seen.maxCalls} calls was spent (--max-calls)`
-      : 'not asked: no number has a message';
-  return { id, question, answer: why, evidence: [], gatewayAssumes, holds: null, set: '' };
+    needs !== 'nothing' && seen.numbers.length === 0
+      ? 'the account has no numbers'
+      : needs === 'a message' && looked > 0 && mostMessages === 0
+        ? `none of the ${looked} number(s) looked at has a message`
+        : `the budget of ${seen.maxCalls} calls was spent (--max-calls)`;
+  return {
+    id,
+    question,
+    answer: `not asked: ${why}`,
+    evidence: [],
+    gatewayAssumes,
+    holds: null,
+    set: '',
+  };
 }
 
 function isOk(answer: Answer): boolean {
@@ -588,10 +614,9 @@ function describeFailure(answer: Answer): string {
   return describeAnswer(answer);
 }
 
-function statusCode(status: unknown): string {
-  if (typeof status !== 'string') return status === undefined ? 'absent' : 'no code';
-  const { code } = parseStatus(status);
-  return code === null ? 'no code' : String(code);
+/** The code the gateway reads from a status, or null when it finds none. */
+function statusCode(status: unknown): number | null {
+  return typeof status === 'string' ? parseStatus(status).code : null;
 }
 
 function showValue(value: unknown): string {
@@ -602,6 +627,7 @@ function showValue(value: unknown): string {
 /** A phone number's shape, digits as `d` and runs counted: "d{11}", "+d{11}", "(d{3}) d{3}-d{4}". */
 export function shape(value: unknown): string {
   if (typeof value === 'number') value = String(value);
+  if (value === null) return 'null';
   if (typeof value !== 'string') return value === undefined ? 'absent' : `a ${typeof value}`;
   if (value === '') return 'empty';
   return value

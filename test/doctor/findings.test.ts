@@ -96,13 +96,32 @@ describe('findingsFrom: history ranges', () => {
       ['fields.extra', true],
       ['phoneNumbers', true],
     ]);
-    expect(find({}, 'history.pastTotal').answer).toBe('not asked: no number has a message');
+    expect(find({}, 'history.pastTotal').answer).toBe('not asked: the account has no numbers');
     expect(find({ callsMade: 40 }, 'errors.wrongCredentials').answer).toBe(
       'not asked: the budget of 40 calls was spent (--max-calls)',
     );
     expect(find({ endSearch: { looked: 4, mostMessages: 2 } }, 'history.end').evidence[0]).toMatch(
       /^looked at 4 number\(s\): the most messages one had was 2;/,
     );
+  });
+
+  it('says why a probe was not asked: no numbers, no message, or else the budget', () => {
+    const budget = 'not asked: the budget of 40 calls was spent (--max-calls)';
+    expect(find({}, 'errors.missingParameter').answer).toBe(
+      'not asked: the account has no numbers',
+    );
+    expect(find({ numbers: [{ tid: 't-1' }] }, 'errors.missingParameter').answer).toBe(budget);
+    // The timing samples spend the budget whenever there are numbers, messages or not.
+    const silent = { numbers: [{ tid: 't-1' }, { tid: 't-2' }], callsMade: 40 };
+    expect(
+      find({ ...silent, endSearch: { looked: 2, mostMessages: 0 } }, 'history.reversed').answer,
+    ).toBe('not asked: none of the 2 number(s) looked at has a message');
+    expect(
+      find({ ...silent, endSearch: { looked: 1, mostMessages: 3 } }, 'history.pastTotal').answer,
+    ).toBe(budget);
+    expect(
+      find({ ...silent, endSearch: { looked: 0, mostMessages: 0 } }, 'history.pastTotal').answer,
+    ).toBe(budget);
   });
 
   it('reads history_end as exclusive from one message in each range, as the gateway assumes', () => {
@@ -240,13 +259,31 @@ describe('findingsFrom: fields and values', () => {
     expect(direction).toMatchObject({ answer: '"outbound" x1, "sent" x1', holds: false });
     expect(direction.evidence[0]).toBe('2 value(s) seen; not read as intended: "sent"');
     expect(find(seen, 'values.status')).toMatchObject({
-      answer: '"200" x1, "no code" x1',
+      answer: '"200" x1, aaaaaaaaa x1',
       holds: false,
     });
     expect(find(seen, 'values.optin')).toMatchObject({ answer: '"yes" x1', holds: true });
     const mms = find(seen, 'values.mms');
     expect(mms).toMatchObject({ answer: '"no" x1, "yes" x1', holds: true });
     expect(mms.evidence[1]).toBe('1 of 2 messages have a flag that disagrees with mms_url');
+  });
+
+  it('leaves a missing status to fields.missing, and shows a status without a code by its shape', () => {
+    const missing = history([message(), without(message(), 'status')]);
+    expect(find(missing, 'values.status')).toMatchObject({ answer: '"200" x1', holds: true });
+    const fieldsMissing = find(missing, 'fields.missing');
+    expect(fieldsMissing.answer).toMatch(/; message: status$/);
+    expect(fieldsMissing.holds).toBe(true);
+    const odd = [null, 'Sent to 5550100', '', 7].map((status) => message({ status }));
+    const found = find(history([message(), ...odd]), 'values.status');
+    expect(found).toMatchObject({
+      answer: '"200" x1, null x1, aaaa aa d{7} x1, empty x1, d x1',
+      holds: false,
+    });
+    expect(found.evidence[0]).toBe(
+      '5 value(s) seen; not read as intended: null, aaaa aa d{7}, empty, d',
+    );
+    expect(JSON.stringify(found)).not.toMatch(/Sent|555/);
   });
 
   it('notes numbers of another type in a typed list and fails on a type it cannot read', () => {
@@ -337,7 +374,8 @@ describe('shape', () => {
     [15550000001, 'd{11}'],
     ['', 'empty'],
     [undefined, 'absent'],
-    [null, 'a object'],
+    [null, 'null'],
+    [{}, 'a object'],
     ['1 '.repeat(20), 'd '.repeat(15)],
   ])('shows %j as %j', (value, expected) => {
     expect(shape(value)).toBe(expected);
