@@ -615,7 +615,9 @@ function describeFailure(answer: Answer): string {
 }
 
 /** The code the gateway reads from a status, or null when it finds none. */
+/** The code the gateway reads from a status: as wire.ts reads it, an integer is kept as its text. */
 function statusCode(status: unknown): number | null {
+  if (typeof status === 'number' && Number.isSafeInteger(status)) status = String(status);
   return typeof status === 'string' ? parseStatus(status).code : null;
 }
 

@@ -284,6 +284,9 @@ describe('findingsFrom: fields and values', () => {
       '5 value(s) seen; not read as intended: null, aaaa aa d{7}, empty, d',
     );
     expect(JSON.stringify(found)).not.toMatch(/Sent|555/);
+    // An integer is read as its decimal text, as the gateway's wire reader reads it.
+    const numeric = find(history([message(), message({ status: 200 })]), 'values.status');
+    expect(numeric).toMatchObject({ answer: '"200" x2', holds: true });
   });
 
   it('notes numbers of another type in a typed list and fails on a type it cannot read', () => {
