@@ -74,6 +74,8 @@ interface Track {
   busy: boolean;
   /** The furthest head a poll loop's first look reported (-1: none): read up to it. */
   head: number;
+  /** A resync came during a read, which may have looked before what the bus lost: read again. */
+  again: boolean;
 }
 
 export interface SubscriptionOptions {
@@ -111,7 +113,8 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   constructor(private readonly options: SubscriptionOptions) {
     for (const target of options.targets) {
       const from = options.start?.get(target.tid) ?? null;
-      this.tracks.set(target.tid, { target, at: from, buffer: [], busy: false, head: -1 });
+      const track: Track = { target, at: from, buffer: [], busy: false, head: -1, again: false };
+      this.tracks.set(target.tid, track);
       if (from) this.taken.set(target.tid, from);
     }
   }
@@ -131,6 +134,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
         error: { code: event.code, message: event.message, positions: null },
       });
     } else if (event.kind === 'resync') {
+      track.again = true;
       void this.fill(track);
     } else if (event.kind === 'head') {
       track.head = Math.max(track.head, event.seq);
@@ -196,6 +200,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   private async fill(track: Track): Promise<void> {
     if (track.busy || this.ended) return;
     track.busy = true;
+    track.again = false;
     for (;;) {
       try {
         await this.catchUp(track);
@@ -220,8 +225,9 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     const buffered = track.buffer.sort((a, b) => a.seq - b.seq);
     track.buffer = [];
     for (const event of buffered) this.accept(track, event);
-    // A loop's first look reported a head past what this read reached: read again.
-    if (!track.busy && track.at !== null && track.head > track.at.seq) void this.fill(track);
+    // A resync during the read, or a loop's first look at a head past what it reached: read again.
+    if (!track.busy && track.at !== null && (track.again || track.head > track.at.seq))
+      void this.fill(track);
   }
 
   private async catchUp(track: Track): Promise<void> {
@@ -229,53 +235,43 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     const read = (count: number) =>
       this.options.client.history(this.options.credentials, { tid, number, start: 0, end: count });
     let page = await read(FIRST_READ);
-    const total = page.totalCount;
     const at = track.at;
     if (at === null) {
       // A new subscription starts at the head: what is there already is not sent.
       const newest = page.messages[0];
-      track.at = { seq: total - 1, id: newest ? (newest.id ?? '') : '' };
+      track.at = { seq: page.totalCount - 1, id: newest ? (newest.id ?? '') : '' };
       this.taken.set(tid, track.at);
       return;
     }
     // Messages after `at`; the one at `at` is read too, to check it is still where it was.
-    const missing = total - 1 - at.seq;
-    if (missing <= 0) {
-      if (missing < 0) this.resyncRequired(tid);
-      return;
-    }
-    if (missing > this.options.resumeLimit) {
-      this.resyncRequired(tid);
-      return;
-    }
-    if (page.messages.length < missing + 1 && total > page.messages.length) {
+    let missing = page.totalCount - 1 - at.seq;
+    const reaches = () =>
+      page.messages.length > missing || page.messages.length === page.totalCount;
+    if (!reaches() && missing <= this.options.resumeLimit) {
       page = await read(missing + 1);
+      missing = page.totalCount - 1 - at.seq;
     }
-    const anchor = page.messages[page.totalCount - 1 - at.seq];
-    const anchorId = anchor ? anchor.id : null;
-    if (at.id !== '' && anchorId !== null && anchorId !== at.id) {
+    // Checked on the last read: a page that more arrivals pushed short of `at` would skip a gap.
+    const anchor = page.messages[missing];
+    const changed = anchor !== undefined && at.id !== '' && anchor.id !== at.id;
+    if (missing < 0 || missing > this.options.resumeLimit || !reaches() || changed) {
       this.resyncRequired(tid);
       return;
     }
-    const newTotal = page.totalCount;
-    const count = newTotal - 1 - at.seq;
-    for (let position = Math.min(count, page.messages.length) - 1; position >= 0; position -= 1) {
+    const total = page.totalCount;
+    for (let position = missing - 1; position >= 0; position -= 1) {
       const record = page.messages[position]!;
-      const seq = newTotal - 1 - position;
+      const seq = total - 1 - position;
       const event: Sequenced = isUnreadable(record)
-        ? { kind: 'unreadable', id: record.id, reason: record.error.message, seq, total: newTotal }
-        : { kind: 'message', message: record, seq, total: newTotal };
+        ? { kind: 'unreadable', id: record.id, reason: record.error.message, seq, total }
+        : { kind: 'message', message: record, seq, total };
       // What comes from the history waits for room: a resume never overflows its own queue.
-      await this.room();
+      // Every take wakes every waiting read, so room is checked again just before delivering.
+      while (this.queue.length >= this.options.queueLimit && !this.ended)
+        await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
       if (this.ended) return;
       this.deliver(track, event);
     }
-  }
-
-  /** Resolves once the queue has room for one more event. */
-  private room(): Promise<void> {
-    if (this.queue.length < this.options.queueLimit) return Promise.resolve();
-    return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
   private push(item: Pending): void {

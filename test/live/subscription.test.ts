@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isUnreadable } from '../../src/core/domain.js';
+import type { UpstreamClient } from '../../src/core/upstream-client.js';
 import type { LiveEvent } from '../../src/live/bus.js';
 import {
   LiveSubscription,
@@ -17,6 +18,7 @@ import { until } from '../../support/wait.js';
 import { directUpstreamClient, type DirectClient } from '../fixtures/upstream-client.js';
 
 const TARGET = { tid: 'T-A', number: '15550000001' };
+const OTHER = { tid: 'T-B', number: '15550000002' };
 /** The subscriber's credentials; the test reads the same history as AC-POLL, counted apart. */
 const SUBSCRIBER = { sysId: 'AC-1', authToken: 'tok-AC-1' };
 const POLLER = { sysId: 'AC-POLL', authToken: 'tok-AC-POLL' };
@@ -29,8 +31,8 @@ let subscriptions: LiveSubscription[] = [];
 let ends = 0;
 
 beforeEach(async () => {
-  // T-A starts with 6 messages, seqs 0 to 5: the upstream adds 3 for each account owning it.
-  upstream = await startGrowingUpstream({ 'AC-1': ['T-A'], 'AC-POLL': ['T-A'] });
+  // Each starts with 6 messages, seqs 0 to 5: the upstream adds 3 for each account owning it.
+  upstream = await startGrowingUpstream({ 'AC-1': ['T-A', 'T-B'], 'AC-POLL': ['T-A', 'T-B'] });
   direct = directUpstreamClient(upstream.url);
   ends = 0;
 });
@@ -157,6 +159,26 @@ describe('a live subscription', () => {
     expect(reads()).toBe(2);
   });
 
+  it('reads again after a resync that came while it was reading, which may have looked too early', async () => {
+    let subscription: LiveSubscription | undefined;
+    let lost: Message[] = [];
+    const client: UpstreamClient = {
+      ...direct.client,
+      // Answered, not yet seen by the subscription: messages arrive, their events are lost.
+      history: async (...args) => {
+        const page = await direct.client.history(...args);
+        if (lost.length === 0) {
+          lost = await arrive(2);
+          subscription!.onEvent(TARGET.tid, { kind: 'resync' });
+        }
+        return page;
+      },
+    };
+    subscription = subscribe({ client });
+    await until(() => reads() === 2);
+    expect(await take(subscription, 2)).toEqual(delivered(lost));
+  });
+
   it('starting afresh delivers nothing that was already there, only what arrives after', async () => {
     upstream.add(TARGET.tid, 2);
     const before = await history();
@@ -197,6 +219,39 @@ describe('a live subscription', () => {
       expect(await beyond.next()).toEqual({ done: true, value: undefined });
       expect(ends).toBe(1);
     }
+  });
+
+  it('messages arriving between the two reads of a long resume are RESYNC_REQUIRED, not skipped', async () => {
+    const from = (await history())[2]!;
+    await arrive(30); // 33 missed, more than the first read's 20: a second read, sized for 33
+    upstream.holdHistory((call) => {
+      if (call.params.get('sys_id') !== 'AC-1' || call.params.get('history_end') === '20')
+        return null;
+      upstream.holdHistory(null);
+      upstream.add(TARGET.tid, 2); // the page of 34 no longer reaches back to seq 2
+      return Promise.resolve();
+    });
+    const subscription = subscribe({ start: positions(from), resumeLimit: 40 });
+    expect(await subscription.next()).toEqual({ done: false, value: resyncRequired });
+    expect(reads()).toBe(2);
+  });
+
+  it('a resume of several numbers waits for room in its queue instead of overflowing it', async () => {
+    upstream.add(TARGET.tid, 4);
+    upstream.add(OTHER.tid, 4);
+    const start = new Map([TARGET, OTHER].map(({ tid }) => [tid, { seq: 5, id: '' }]));
+    let answered = 0;
+    const client: UpstreamClient = {
+      ...direct.client,
+      history: (...args) => direct.client.history(...args).finally(() => (answered += 1)),
+    };
+    const subscription = subscribe({ client, targets: [TARGET, OTHER], start, queueLimit: 3 });
+    // Both reads answered: one number has filled the queue, and both wait for room.
+    await until(() => answered === 2);
+    const taken = await take(subscription, 8);
+    for (const { tid } of [TARGET, OTHER])
+      expect(taken.filter((t) => t.tid === tid).map((t) => t.seq)).toEqual([6, 7, 8, 9]);
+    expect(await rest(subscription)).toEqual([]);
   });
 
   it('a reader queueLimit events behind is ended with SLOW_CONSUMER and the resume point of the last event it took', async () => {
