@@ -145,11 +145,11 @@ interface Waiter {
   grant(release: Release): void;
 }
 
-/** One flow: its decaying use, the seats its running requests hold, and its lines (one per tenant). */
+/** One flow: its decaying use, its running requests, and its lines (one per tenant). */
 interface Flow {
   use: number;
   usedAt: number;
-  seats: number;
+  running: number;
   /** What its requests have cost lately, in units each (a moving average). */
   cost: number;
   /** Lines by tenant, in turn order (a served tenant goes to the back). */
@@ -281,7 +281,7 @@ export class Admission {
     let flow = this.flows.get(key);
     if (!flow) {
       this.prune();
-      flow = { use: 0, usedAt: this.now(), seats: 0, cost: 1, lines: new Map() };
+      flow = { use: 0, usedAt: this.now(), running: 0, cost: 1, lines: new Map() };
       this.flows.set(key, flow);
     }
     return flow;
@@ -304,7 +304,7 @@ export class Admission {
     if (now - this.lastPrune < USE_HALF_LIFE_MS) return;
     this.lastPrune = now;
     for (const [key, flow] of this.flows) {
-      if (flow.seats === 0 && flow.lines.size === 0 && this.decayed(flow, now) < 0.01) {
+      if (flow.running === 0 && flow.lines.size === 0 && this.decayed(flow, now) < 0.01) {
         this.flows.delete(key);
       }
     }
@@ -313,7 +313,7 @@ export class Admission {
   private take(flow: Flow): Release {
     const width = this.widthOf(flow);
     this.runningCount += width;
-    flow.seats += width;
+    flow.running += 1;
     const activeAt = this.loopActiveMs();
     let released = false;
     return (cost) => {
@@ -327,39 +327,25 @@ export class Admission {
       if (units > 0) this.charge(flow, units);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
       this.runningCount -= width;
-      flow.seats -= width;
+      flow.running -= 1;
       this.dispatch();
     };
   }
 
   /**
    * Seats one request of `flow` holds while the loop is busy: one for a request as costly as a
-   * page, more for a flow whose requests cost more (its recent average), as API Priority and
-   * Fairness sizes a request. A flood of costly documents then runs one at a time.
+   * page, more for a flow whose requests cost more (its recent average), up to every seat. A
+   * flood of documents costly to parse and validate then runs one at a time, and a bystander's
+   * request runs beside at most one of them, as API Priority and Fairness sizes a request.
    */
   private widthOf(flow: Flow): number {
     if (this.limit === Number.POSITIVE_INFINITY) return 1;
-    const width = Math.max(1, Math.floor(flow.cost / UNITS_PER_SEAT));
-    return Math.min(width > 1 ? this.costlyCap() : this.limit, width);
-  }
-
-  /**
-   * The most seats a costly flow's requests (wider than one seat) hold together: all but one,
-   * so another flow's request always runs beside them. Without it a flood's request took every
-   * seat, and a bystander waited for the whole of it (136 ms p50 beside alias-histories-half).
-   * Flows of narrow requests may fill every seat: no place stays empty while one of them waits.
-   */
-  private costlyCap(): number {
-    return Math.max(1, this.limit - 1);
+    return Math.min(this.limit, Math.max(1, Math.floor(flow.cost / UNITS_PER_SEAT)));
   }
 
   /** Whether a request of `flow` may take its seats now (alone, it always may). */
   private fits(flow: Flow): boolean {
-    if (this.runningCount === 0) return true;
-    const width = this.widthOf(flow);
-    if (this.runningCount + width > this.limit) return false;
-    const costly = flow.cost >= 2 * UNITS_PER_SEAT;
-    return !costly || flow.seats + width <= this.costlyCap();
+    return this.runningCount === 0 || this.runningCount + this.widthOf(flow) <= this.limit;
   }
 
   private remove(flow: Flow, tenant: Tenant, waiter: Waiter): boolean {
