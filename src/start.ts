@@ -8,13 +8,13 @@ import type { Plugin } from 'graphql-yoga';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
-import { assembleApp, credentialMemory, type App, type AppParts } from './app.js';
+import { assembleApp, type App, type AppParts } from './app.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
 import { gatewayVersion } from './observability/version.js';
 import type { RedisConnection, RedisUse } from './redis/connection.js';
-import type { CredentialMemory } from './traffic/verification.js';
+import { credentialMemory, type CredentialMemory } from './traffic/verification.js';
 
 /** Starts the optional parts the Config asks for, then wires the app. */
 export async function createApp(config: Config, given: AppParts = {}): Promise<App> {

@@ -1,11 +1,9 @@
 /**
- * Puts Admission (fair-admission.ts) in front of the gateway's request listener: each request to the
- * GraphQL path is admitted, or waits its tenant's turn, before yoga reads a byte of its body. Its
- * place is freed once its response is written (a stream's: once its headers are out) or its
- * client goes away. A refused request still goes through yoga, its refusal on its ticket, so
- * that it is answered like any other error: CORS headers, request id, log line and metrics
- * included (src/http/plugins/admission-refusals.ts). Every request gets its ticket here
- * (ticket.ts), admitted or not, and yoga reads it from its server context.
+ * Puts Admission (fair-admission.ts) in front of the gateway's request listener: each request is
+ * admitted, or waits its tenant's turn, before yoga reads a byte of its body, and holds its place
+ * until its response is written (a stream's: its head) or its client goes. Every request gets its
+ * ticket here (ticket.ts). A refused GraphQL request still goes through yoga, its refusal on its
+ * ticket, to be answered like any error (src/http/plugins/admission-refusals.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Credentials } from '../core/credentials.js';
@@ -13,13 +11,18 @@ import type { Identities, Identity } from '../core/identity.js';
 import type { CredentialMemory } from './verification.js';
 import {
   accountTenant,
+  Admission,
   ANONYMOUS,
+  isRefusal,
+  UNITS_PER_CALL,
   unverifiedPair,
-  whenAdmitted,
-  type Admission,
+  type AdmissionOptions,
+  type LoopLoad,
+  type Refusal,
   type Release,
   type Tenant,
 } from './fair-admission.js';
+import { processLoop } from './loop-monitor.js';
 import { issueTicket, type Ticketed } from './ticket.js';
 
 /** A Node listener that reads the request's ticket from its third argument (yoga's context). */
@@ -29,45 +32,55 @@ export type TicketedListener = (
   context: Required<Ticketed>,
 ) => void;
 
-/**
- * The tenant of a caller, from its identity and what this copy knows of it: its account once
- * the service has accepted the pair, the pair itself until then, the anonymous pool without
- * (well-formed) credentials.
- */
-export function tenantResolver(memory: CredentialMemory): (identity: Identity) => Tenant {
-  return (identity) => (identity.kind === 'present' ? tenantOfPair(memory, identity) : ANONYMOUS);
-}
-
-/** The tenant whose work a call made with these credentials is (Admission.chargeWork). */
-export function credentialsTenant(memory: CredentialMemory): (credentials: Credentials) => Tenant {
-  return (credentials) => tenantOfPair(memory, memory.identities.of(credentials));
-}
-
-function tenantOfPair(
-  memory: CredentialMemory,
-  identity: { readonly account: string; readonly pair: string },
-): Tenant {
-  return memory.verdictOf(identity.pair) === 'accepted'
-    ? accountTenant(identity.account)
-    : unverifiedPair(identity.pair);
-}
-
-/** Where requests go that admission treats apart (src/http/paths.ts; passed in, as this layer sits below src/http). */
+/** Paths admission treats apart (src/http/paths.ts, passed in: this layer sits below src/http). */
 export interface AdmittedPaths {
-  /** Where GraphQL is served: a refused request there is answered by yoga (its refusal plugin). */
+  /** Where a refused request is answered by yoga (its refusal plugin). */
   readonly graphql: string;
   /** Probes and scrapes, never admitted: a balancer must read /readiness however busy the copy. */
   readonly probes: ReadonlySet<string>;
 }
 
 /**
- * The gateway's listener behind admission. Every request waits its tenant's turn but preflights
- * and probes: GraphQL and the GraphiQL page's files (under the GraphQL path), and any other path
- * too, so no request is answered outside every seat. A request of a pair this copy does not know
- * waits in the unverified class, in a line of its own pair, and
- * its call is the verification: verifying such pairs before they waited ran one call per
- * invented pair outside every seat, and a flood of 256 clients inventing pairs then held the loop
- * (a bystander's p50 went to 156 ms and beyond).
+ * The copy's admission (on the process's loop unless given one), over its credential verdicts: a
+ * caller's tenant is its account once the service accepted its pair lately, the pair (in the
+ * unverified class) until then, anonymous without well-formed credentials.
+ */
+export function requestAdmission(
+  memory: CredentialMemory,
+  options: Omit<AdmissionOptions, 'load'> & { readonly load?: LoopLoad },
+) {
+  const load = options.load ?? processLoop();
+  const queue = new Admission({ ...options, load });
+  const tenantOfPair = (identity: { readonly account: string; readonly pair: string }): Tenant =>
+    memory.verdictOf(identity.pair) === 'accepted'
+      ? accountTenant(identity.account)
+      : unverifiedPair(identity.pair);
+  const tenantOf = (identity: Identity): Tenant =>
+    identity.kind === 'present' ? tenantOfPair(identity) : ANONYMOUS;
+  return {
+    /** What sms_admission_* and sms_event_loop_utilization report. */
+    state: () => ({
+      waiting: queue.waiting,
+      seats: queue.seats,
+      utilization: load.utilization,
+    }),
+    /** Takes a caller's turn (a WebSocket's `connection_init`). */
+    admit: (identity: Identity) => queue.admit(tenantOf(identity)),
+    /** TrafficOptions.onAttempt: each call is work of the tenant it was made for. */
+    onAttempt: (made: Credentials) =>
+      queue.chargeWork(tenantOfPair(memory.identities.of(made)), UNITS_PER_CALL),
+    /** TrafficOptions.usage: one ledger orders requests and their calls. */
+    usage: (flow: string) => queue.useOf(flow),
+    listener: (listener: TicketedListener, paths: AdmittedPaths) =>
+      admitRequests(listener, queue, memory.identities, tenantOf, paths),
+  };
+}
+
+/**
+ * The gateway's listener behind admission. Every request but preflights and probes waits its
+ * tenant's turn, whatever its path, so no request is answered outside every seat. An unknown
+ * pair's request waits in its own line, and its call is its verification: verifying before the
+ * wait ran one call per invented pair outside every seat (a bystander's p50 went to 156 ms).
  */
 export function admitRequests(
   listener: TicketedListener,
@@ -84,26 +97,35 @@ export function admitRequests(
       listener(request, response, context);
       return;
     }
-    whenAdmitted(
-      admission.admit(tenantOf(ticket.identity)),
-      response,
-      (release) => {
-        ticket.waitedMs = performance.now() - ticket.arrivedAt;
-        run(listener, request, response, context, release);
-      },
-      (refusal) => {
-        ticket.refusal = refusal;
-        if (path === paths.graphql || path.startsWith(`${paths.graphql}/`)) {
-          listener(request, response, context);
-          return;
-        }
-        response.writeHead(429, {
-          'retry-after': String(refusal.retryAfterSeconds),
-          'content-type': 'text/plain; charset=utf-8',
-        });
-        response.end('The gateway is busy: retry later.\n');
-      },
-    );
+    const go = (release: Release): void => {
+      ticket.waitedMs = performance.now() - ticket.arrivedAt;
+      run(listener, request, response, context, release);
+    };
+    const refuse = (refusal: Refusal): void => {
+      ticket.refusal = refusal;
+      if (path === paths.graphql || path.startsWith(`${paths.graphql}/`)) {
+        listener(request, response, context);
+        return;
+      }
+      response.writeHead(429, {
+        'retry-after': String(refusal.retryAfterSeconds),
+        'content-type': 'text/plain; charset=utf-8',
+      });
+      response.end('The gateway is busy: retry later.\n');
+    };
+    const outcome = admission.admit(tenantOf(ticket.identity));
+    if (typeof outcome === 'function') return go(outcome);
+    if (isRefusal(outcome)) return refuse(outcome);
+    // A client gone while waiting leaves its line; a place granted to it is handed back at once.
+    const leave = (): void => outcome.cancel();
+    response.once('close', leave);
+    void outcome.outcome.then((granted) => {
+      response.off('close', leave);
+      if (response.destroyed) {
+        if (typeof granted === 'function') granted();
+      } else if (typeof granted === 'function') go(granted);
+      else refuse(granted);
+    });
   };
 }
 
@@ -122,15 +144,12 @@ function run(
   context: Required<Ticketed>,
   release: Release,
 ): void {
-  // What the answer took on the wire is the work admission charges beside the request itself
-  // (one request at a time per connection: HTTP/1.1 without pipelining).
+  // The bytes written are charged beside the request (HTTP/1.1: one request at a time per socket).
   const socket = response.socket;
   const before = socket?.bytesWritten ?? 0;
   response.once('close', () => release({ bytes: (socket?.bytesWritten ?? before) - before }));
-  // An answer holds its place until it is written (a large one, the GraphiQL page among them,
-  // costs its writing too); a stream (SSE, @defer) holds none once its headers are out, for as
-  // long as it stays open. Node sends implicit headers through writeHead too, so this sees every
-  // response.
+  // A stream (SSE, @defer) holds no place once its head is out. Node sends implicit headers
+  // through writeHead too, so this sees every response.
   const writeHead = response.writeHead;
   response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     response.writeHead = writeHead;

@@ -1,32 +1,9 @@
 /**
  * Admission of GraphQL requests (and WebSocket `connection_init`s) before any of their work
- * starts: one work-conserving fair queue, after Kubernetes' API Priority and Fairness.
- *
- * - Flows. A request belongs to its account once the service accepted its credentials lately,
- *   to the `unverified` class while its pair has no such verdict (each pair keeps its own line
- *   inside the class, served in turn, so a new user's first request is never refused for a
- *   flood's full line), or to the `anonymous` class (no or malformed credentials). Each class
- *   weighs as one account: a flood of invented pairs shares one account's turn, not thousands.
- * - Seats. While the event loop has room, every request runs at once and this costs a counter.
- *   Once the loop is busy (loop-monitor.ts), the running requests hold at most `seats`; the
- *   others wait. A request holds one seat, or more when its flow's requests cost more (widthOf).
- *   The seats follow the loop, each window: more while requests wait and the loop still has
- *   room (a copy with work waiting never idles), fewer while it is saturated and one flow
- *   dominates beside others (so the line, where fairness applies, holds the excess instead of
- *   the loop's FIFO), never fewer than `minSeats`. While flows are alike, seats grow while
- *   requests wait: a line of equals protects no one.
- * - Who runs next. A freed seat goes to the waiting flow that has used least lately: each flow's
- *   use is a sum of work units decaying with a half-life of USE_HALF_LIFE_MS, charged one unit
- *   when a request arrives and corrected by what it really cost when it ends (the answer's bytes,
- *   the calls made for it, the CPU its document took to parse and validate). No rests: a seat
- *   never stays empty while a request waits.
- * - Bounds. A line holds at most `maxWaiting` requests and a request waits at most `maxWaitMs`;
- *   past either it is refused (429, Retry-After) rather than kept.
- *
- * Written by hand: the flows (accounts, classes for the rest) are ours, and the queue is a few
- * maps; a library limiter (p-limit, Netflix-style partitions) knows neither.
+ * starts: one work-conserving fair queue, after Kubernetes' API Priority and Fairness. The flows,
+ * seats, turn order and bounds: README.md "The flow" and docs/limits.md. Written by hand: the
+ * flows (accounts, classes for the rest) are ours, and a library limiter knows neither.
  */
-
 import { performance as perfHooks } from 'node:perf_hooks';
 
 /** `account:<account>`, `unverified:<pair>`, or `anonymous`. */
@@ -34,28 +11,20 @@ export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
 
-/** Frees the request's seat, told what it cost beyond its start when known; idempotent. */
-export type Release = (cost?: RequestCost) => void;
-
-/** What a request really took, charged to its flow when it ends. */
-export interface RequestCost {
-  /** Bytes of answer written. */
-  readonly bytes?: number;
-}
+/** Frees the request's seat, told the answer's bytes when known; idempotent. */
+export type Release = (cost?: { readonly bytes?: number }) => void;
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
 export const BYTES_PER_UNIT = 16 * 1024;
 /**
- * Work units per upstream call (sending it, parsing its answer, completing what it returned).
- * Calibrated on the bench's CPU per request, with the small query (one call) as about one unit:
- * a 50-message page (one call, 17 KB) costs about 2.2 small queries, and a 200-number fan-out
- * (201 calls, 135 KB) about 100 to 130; one per request, 1/2 per call and one per 16 KiB gives
- * 1.5, 2.6 and 110.
+ * Work units per upstream call, calibrated on the bench's CPU per request (the one-call small
+ * query about one unit): a 50-message page costs about 2.2 small queries and a 200-number fan-out
+ * 100 to 130; one per request, 1/2 per call and one per 16 KiB gives 1.5, 2.6 and 110.
  */
 export const UNITS_PER_CALL = 0.5;
 /** Milliseconds of CPU that count as one unit (the small query takes about 0.25 ms in all). */
 export const CPU_MS_PER_UNIT = 0.25;
-/** Units of work one seat stands for: a page is about 2.6, a small query 1.5 (see UNITS_PER_CALL). */
+/** Units of work one seat stands for: a page is about 2.6, a small query 1.5. */
 export const UNITS_PER_SEAT = 4;
 /** Waiting this long counts as one unit less use: requests of flows that used alike go in order. */
 const WAIT_MS_PER_UNIT = 10;
@@ -63,20 +32,16 @@ const WAIT_MS_PER_UNIT = 10;
 const COST_WEIGHT = 0.2;
 /** How fast a flow's use is forgotten: "lately" is the last second or two. */
 export const USE_HALF_LIFE_MS = 1_000;
-/** Seats grow by this factor per window while requests wait and the loop has room. */
+/** Seats grow by GROW per window while requests wait and utilization is under ROOM_BELOW ... */
 const GROW = 1.5;
-/** Seats shrink by this factor per window while the loop is saturated. */
-const SHRINK = 0.9;
-/** Utilization under which the loop still has room for more running requests. */
 const ROOM_BELOW = 0.9;
-/** Utilization at which the loop is saturated and more running requests only queue in it. */
+/** ... and shrink by SHRINK while it is at SATURATED_AT or more. */
+const SHRINK = 0.9;
 const SATURATED_AT = 0.98;
 /**
- * The line protects someone only while one flow has used at least this share of all the use
- * lately and another flow used too (a flood beside a bystander, a team beside a poller). While
- * flows are alike (many accounts over a router's connections) it protects no one, and fewer seats
- * only cost throughput: measured 2026-11-28, 256 accounts over 32 connections ran 1.6-2x the
- * requests per CPU second with every request running than with seats shrunk to the minimum.
+ * The line protects someone only while one flow has used this share of all the use lately beside
+ * another; among alike flows fewer seats only cost throughput (measured: 256 accounts over 32
+ * connections ran 1.6-2x the requests per CPU second with every request running).
  */
 const DOMINANT_SHARE = 0.25;
 /** Units another flow must have used lately for the line to be protecting it. */
@@ -85,7 +50,6 @@ const RETRY_AFTER_SECONDS = 1;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
-  /** Seconds the client should wait before asking again. */
   readonly retryAfterSeconds: number;
 }
 
@@ -119,7 +83,6 @@ export interface AdmissionOptions {
   /** Told of each refusal (metrics, logs), with the kind of tenant, never who. */
   readonly onRefused?: (kind: TenantKind, refusal: Refusal) => void;
 }
-
 export type TenantKind = 'account' | 'unverified' | 'anonymous';
 
 export const tenantKind = (tenant: Tenant): TenantKind =>
@@ -200,10 +163,7 @@ export class Admission {
     return flow ? this.decayed(flow, this.now()) : 0;
   }
 
-  /**
-   * Charges work done for `tenant` outside the requests admission counts: calls made to the
-   * service for it (traffic.ts tells each one), its subscriptions' polls included.
-   */
+  /** Charges work done for `tenant` outside its requests: calls made for it (polls included). */
   chargeWork(tenant: Tenant, units: number): void {
     this.charge(this.flow(groupOf(tenant)), units);
   }
@@ -246,15 +206,13 @@ export class Admission {
   }
 
   /**
-   * Follows the loop while it is busy. While one flow dominates beside others, seats grow while
-   * requests wait and the loop has room and shrink while it is saturated, so the line, where
-   * fairness applies, holds the excess instead of the loop's FIFO. While flows are alike, seats
-   * grow while requests wait: a line of equals protects no one.
+   * Follows the loop while it is busy. While one flow dominates beside others, seats shrink when
+   * it is saturated, so the line, where fairness applies, holds the excess instead of the loop's
+   * FIFO; while flows are alike, seats grow while requests wait: a line of equals protects no one.
    */
   private adjust(utilization: number): void {
     if (this.limit === Number.POSITIVE_INFINITY) return;
-    // The loop's own utilization: the process's CPU, tried as a signal, read "room" on a shared
-    // machine and let a flood fill the loop.
+    // The loop's own utilization: the process's CPU read "room" on a shared machine.
     const contended = this.contended();
     if (this.waitingCount > 0 && (!contended || utilization < ROOM_BELOW)) {
       this.limit = Math.ceil(Math.max(this.limit, this.runningCount) * GROW);
@@ -333,10 +291,8 @@ export class Admission {
   }
 
   /**
-   * Seats one request of `flow` holds while the loop is busy: one for a request as costly as a
-   * page, more for a flow whose requests cost more (its recent average), up to every seat. A
-   * flood of documents costly to parse and validate then runs one at a time, and a bystander's
-   * request runs beside at most one of them, as API Priority and Fairness sizes a request.
+   * Seats one request of `flow` holds while the loop is busy: one per UNITS_PER_SEAT of its recent
+   * cost, up to every seat, so a flood of costly documents runs one at a time beside a bystander.
    */
   private widthOf(flow: Flow): number {
     if (this.limit === Number.POSITIVE_INFINITY) return 1;
@@ -366,9 +322,8 @@ export class Admission {
       let next: Flow | undefined;
       let least = Number.POSITIVE_INFINITY;
       for (const flow of this.backlogged) {
-        // Use less what its oldest request has waited: among flows that used alike, the one
-        // waiting longest goes first (without it, 256 accounts asking alike overtook one another
-        // at random, and an unlucky one waited 600 ms: p99 150 times the p50).
+        // Less what its oldest request has waited: among alike flows the longest waiting goes
+        // first (without it, an unlucky one of 256 alike accounts waited 600 ms, 150x the p50).
         const head = (flow.lines.values().next().value as Waiter[])[0] as Waiter;
         const use = this.decayed(flow, now) - (now - head.since) / WAIT_MS_PER_UNIT;
         if (use < least) {
@@ -376,8 +331,7 @@ export class Admission {
           next = flow;
         }
       }
-      // Strict order, as fair queuing keeps it: a wide request waits for its seats rather than
-      // being overtaken by narrower ones of flows that used more.
+      // Strict order: a wide request waits for its seats, not overtaken by narrower ones.
       if (!next || !this.fits(next)) return;
       // The flow's lines take turns: its first tenant gives its oldest request, then goes last.
       const [tenant, line] = next.lines.entries().next().value as [Tenant, Waiter[]];
@@ -401,40 +355,3 @@ const noop: Release = () => undefined;
 
 export const isRefusal = (value: Release | Waiting | Refusal): value is Refusal =>
   typeof value === 'object' && 'refused' in value;
-
-/** What a waiting request can be abandoned through: its HTTP response. */
-export interface Connection {
-  once(event: 'close', listener: () => void): unknown;
-  off(event: 'close', listener: () => void): unknown;
-  readonly destroyed: boolean;
-}
-
-/**
- * Acts on what `admit` answered: `run` once the request may go (at once, or after its wait),
- * `refuse` when it is refused. A waiting request whose connection closes leaves its line, and a
- * place granted to a connection already gone is handed back at once.
- */
-export function whenAdmitted(
-  outcome: Release | Waiting | Refusal,
-  connection: Connection,
-  run: (release: Release) => void,
-  refuse: (refusal: Refusal) => void,
-): void {
-  if (typeof outcome === 'function') {
-    run(outcome);
-    return;
-  }
-  if (isRefusal(outcome)) {
-    refuse(outcome);
-    return;
-  }
-  const leave = (): void => outcome.cancel();
-  connection.once('close', leave);
-  void outcome.outcome.then((granted) => {
-    connection.off('close', leave);
-    if (connection.destroyed) {
-      if (typeof granted === 'function') granted();
-    } else if (typeof granted === 'function') run(granted);
-    else refuse(granted);
-  });
-}

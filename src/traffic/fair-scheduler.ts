@@ -1,17 +1,10 @@
 /**
  * Slots for calls to the service, shared by every request of this copy: at most the adaptive
- * limit in flight. When calls have to wait, a freed slot goes to the waiting account that has
- * used least lately, by the same ledger request admission keeps (fair-admission.ts `useOf`), so
- * one ledger orders both requests and their calls; accounts that have used alike take turns (a
- * served account goes last). One account's 200-number fan-out therefore holds a place in line
- * next to another account's single call instead of in front of it.
- *
- * Work-conserving, as a partitioned limiter that lets a partition borrow what others leave
- * unused (Netflix concurrency-limits): an account alone may use every slot but a small reserve
- * (RESERVE_FRACTION of the limit), so a newcomer's first call never waits behind another
- * account's hung ones; once other accounts have calls waiting, each account holds at most `share`
- * of the limit, and the slots it frees go to them. Written by hand: it is a few lines of
- * bookkeeping, and what the queues are keyed by (the account, a keyed hash of the sys_id) is ours.
+ * limit in flight. A freed slot goes to the waiting account that has used least lately, by
+ * admission's ledger (fair-admission.ts `useOf`), so one 200-number fan-out waits beside another
+ * account's single call, not in front of it. Work-conserving, as a partitioned limiter that lends
+ * unused room: an account alone may use every slot but RESERVE_FRACTION (a newcomer's first call
+ * never waits behind its hung ones); while others wait, each holds at most `share` of the limit.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
 
@@ -40,26 +33,18 @@ export class FairScheduler {
   /** Calls in flight per account (only accounts with some). */
   private readonly perAccount = new Map<string, number>();
 
-  /**
-   * `share`: the fraction of the limit one account may hold in flight, from 0 to 1; `useOf`:
-   * what a flow has used lately (the admission ledger), least first. @default all alike
-   */
+  /** `share`: of the limit, what one account may hold while others wait; `useOf`: the ledger. */
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
     private readonly useOf: (flow: string) => number = () => 0,
   ) {}
 
-  /** The most calls one account may have in flight while others wait. */
-  get accountCap(): number {
-    return Math.max(1, Math.floor(this.limit.current * this.share));
-  }
-
   /** The most calls `account` may have in flight now: nearly all of them when no one else waits. */
   private capOf(account: string): number {
-    const othersWaiting = this.queues.size > (this.queues.has(account) ? 1 : 0);
-    if (othersWaiting) return this.accountCap;
     const limit = this.limit.current;
+    const othersWaiting = this.queues.size > (this.queues.has(account) ? 1 : 0);
+    if (othersWaiting) return Math.max(1, Math.floor(limit * this.share));
     return Math.max(1, limit - Math.ceil(limit * RESERVE_FRACTION));
   }
 

@@ -1,25 +1,16 @@
 /**
- * The service treated as a shared, finite resource. Every call from any request goes through
- * here, on its way to the client (one attempt each), as a chain of small steps:
- *
- * 1. Gate (call-gate.ts): refused before anything is sent when the pair was refused lately, the
- *    account is inside its 429 window or its breaker is open, or the service's breaker is open.
- *    The account is the sys_id (its keyed hash): every token of one sys_id shares its window,
- *    breaker and fair share.
- * 2. Deadline (deadline.ts): `timeoutMs` bounds the whole wait for the answer (slot, attempts,
- *    backoffs); each attempt has its own limit, so a hung attempt can still be retried in time.
- * 3. Slot (fair-scheduler.ts): under the adaptive limit (adaptive-limit.ts), which follows the
- *    service's latency; freed slots go to the flow that used least lately (admission's ledger).
- * 4. Retry: transient faults (reset, 502/503/504, an attempt's timeout), exponential backoff with
- *    decorrelated jitter (cockatiel's generator), only when the time left holds the backoff plus a
- *    typical answer. A 429 is never retried.
- * 5. Record (call-gate.ts): what the attempt showed feeds the verdicts, the account's window and
- *    breaker, the service's breaker and the limit.
+ * The service treated as a shared, finite resource. Every call (one attempt each) goes through:
+ * 1. Gate (call-gate.ts): refused lately, 429 window, breakers; the account is the sys_id.
+ * 2. Deadline (deadline.ts): `timeoutMs` bounds slot, attempts and backoffs; each attempt has its
+ *    own limit, so a hung attempt can still be retried in time.
+ * 3. Slot (fair-scheduler.ts) under the adaptive limit (adaptive-limit.ts).
+ * 4. Retry: transient faults only, decorrelated-jitter backoff (cockatiel's), when the time left
+ *    holds the backoff plus a typical answer. A 429 is never retried.
+ * 5. Record (call-gate.ts): verdicts, the account's window and breaker, the service's, the limit.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
-import { FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS } from '../config/fixed.js';
 import type { Credentials } from '../core/credentials.js';
-import { CredentialMemory } from './verification.js';
+import type { CredentialMemory } from './verification.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { WarningRollup } from '../observability/warning-rollup.js';
@@ -35,8 +26,8 @@ import { accountTenant, UNVERIFIED } from './fair-admission.js';
 export interface TrafficOptions {
   /** The whole wait for one answer, retries and backoff included. */
   readonly timeoutMs: number;
-  /** One attempt's own limit, so a hung attempt can still be retried in time. @default timeoutMs */
-  readonly attemptTimeoutMs?: number;
+  /** One attempt's own limit (at most timeoutMs). */
+  readonly attemptTimeoutMs: number;
   /** Extra attempts after a transient failure. */
   readonly retries: number;
   /** First backoff delay; later ones grow exponentially (with jitter) up to 2 s. */
@@ -51,24 +42,18 @@ export interface TrafficOptions {
   readonly initialConcurrency?: number;
   /** The adaptive limit's floor. @default min(4, maxInFlight) */
   readonly minConcurrency?: number;
-  /**
-   * The 429 window when the service sends no usable Retry-After.
-   * @default FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS
-   */
-  readonly defaultRetryAfterMs?: number;
-  /** The fraction of the adaptive limit one account may hold in flight. @default 0.5 */
-  readonly accountShare?: number;
-  /** Verdicts on credentials and the names of accounts. @default a new CredentialMemory */
-  readonly credentials?: CredentialMemory;
+  /** The 429 window when the service sends no usable Retry-After. */
+  readonly defaultRetryAfterMs: number;
+  /** The fraction of the adaptive limit one account may hold while others wait. */
+  readonly accountShare: number;
+  /** Verdicts on credentials and the names of accounts. */
+  readonly credentials: CredentialMemory;
   readonly logger?: Logger;
   /** Where each retry's warning goes: rolled up per code and account (one line a window). */
   readonly warnings?: WarningRollup;
   /** Told of each call refused without reaching the service. */
   readonly onRefused?: (reason: RefusalReason) => void;
-  /**
-   * Told of each attempt sent to the service, answered or not, with the credentials it was made
-   * for: admission charges it to their tenant (UNITS_PER_CALL in fair-admission.ts).
-   */
+  /** Told of each attempt sent, with its credentials: admission charges it (UNITS_PER_CALL). */
   readonly onAttempt?: (credentials: Credentials) => void;
   /** What a flow has used lately (admission's ledger): waiting calls of the least go first. */
   readonly usage?: (flow: string) => number;
@@ -85,9 +70,8 @@ export interface ManagedUpstreamClient extends UpstreamClient {
   /** Verdicts on credentials, and the names of accounts (shared with the response cache). */
   readonly credentials: CredentialMemory;
   /**
-   * True when the service accepts these credentials: from memory when it answered them lately,
-   * otherwise one cheap call (ownednumbers, local). Concurrent checks of one pair share the call.
-   * Throws the call's error when the service could not say (an outage).
+   * Whether the service accepts these credentials: from memory, else one ownednumbers call shared
+   * by concurrent checks of the pair. Throws when the service could not say (an outage).
    */
   verify(credentials: Credentials): Promise<boolean>;
 }
@@ -96,28 +80,16 @@ export function withTrafficControl(
   client: UpstreamClient,
   options: TrafficOptions,
 ): ManagedUpstreamClient {
-  const log = options.logger;
-  const attemptTimeoutMs = Math.min(
-    options.attemptTimeoutMs ?? options.timeoutMs,
-    options.timeoutMs,
-  );
+  const attemptTimeoutMs = Math.min(options.attemptTimeoutMs, options.timeoutMs);
   const limit = new AdaptiveLimit({
     initial: options.initialConcurrency ?? options.maxInFlight,
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
     max: options.maxInFlight,
     ownDelayMs: (since) => processLoop().stallSince(since),
   });
-  const scheduler = new FairScheduler(limit, options.accountShare ?? 0.5, options.usage);
-  const memory = options.credentials ?? new CredentialMemory();
-  const gate = new CallGate({
-    memory,
-    breakerThreshold: options.breakerThreshold,
-    breakerCooldownMs: options.breakerCooldownMs,
-    defaultRetryAfterMs: options.defaultRetryAfterMs ?? FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS,
-    attemptTimeoutMs,
-    logger: log,
-    onRefused: options.onRefused,
-  });
+  const scheduler = new FairScheduler(limit, options.accountShare, options.usage);
+  const memory = options.credentials;
+  const gate = new CallGate({ ...options, memory, attemptTimeoutMs });
   const backoffFactory = new ExponentialBackoff({
     initialDelay: options.retryBaseDelayMs,
     maxDelay: 2_000,
@@ -183,8 +155,7 @@ export function withTrafficControl(
           }
           backoff = backoff ? backoff.next(undefined) : backoffFactory.next();
           const delayMs = backoff.duration;
-          // A retry must fit: its backoff plus a typical answer, within what is left of the deadline.
-          // Typical: the service's lightly loaded latency, or before any answer, this attempt's.
+          // A retry must fit its backoff plus a typical answer (the baseline, else this attempt's).
           const typicalMs = limit.baseline(operation) ?? performance.now() - sent;
           if (deadlineAt - Date.now() < delayMs + typicalMs) throw failure;
           options.warnings?.warn({
@@ -211,8 +182,7 @@ export function withTrafficControl(
     const { pair } = memory.identities.of(credentials);
     let pending = verifying.get(pair);
     if (!pending) {
-      // ownednumbers (local): the smallest answer that needs valid credentials; the memory is
-      // told the verdict by run() itself, like for any other call.
+      // The smallest answer that needs valid credentials; run() records the verdict.
       pending = run('ownednumbers', credentials, (o) =>
         client.ownedNumbers(credentials, 'LOCAL', o),
       ).then(

@@ -1,19 +1,14 @@
 /**
- * What this copy knows about credentials: whether the service accepted or refused them lately,
- * by pair (Identities' keyed hash of sys_id and token; the account is the sys_id's). It carries
- * the copy's one Identities, so every part that asks it names accounts and pairs alike.
- *
- * Nothing that outlives a request (a subscription, a response-cache entry) is created for
- * credentials the service has not accepted recently. The traffic layer records every verdict the
- * service gives for free (any answered call is an acceptance, a refusal is a refusal); only when
- * nothing is known does `verify` make one cheap call (traffic.ts). Refusals are remembered too,
- * so a flood of invented credentials costs the service one call each per `refusedTtlMs` at most.
- * The memory is bounded (`maxEntries`, least recently used out first); forgetting means one more
- * verification call, never a wrong answer.
+ * What this copy knows about credentials: whether the service accepted or refused each pair lately
+ * (Identities' keyed hash of sys_id and token; the account is the sys_id's). Nothing that outlives
+ * a request is made for credentials not accepted lately. Every answered call is a verdict for free
+ * (traffic.ts); refusals are kept too, so invented credentials cost one call per `refusedTtlMs`.
+ * Bounded (`maxEntries`, LRU): forgetting costs one more verification call, never a wrong answer.
  */
 import { LRUCache } from 'lru-cache';
 import type { Credentials } from '../core/credentials.js';
 import { Identities } from '../core/identity.js';
+import type { Config } from '../config/config.js';
 
 export type Verdict = 'accepted' | 'refused' | 'unknown';
 
@@ -81,4 +76,13 @@ export class CredentialMemory {
     if (this.verdicts.get(pair) === 'accepted') this.verdicts.delete(pair);
     else this.verdicts.set(pair, 'refused', { ttl: this.refusedTtlMs });
   }
+}
+
+/** The memory as configured: accounts named with GATEWAY_SECRET, the upstream's verdict TTLs. */
+export function credentialMemory(config: Pick<Config, 'secret' | 'upstream'>): CredentialMemory {
+  return new CredentialMemory({
+    secret: config.secret.current,
+    acceptedTtlMs: config.upstream.verifiedTtlMs,
+    refusedTtlMs: config.upstream.refusedTtlMs,
+  });
 }
