@@ -1,25 +1,14 @@
 /**
  * What this copy remembers about each account's traffic between requests: the 429 window the
- * service set for it, and its own circuit breaker. An account is a sys_id, known only by its
- * keyed hash (`accountId`, via CredentialMemory.account): new tokens for one sys_id are the same
- * account, so they share its 429 window and breaker instead of walking around them.
- *
- * The map is bounded: an account with nothing to remember is dropped at once, and past
- * `maxAccounts` the oldest entry goes (forgetting fails open: the call is simply made).
+ * service set for it, and its own circuit breaker. An account is a sys_id (its keyed hash), so new
+ * tokens for one sys_id share its window and breaker instead of walking around them. Bounded: an
+ * account with nothing to remember is dropped, and past MAX_ACCOUNTS the oldest (failing open).
  */
 import { Breaker, type BreakerState } from './breaker.js';
 
 /** Calls a recovering account's breaker lets through at once, so a burst is not all refused. */
-export const ACCOUNT_BREAKER_PROBES = 3;
-
-export interface AccountTrafficOptions {
-  readonly breakerThreshold: number;
-  readonly breakerCooldownMs: number;
-  /** Told when an account's breaker changes state (the account by its keyed name only). */
-  readonly onBreakerChange?: (account: string, state: BreakerState) => void;
-  /** @default 10000 */
-  readonly maxAccounts?: number;
-}
+const ACCOUNT_BREAKER_PROBES = 3;
+const MAX_ACCOUNTS = 10_000;
 
 interface AccountState {
   rateLimitedUntil: number;
@@ -27,22 +16,20 @@ interface AccountState {
 }
 
 /** Why a call of this account may not go now, and for how long. */
-export type AccountRefusal =
-  | { readonly kind: 'rate-limited'; readonly retryInMs: number }
-  | { readonly kind: 'breaker-open'; readonly retryInMs: number };
+export interface AccountRefusal {
+  readonly kind: 'rate-limited' | 'breaker-open';
+  readonly retryInMs: number;
+}
 
 export class AccountTraffic {
   private readonly states = new Map<string, AccountState>();
-  private readonly maxAccounts: number;
 
-  constructor(private readonly options: AccountTrafficOptions) {
-    this.maxAccounts = options.maxAccounts ?? 10_000;
-  }
-
-  /** Accounts currently remembered (for tests and metrics). */
-  get size(): number {
-    return this.states.size;
-  }
+  /** `onBreakerChange` is told of each account's breaker changes (the account by its keyed name). */
+  constructor(
+    private readonly breakerThreshold: number,
+    private readonly breakerCooldownMs: number,
+    private readonly onBreakerChange: (account: string, state: BreakerState) => void,
+  ) {}
 
   /** Accounts whose breaker is open or half-open now, and those inside a 429 window. */
   counts(now: number): { breakerOpen: number; rateLimited: number } {
@@ -73,7 +60,7 @@ export class AccountTraffic {
     const state = this.states.get(account);
     if (!state) return;
     state.breaker.success();
-    this.forgetIfIdle(account, state, Date.now());
+    if (state.breaker.idle && state.rateLimitedUntil <= Date.now()) this.states.delete(account);
   }
 
   /** The service failed this account's call (5xx, timeout, reset, unreachable). */
@@ -96,26 +83,21 @@ export class AccountTraffic {
   private stateOf(account: string): AccountState {
     let state = this.states.get(account);
     if (!state) {
-      if (this.states.size >= this.maxAccounts) {
+      if (this.states.size >= MAX_ACCOUNTS) {
         const oldest = this.states.keys().next();
         if (!oldest.done) this.states.delete(oldest.value);
       }
-      const { breakerThreshold, breakerCooldownMs, onBreakerChange } = this.options;
       state = {
         rateLimitedUntil: 0,
         breaker: new Breaker(
-          breakerThreshold,
-          breakerCooldownMs,
-          onBreakerChange && ((next) => onBreakerChange(account, next)),
+          this.breakerThreshold,
+          this.breakerCooldownMs,
+          (next) => this.onBreakerChange(account, next),
           ACCOUNT_BREAKER_PROBES,
         ),
       };
       this.states.set(account, state);
     }
     return state;
-  }
-
-  private forgetIfIdle(account: string, state: AccountState, now: number): void {
-    if (state.breaker.idle && state.rateLimitedUntil <= now) this.states.delete(account);
   }
 }

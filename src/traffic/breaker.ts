@@ -1,13 +1,8 @@
 /**
- * A circuit breaker's state machine: closed until `threshold` faults in a row, then open (fail
- * fast) for `cooldownMs`, then half-open: `probes` calls go through at once (one by default); the
- * first success closes the breaker, a fault opens it again. Any answer that is not a fault counts
- * as a success. An account's breaker lets a few probes through, so the requests arriving together
- * after a recovery are not all but one refused.
- *
- * Written by hand rather than with cockatiel's breakers: what counts as a fault here depends on
- * who failed (an account's own trouble, or evidence about the whole service; see traffic.ts),
- * which cockatiel's policies, counting every failure they see, cannot express.
+ * A circuit breaker: closed until `threshold` faults in a row, then open (fail fast) for
+ * `cooldownMs`, then half-open: `probes` calls go through at once; the first success (any answer
+ * that is not a fault) closes it, a fault opens it again. Written by hand: what counts as a fault
+ * depends on who failed (see service-health.ts), which cockatiel's breakers cannot express.
  */
 import type { BreakerState } from '../core/signals.js';
 

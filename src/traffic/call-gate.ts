@@ -1,17 +1,9 @@
 /**
- * The gate every call to the service passes, and the records it reads and writes: what the
- * service said of each credential pair lately (verification.ts), each account's 429 window and
- * breaker (accounts.ts), and the whole service's breaker (service-health.ts).
- *
- * - `check` refuses before anything is sent: a pair refused lately (UNAUTHENTICATED, so an
- *   invented pair costs the service one call per refusedTtlMs at most), an account inside its 429
- *   window (RATE_LIMITED) or with its breaker open, or the service's breaker open
- *   (UPSTREAM_UNAVAILABLE).
- * - `answered` and `settle` record what an attempt showed. A 429 opens the account's window for
- *   Retry-After (for the sys_id's unaccepted tokens alone when the pair was not accepted lately)
- *   and nothing else. Faults feed the account's breaker and, on evidence about the whole service,
- *   the service's. A timeout that spent less than half its attempt limit on the wire was waiting
- *   in this copy: abandoned, not a fault.
+ * The gate every call to the service passes, over the records it reads and writes: verdicts per
+ * pair (verification.ts), each account's 429 window and breaker (accounts.ts), the service's
+ * breaker (service-health.ts). `check` refuses before anything is sent; `answered` and `settle`
+ * record what an attempt showed. A timeout that spent under half its attempt limit on the wire
+ * was waiting in this copy: abandoned, not a fault.
  */
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Credentials } from '../core/credentials.js';
@@ -20,6 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
 import type { Release } from './fair-scheduler.js';
 import { ServiceHealth } from './service-health.js';
+import { Breaker } from './breaker.js';
 import type { CredentialMemory } from './verification.js';
 
 /** A Retry-After longer than this is read as this: the gateway never pauses an account for hours. */
@@ -31,7 +24,7 @@ export interface CallGateOptions {
   readonly breakerCooldownMs: number;
   /** The 429 window when the service sends no usable Retry-After. */
   readonly defaultRetryAfterMs: number;
-  /** One attempt's limit: a timeout well inside it was spent waiting in this copy. */
+  /** One attempt's limit. */
   readonly attemptTimeoutMs: number;
   readonly logger?: Logger | undefined;
   /** Told of each call refused without reaching the service. */
@@ -46,32 +39,24 @@ export class CallGate {
   readonly service: ServiceHealth;
 
   constructor(private readonly options: CallGateOptions) {
-    const log = options.logger;
-    this.accounts = new AccountTraffic({
-      breakerThreshold: options.breakerThreshold,
-      breakerCooldownMs: options.breakerCooldownMs,
-      onBreakerChange: (account, state) => {
-        if (state === 'open')
-          log?.warn({ account }, "an account's calls keep failing: pausing them");
-        else if (state === 'closed') log?.info({ account }, "an account's calls succeed again");
-      },
+    const { logger: log, breakerThreshold, breakerCooldownMs } = options;
+    this.accounts = new AccountTraffic(breakerThreshold, breakerCooldownMs, (account, state) => {
+      if (state === 'open') log?.warn({ account }, "an account's calls keep failing: pausing them");
+      else if (state === 'closed') log?.info({ account }, "an account's calls succeed again");
     });
-    this.service = new ServiceHealth({
-      threshold: options.breakerThreshold,
-      cooldownMs: options.breakerCooldownMs,
-      onChange: (state) => {
-        if (state === 'open') {
-          log?.error(
-            { cooldownMs: options.breakerCooldownMs },
-            'upstream circuit breaker opened: failing fast',
-          );
-        } else if (state === 'half-open') {
-          log?.warn('upstream circuit breaker half-open: probing');
-        } else {
-          log?.info('upstream circuit breaker closed: upstream healthy again');
-        }
-      },
+    const serviceBreaker = new Breaker(breakerThreshold, breakerCooldownMs, (state) => {
+      if (state === 'open') {
+        log?.error(
+          { cooldownMs: breakerCooldownMs },
+          'upstream circuit breaker opened: failing fast',
+        );
+      } else if (state === 'half-open') {
+        log?.warn('upstream circuit breaker half-open: probing');
+      } else {
+        log?.info('upstream circuit breaker closed: upstream healthy again');
+      }
     });
+    this.service = new ServiceHealth(serviceBreaker);
   }
 
   /** Throws when the call may not go now; admits a breaker's half-open probe. */
@@ -89,12 +74,12 @@ export class CallGate {
       onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
       throw refusalError(refusal, account);
     }
-    if (!this.service.admit(now)) {
+    if (!this.service.breaker.admit(now)) {
       onRefused?.('service_breaker');
       throw new UpstreamError(
         ErrorCode.UpstreamUnavailable,
         `The SMS service is failing; calls to it are paused for up to ${Math.ceil(this.options.breakerCooldownMs / 1000)} s`,
-        { retryAfterMs: Math.max(1, this.service.retryInMs(now)), refusedFor: 'service' },
+        { retryAfterMs: Math.max(1, this.service.breaker.retryInMs(now)), refusedFor: 'service' },
       );
     }
   }
@@ -103,13 +88,13 @@ export class CallGate {
   answered(credentials: Credentials, account: string): void {
     this.options.memory.accepted(credentials);
     this.accounts.answered(account);
-    this.service.answered();
+    this.service.breaker.success();
   }
 
   /** No answer either way (gave up waiting): a probe the gate admitted must not stay half-open. */
   abandoned(account: string): void {
     this.accounts.abandoned(account);
-    this.service.abandoned();
+    this.service.breaker.abandon();
   }
 
   /** Records what one attempt's failure says, and returns the error the caller should see. */
@@ -139,7 +124,7 @@ export class CallGate {
       release();
       const scope = memory.verdict(credentials) === 'accepted' ? account : unacceptedOf(account);
       this.accounts.rateLimited(scope, now, windowMs);
-      this.service.answered();
+      this.service.breaker.success();
       return new UpstreamError(error.code, error.message, { retryAfterMs: windowMs });
     }
     if (error.code === ErrorCode.UpstreamTimeout && rttMs < this.options.attemptTimeoutMs / 2) {
@@ -159,7 +144,7 @@ export class CallGate {
     if (error.code === ErrorCode.Unauthenticated) memory.refused(credentials);
     release({ rttMs, operation });
     this.accounts.answered(account);
-    this.service.answered();
+    this.service.breaker.success();
     return error;
   }
 }

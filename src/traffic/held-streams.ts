@@ -1,9 +1,7 @@
 /**
- * Streams held open on this copy, every transport together: graphql-ws connections and
- * graphql-sse streams (reserved or open). One cap for the copy and one share per account, counted
- * in one place, so neither transport can hold the cap a second time beside the other, and one
- * account opening a thousand sockets cannot take every slot from the rest. Only credentials the
- * service accepted hold a slot: the transports verify before they ask (invented pairs hold none).
+ * Streams held open on this copy, graphql-ws connections and graphql-sse streams together: one cap
+ * for the copy and one share per account, so neither transport holds the cap twice, nor one
+ * account every slot. Only credentials the service accepted hold one (the transports verify first).
  */
 export type HoldRefusal = 'copy-full' | 'account-full';
 

@@ -1,17 +1,12 @@
 /**
  * The one load monitor: how busy this process's event loop is, and how late it runs what is
- * ready. One timer ticks every TICK_MS (unref'd: it never keeps the process alive):
- *
- * - Stalls. How late a tick runs is how long the loop held up everything ready then. The adaptive
- *   limit reads the last stall (`stallSince`) to tell a round trip slowed by this process apart
- *   from the service slowing.
- * - Utilization. Every WINDOW_MS, the share of wall time the loop spent running code (perf_hooks
- *   event-loop utilization). Busy starts when one window is at least BUSY_AT, and ends only after
- *   QUIET_WINDOWS windows in a row under QUIET_BELOW: once seats are limited the loop may have a
- *   little room again, and letting everyone in at that moment would only saturate it anew.
- *
- * Written by hand rather than with perf_hooks.monitorEventLoopDelay: that histogram cannot answer
- * "since when" without being reset, and only one reader may reset it.
+ * ready. One unref'd timer ticks every TICK_MS:
+ * - Stalls: how late a tick runs; the adaptive limit reads the last (`stallSince`) to tell its own
+ *   delay from the service slowing.
+ * - Utilization: every WINDOW_MS, perf_hooks' event-loop utilization. Busy starts at one window of
+ *   BUSY_AT and ends only after QUIET_WINDOWS in a row under QUIET_BELOW: once seats are limited
+ *   the loop has a little room again, and letting everyone in then would saturate it anew.
+ * Not monitorEventLoopDelay: its histogram cannot answer "since when" without a reset.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
@@ -84,7 +79,10 @@ export class LoopMonitor {
     const now = this.now();
     const late = now - this.lastTick - TICK_MS;
     this.lastTick = now;
-    if (late >= MIN_STALL_MS) this.stall(now, late);
+    if (late >= MIN_STALL_MS) {
+      this.stallEnd = now;
+      this.stallLength = late;
+    }
     if (now - this.lastWindow < WINDOW_MS) return;
     this.lastWindow = now;
     const elu = performance.eventLoopUtilization();
@@ -93,12 +91,6 @@ export class LoopMonitor {
       : 0;
     this.lastElu = elu;
     this.sample(utilization);
-  }
-
-  /** Records a stall of `lengthMs` that ended at `endMs`. */
-  stall(endMs: number, lengthMs: number): void {
-    this.stallEnd = endMs;
-    this.stallLength = lengthMs;
   }
 
   /** Records one window's utilization; public so tests can drive it. */

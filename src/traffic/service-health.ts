@@ -1,62 +1,27 @@
 /**
  * The breaker for the service as a whole. It opens only on evidence that the service itself is
- * down, never on one account's trouble:
- * - a connection-level fault (refused, unresolvable, connect timeout) is such evidence whoever
- *   made the call: the service cannot even be reached;
- * - any other fault (5xx, timeout, reset) counts only once faults have come from at least two
- *   accounts within `windowMs`: one account's calls failing alone stays that account's business
- *   (its own breaker, in accounts.ts, handles it).
- * `threshold` such faults in a row, with no answer from the service in between, open it.
- * Accounts are sys_ids (their keyed hash, accounts.ts): five tokens of one sys_id are one account.
+ * down, never on one account's trouble (that account's own breaker, accounts.ts, handles it): a
+ * connection-level fault (refused, unresolvable, connect timeout) whoever made the call, or any
+ * other fault once faults came from at least two accounts (sys_ids) within FAILING_WINDOW_MS.
  */
-import { Breaker, type BreakerState } from './breaker.js';
+import type { Breaker } from './breaker.js';
 
 /** Distinct failing accounts that make a fault evidence about the whole service. */
 const MIN_FAILING_ACCOUNTS = 2;
-
-export interface ServiceHealthOptions {
-  readonly threshold: number;
-  readonly cooldownMs: number;
-  /** How long a failing account counts as failing. @default 10000 */
-  readonly windowMs?: number;
-  readonly onChange?: (state: BreakerState) => void;
-}
+/** How long a failing account counts as failing. */
+const FAILING_WINDOW_MS = 10_000;
 
 export class ServiceHealth {
-  private readonly breaker: Breaker;
   /** Account -> time of its last fault; Map order is oldest first. */
   private readonly failing = new Map<string, number>();
-  private readonly windowMs: number;
 
-  constructor(options: ServiceHealthOptions) {
-    this.breaker = new Breaker(options.threshold, options.cooldownMs, options.onChange);
-    this.windowMs = options.windowMs ?? 10_000;
-  }
-
-  get state(): BreakerState {
-    return this.breaker.state;
-  }
-
-  retryInMs(now: number): number {
-    return this.breaker.retryInMs(now);
-  }
-
-  admit(now: number): boolean {
-    return this.breaker.admit(now);
-  }
-
-  answered(): void {
-    this.breaker.success();
-  }
-
-  abandoned(): void {
-    this.breaker.abandon();
-  }
+  /** Answers close `breaker` and abandoned calls free its probe, as for any breaker. */
+  constructor(readonly breaker: Breaker) {}
 
   /** Records a fault; true when it counted as evidence about the whole service. */
   fault(account: string, now: number, connectionFault: boolean): boolean {
     for (const [failed, at] of this.failing) {
-      if (now - at < this.windowMs) break;
+      if (now - at < FAILING_WINDOW_MS) break;
       this.failing.delete(failed);
     }
     this.failing.delete(account);

@@ -1,10 +1,7 @@
 /**
- * Who may hold a live subscription on this copy, and how many:
- * - only credentials the service accepted lately (`verify`: from memory, else one cheap call;
- *   verification.ts, traffic.ts), so invented credentials hold nothing;
- * - at most `maxPerAccount` per account, the account being the sys_id (its keyed hash), so new
- *   tokens for one sys_id do not make room;
- * - at most `maxTotal` on this copy, every account together.
+ * Who may hold a live subscription on this copy: only credentials the service accepted lately
+ * (`verify`), at most `maxPerAccount` per account (the sys_id, so new tokens make no room) and
+ * `maxTotal` on the copy, counted as held streams are.
  */
 import { GraphQLError } from 'graphql';
 import type { Credentials } from '../core/credentials.js';
@@ -24,7 +21,6 @@ export interface AdmissionOptions {
 }
 
 export class SubscriptionAdmission {
-  // Counted as held streams are (one cap, one share per account): the same counting.
   private readonly places: HeldStreams;
 
   constructor(private readonly options: AdmissionOptions) {

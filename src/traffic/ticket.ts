@@ -1,14 +1,8 @@
 /**
- * One ticket per request or connection, made once where it arrives and read by every later
- * step: who the caller is (its Identity: credentials, account, pair), when it arrived, how long
- * it waited for a seat, and why admission refused it if it did. The ticket is the only reader of
- * credential headers; everything after it reads `ticket.identity`.
- * - A request over this copy's HTTP server: `admitRequests` (admitted-requests.ts) issues it
- *   before admission and hands it to yoga as server context.
- * - A request handed to yoga in process (`gateway.fetch`, tests): server.ts issues it in yoga's
- *   first hook.
- * - A WebSocket: the `connection_init` issues it (from connectionParams), for every operation
- *   the connection runs.
+ * One ticket per request or connection, made once where it arrives and read by every later step:
+ * the caller's Identity, its arrival, its wait for a seat, and why admission refused it if it
+ * did. Only the ticket reads credential headers. Issued by `admitRequests` for HTTP requests, by
+ * server.ts for requests handed to yoga in process, by a WebSocket's `connection_init`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Identities, Identity } from '../core/identity.js';

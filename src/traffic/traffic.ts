@@ -59,8 +59,6 @@ export interface TrafficOptions {
   readonly usage?: (flow: string) => number;
 }
 
-export type { ConcurrencySnapshot, RefusalReason };
-
 export interface ManagedUpstreamClient extends UpstreamClient {
   /** The whole-service breaker (accounts' own breakers are not shown). */
   breakerState(): BreakerState;
@@ -210,7 +208,7 @@ export function withTrafficControl(
       run('ownednumbers', credentials, (o) => client.ownedNumbers(credentials, type, o)),
     allOwnedNumbers: (credentials) =>
       run('allownednumbers', credentials, (o) => client.allOwnedNumbers(credentials, o)),
-    breakerState: () => gate.service.state,
+    breakerState: () => gate.service.breaker.state,
     accountStates: () => gate.accounts.counts(Date.now()),
     credentials: memory,
     verify,

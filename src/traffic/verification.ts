@@ -13,9 +13,7 @@ import type { Config } from '../config/config.js';
 export type Verdict = 'accepted' | 'refused' | 'unknown';
 
 export interface CredentialMemoryOptions {
-  /** How accounts and pairs are named. @default new Identities(secret) */
-  readonly identities?: Identities;
-  /** The secret (GATEWAY_SECRET) when no `identities` are given; this process's key when null. */
+  /** The secret (GATEWAY_SECRET) naming accounts and pairs; this process's key when null. */
   readonly secret?: string | null;
   /** How long an acceptance is trusted. @default 300000 (5 min) */
   readonly acceptedTtlMs?: number;
@@ -32,7 +30,7 @@ export class CredentialMemory {
   private readonly refusedTtlMs: number;
 
   constructor(options: CredentialMemoryOptions = {}) {
-    this.identities = options.identities ?? new Identities(options.secret);
+    this.identities = new Identities(options.secret);
     this.acceptedTtlMs = options.acceptedTtlMs ?? 300_000;
     this.refusedTtlMs = options.refusedTtlMs ?? 60_000;
     this.verdicts = new LRUCache({ max: options.maxEntries ?? 20_000, ttlAutopurge: false });
