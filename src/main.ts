@@ -1,7 +1,4 @@
-/**
- * The process's whole life, in one place: loads the configuration, starts the gateway
- * (src/start.ts), listens, says where, and drains and stops on SIGTERM/SIGINT.
- */
+/** The process's life: loads the configuration, starts and listens, drains on SIGTERM/SIGINT. */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -13,21 +10,12 @@ import { GRAPHQL_PATH } from './http/server.js';
 import { flushLogs } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
 
-/**
- * V8 paces full collections by how far the old generation grew since the last one; with a heap
- * limit of a few gigabytes it lets it grow fourfold. The gateway keeps little (its stores are
- * bounded by bytes), so under a flood of large requests that pacing is most of its RSS growth:
- * 95 KB documents, a hundred a second, grew RSS by 60-100 MB of garbage awaiting collection, and
- * by under 20 MB at 50% (`npm run soak -- --scenario=apq-flood`, docs/limits.md). V8 reads this
- * flag at each collection, so setting it here, before any load, is enough.
- */
-function paceGarbageCollection(heapGrowingPercent: number): void {
-  if (heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
-}
-
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  paceGarbageCollection(config.heapGrowingPercent);
+  // V8 lets the old generation grow fourfold between full collections: under a flood of large
+  // requests, most of the RSS growth (docs/performance.md "Memory under large requests").
+  const { heapGrowingPercent } = config;
+  if (heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
   const app = await createApp(config);
   const { logger, simulator, upstreamUrl, metrics } = app;
   const { port } = await listen(app);
@@ -66,13 +54,8 @@ async function main(): Promise<void> {
   }
 
   let stopping = false;
-  /**
-   * The drain (docs/deploy.md "Shutdown"): SIGTERM first answers 503 on /readiness for
-   * SHUTDOWN_READINESS_DELAY_MS while serving on, each response closing its connection, so the
-   * load balancer takes this copy out before it stops listening; then it stops accepting, ends
-   * live streams, lets requests in flight finish (SHUTDOWN_TIMEOUT_MS at most), quits Redis and
-   * exits 0. SIGINT (Ctrl-C at a terminal) skips the delay: no balancer waits on it.
-   */
+  // The drain (docs/deploy.md "Shutdown"). SIGINT (Ctrl-C) skips the readiness delay: no balancer
+  // waits on it.
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -81,8 +64,7 @@ async function main(): Promise<void> {
     if (logger) logger.info({ signal, readinessDelayMs: delayMs }, 'draining: /readiness now 503');
     const deadline = delayMs + config.shutdown.timeoutMs;
     const force = setTimeout(() => {
-      // Idle connections a client was told it could keep are closed now; a request still
-      // running is cut, and the exit code says so.
+      // Idle kept-alive connections close now; a request still running is cut, and exit says so.
       const running = app.connections.closeRemaining();
       if (running === 0) return;
       console.error(
