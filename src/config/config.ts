@@ -1,7 +1,7 @@
 /**
  * Environment -> validated, frozen configuration: each variable read as settings.ts declares it
- * (defaults, bounds and docs there), then the rules between variables here. Every bad value is
- * reported, each in one line; messages never echo a secret or REDIS_URL (it may carry a password).
+ * (name, default, bounds and docs there), then the rules between variables here. Every bad value
+ * is reported, each in one line, never echoing a secret or REDIS_URL (it may carry a password).
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -16,9 +16,6 @@ import {
   RETIRED_VARIABLES,
   SETTINGS,
   type Env,
-  type HistoryEndReading,
-  type HostPort,
-  type LogLevel,
   type Values,
 } from './settings.js';
 import { unknownVariables } from './unknown-variables.js';
@@ -26,135 +23,49 @@ import { unknownVariables } from './unknown-variables.js';
 export {
   CONFIG_VARIABLES,
   DEFAULT_PRODUCTION_METRICS_PORT,
-  HISTORY_END_READINGS,
   LOG_LEVELS,
-  SIMULATOR_UPSTREAM,
-  type ConfigVariable,
   type HistoryEndReading,
   type HostPort,
 } from './settings.js';
 
-// Each field's variable, default and bounds: settings.ts; a FIXED_ one's value and why: fixed.ts.
-
-/** What the query-limit plugins enforce on each document (src/http/plugins/query-limits.ts). */
-export interface QueryLimits {
-  /** MAX_BODY_BYTES */ readonly maxBodyBytes: number;
-  /** FIXED_MAX_TOKENS: lexical tokens in one document. */ readonly maxTokens: number;
-  /** MAX_ALIASES */ readonly maxAliases: number;
-  /** MAX_DEPTH */ readonly maxDepth: number;
-  /** FIXED_MAX_DIRECTIVES */ readonly maxDirectives: number;
-  /** MAX_QUERY_COST (src/graph/estimate-cost.ts) */ readonly maxCost: number;
-}
+/**
+ * The configuration loadConfig returns: its shape is the object `read` builds below, where each
+ * field names its variable (settings.ts) or fixed value (fixed.ts); frozen all the way down.
+ */
+export type Config = Frozen<ReturnType<typeof read>>;
+type Frozen<T> = T extends URL | readonly unknown[]
+  ? T
+  : T extends object
+    ? { readonly [K in keyof T]: Frozen<T[K]> }
+    : T;
 
 /** Limits on what one GraphQL request may cost; see docs/limits.md. */
-export interface GatewayLimits extends QueryLimits {
-  /** MAX_HISTORY_RANGE */ readonly maxHistoryRange: number;
-  /** FIXED_MAX_UPSTREAM_CALLS */ readonly maxUpstreamCalls: number;
-  /** FIXED_MAX_NODE_IDS: ids of one `nodes(ids:)`, or one `_entities` */ readonly maxNodeIds: number;
-  /** MAX_RESPONSE_BYTES (src/graph/response-budget.ts) */ readonly maxResponseBytes: number;
-}
-
-export interface UpstreamSettings {
-  /** UPSTREAM_URL; null starts the built-in simulator instead. */ readonly url: URL | null;
-  /** UPSTREAM_TIMEOUT_MS, retries and backoff included. */ readonly timeoutMs: number;
-  /** One attempt's own limit: FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT of timeoutMs. */
-  readonly attemptTimeoutMs: number;
-  /** UPSTREAM_CONNECTIONS, above the adaptive limit */ readonly connections: number;
-  /** FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS */ readonly defaultRetryAfterMs: number;
-  /** FIXED_UPSTREAM_RETRIES */ readonly retries: number;
-  /** FIXED_UPSTREAM_RETRY_BASE_MS */ readonly retryBaseDelayMs: number;
-  /** FIXED_UPSTREAM_BREAKER_THRESHOLD */ readonly breakerThreshold: number;
-  /** FIXED_UPSTREAM_BREAKER_COOLDOWN_MS */ readonly breakerCooldownMs: number;
-  /** FIXED_UPSTREAM_ACCOUNT_SHARE_PERCENT */ readonly accountSharePercent: number;
-  /** FIXED_CREDENTIALS_VERIFIED_TTL_MS */ readonly verifiedTtlMs: number;
-  /** FIXED_CREDENTIALS_REFUSED_TTL_MS */ readonly refusedTtlMs: number;
-  /** UPSTREAM_HISTORY_END (`npm run doctor` finds out). */ readonly historyEnd: HistoryEndReading;
-}
-
+export type GatewayLimits = Config['limits'];
+/** What the query-limit plugins enforce on each document (src/http/plugins/query-limits.ts). */
+export type QueryLimits = Pick<
+  GatewayLimits,
+  'maxBodyBytes' | 'maxTokens' | 'maxAliases' | 'maxDepth' | 'maxDirectives' | 'maxCost'
+>;
+export type UpstreamSettings = Config['upstream'];
 /** The opt-in response cache; see docs/cache.md. */
-export interface ResponseCacheSettings {
-  /** CACHE_TTL_MS; 0 turns the cache off. */ readonly ttlMs: number;
-  /** REDIS_URL; null keeps the cache in this process's memory. */ readonly redisUrl: URL | null;
-  /** CACHE_STALE_IF_ERROR_MS; see docs/stale-if-error.md. */ readonly staleIfErrorMs: number;
-  /** CACHE_MAX_BYTES, stale copies included. */ readonly maxBytes: number;
-  /** FIXED_CACHE_MAX_ENTRY_BYTES: larger answers are not stored. */ readonly maxEntryBytes: number;
-}
-
+export type ResponseCacheSettings = Config['responseCache'];
 /** Where Redis is (src/redis); see docs/deploy.md "Redis topologies". */
-export interface RedisSettings {
-  /**
-   * REDIS_URL, redis:// or rediss://: user, password, TLS and database for every topology; the
-   * server itself with neither sentinels nor cluster nodes, one more seed node in cluster mode.
-   */
-  readonly url: URL;
-  /** REDIS_SENTINELS */ readonly sentinels: readonly HostPort[];
-  /** REDIS_SENTINEL_NAME; "mymaster" with sentinels. */ readonly sentinelName: string | null;
-  /** REDIS_SENTINEL_PASSWORD */ readonly sentinelPassword: string | null;
-  /** REDIS_CLUSTER_NODES */ readonly clusterNodes: readonly HostPort[];
-}
-
-/** The fair queue in front of every request (src/traffic/fair-admission.ts); see docs/limits.md. */
-export interface AdmissionSettings {
-  /** FIXED_ADMISSION_MIN_SEATS; 0 turns admission off. */ readonly minSeats: number;
-  /** FIXED_ADMISSION_MAX_WAITING: per account; more get 429. */ readonly maxWaiting: number;
-  /** FIXED_ADMISSION_MAX_WAIT_MS */ readonly maxWaitMs: number;
-}
-
-/** How a copy leaves the fleet on SIGTERM; see docs/deploy.md "Shutdown". */
-export interface ShutdownSettings {
-  /** SHUTDOWN_READINESS_DELAY_MS */ readonly readinessDelayMs: number;
-  /** SHUTDOWN_TIMEOUT_MS */ readonly timeoutMs: number;
-  /** KEEP_ALIVE_TIMEOUT_MS */ readonly keepAliveTimeoutMs: number;
-}
+export type RedisSettings = NonNullable<Config['redis']>;
+/** The fair queue in front of every request (src/traffic/fair-admission.ts). */
+export type AdmissionSettings = Config['admission'];
 
 /**
- * The gateway's one secret (GATEWAY_SECRET, formerly CACHE_HMAC_KEY): it signs `messages` cursors
- * and resume tokens, names accounts (the keyed hash of sys_id in logs, metrics and fair shares)
- * and keys the credential fingerprints of the response cache and live topics. See docs/deploy.md
- * "The secret and its rotation".
+ * The gateway's one secret (GATEWAY_SECRET, formerly CACHE_HMAC_KEY): it signs cursors and resume
+ * tokens, names accounts and keys credential fingerprints (docs/deploy.md "The secret and its
+ * rotation").
  */
-export interface SecretSettings {
+interface SecretSettings {
   /** Signs new tokens; null: a random key of this process. Demo mode: DEMO_SECRET. */
   readonly current: string | null;
   /** GATEWAY_SECRET_PREVIOUS: tokens signed with it are still accepted. */
   readonly previous: string | null;
   /** Where `current` came from: the environment, the demo secret, or this process alone. */
   readonly source: 'configured' | 'demo' | 'process';
-}
-
-/** Subscription.messageAdded; see docs/live-updates.md. */
-export interface LiveSettings {
-  /** LIVE_POLL_MS; 0 turns live updates off. */ readonly pollMs: number;
-  /** LIVE_MAX_SUBSCRIPTIONS_PER_ACCOUNT */ readonly maxPerAccount: number;
-  /** FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION */ readonly maxPerConnection: number;
-  /** LIVE_MAX_SUBSCRIPTIONS */ readonly maxTotal: number;
-  /** WS_MAX_CONNECTIONS */ readonly maxConnections: number;
-}
-
-export interface Config {
-  /** INSTANCE_ID (service.instance.id). */ readonly instanceId: string;
-  /** PORT */ readonly port: number;
-  /** HOST */ readonly host: string;
-  /** LOG_LEVEL */ readonly logLevel: LogLevel;
-  readonly upstream: UpstreamSettings;
-  readonly limits: GatewayLimits;
-  readonly admission: AdmissionSettings;
-  /** FIXED_HEAP_GROWING_PERCENT (src/main.ts sets V8's) */ readonly heapGrowingPercent: number;
-  /** SIMULATOR_LATENCY_MS */ readonly simulatorLatencyMs: number;
-  /** SIMULATOR_ARRIVALS_MS */ readonly simulatorArrivalsMs: number;
-  /** FIXED_SIMULATOR_HISTORY_END */ readonly simulatorHistoryEnd: HistoryEndReading;
-  /** CORS_ORIGINS; empty sends no CORS headers. */ readonly corsOrigins: readonly string[];
-  /** PERSISTED_OPERATIONS */ readonly persistedOperationsPath: string | null;
-  /** METRICS */ readonly metrics: boolean;
-  /** GRAPHIQL: GraphiQL and introspection */ readonly graphiql: boolean;
-  /** METRICS_PORT; null serves /metrics beside /graphql. */ readonly metricsPort: number | null;
-  /** METRICS_HOST; unused without metricsPort. */ readonly metricsHost: string;
-  /** OTEL_EXPORTER_OTLP_ENDPOINT */ readonly tracingEndpoint: URL | null;
-  readonly responseCache: ResponseCacheSettings;
-  readonly secret: SecretSettings;
-  /** Redis for the cache, APQ and live updates; null: none. */ readonly redis: RedisSettings | null;
-  readonly shutdown: ShutdownSettings;
-  readonly live: LiveSettings;
 }
 
 export class ConfigError extends Error {
@@ -178,27 +89,14 @@ export const DEMO_SECRET = createHash('sha256')
 
 type Settings = Values<typeof SETTINGS>;
 
-function limits(v: Settings): GatewayLimits {
-  return {
-    maxHistoryRange: v.MAX_HISTORY_RANGE,
-    maxUpstreamCalls: fixed.FIXED_MAX_UPSTREAM_CALLS,
-    maxNodeIds: fixed.FIXED_MAX_NODE_IDS,
-    maxResponseBytes: v.MAX_RESPONSE_BYTES,
-    maxBodyBytes: v.MAX_BODY_BYTES,
-    maxTokens: fixed.FIXED_MAX_TOKENS,
-    maxAliases: v.MAX_ALIASES,
-    maxDepth: v.MAX_DEPTH,
-    maxDirectives: fixed.FIXED_MAX_DIRECTIVES,
-    maxCost: v.MAX_QUERY_COST,
-  };
-}
-
-/** The limits an empty environment gives: what tests and embedders start from. */
-export const DEFAULT_LIMITS: GatewayLimits = Object.freeze(limits(fallbacks(SETTINGS)));
-
 export function loadConfig(environment: Env): Config {
   const problems = unknownVariables(environment, CONFIG_VARIABLES, RETIRED_VARIABLES);
-  const v = readSettings(SETTINGS, environment, problems);
+  const config = read(readSettings(SETTINGS, environment, problems), problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(config);
+}
+
+function read(v: Settings, problems: string[]) {
   const production = v.NODE_ENV === 'production';
   // A missing (or misspelt) UPSTREAM_URL must not put a production copy on demo data.
   if (v.UPSTREAM_URL === undefined && production)
@@ -206,7 +104,8 @@ export function loadConfig(environment: Env): Config {
       'UPSTREAM_URL is required with NODE_ENV=production (UPSTREAM_URL=simulator runs the built-in simulator on purpose)',
     );
   const url = v.UPSTREAM_URL ?? null;
-  const config: Config = {
+  return {
+    /** service.instance.id */
     instanceId:
       v.INSTANCE_ID ??
       defaultInstanceId()
@@ -216,6 +115,7 @@ export function loadConfig(environment: Env): Config {
     host: v.HOST,
     logLevel: v.LOG_LEVEL,
     upstream: {
+      /** null starts the built-in simulator instead. */
       url,
       timeoutMs: v.UPSTREAM_TIMEOUT_MS,
       attemptTimeoutMs: Math.ceil(
@@ -235,10 +135,12 @@ export function loadConfig(environment: Env): Config {
     },
     limits: limits(v),
     admission: {
+      /** 0 turns admission off. */
       minSeats: fixed.FIXED_ADMISSION_MIN_SEATS,
       maxWaiting: fixed.FIXED_ADMISSION_MAX_WAITING,
       maxWaitMs: fixed.FIXED_ADMISSION_MAX_WAIT_MS,
     },
+    /** src/main.ts sets V8's. */
     heapGrowingPercent: fixed.FIXED_HEAP_GROWING_PERCENT,
     simulatorLatencyMs: v.SIMULATOR_LATENCY_MS,
     simulatorArrivalsMs: v.SIMULATOR_ARRIVALS_MS,
@@ -247,6 +149,7 @@ export function loadConfig(environment: Env): Config {
     persistedOperationsPath: v.PERSISTED_OPERATIONS,
     metrics: v.METRICS,
     graphiql: v.GRAPHIQL ?? !production,
+    /** null serves /metrics beside /graphql. */
     metricsPort: metricsPort(v, production, problems),
     metricsHost: v.METRICS_HOST ?? v.HOST,
     tracingEndpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT,
@@ -272,9 +175,25 @@ export function loadConfig(environment: Env): Config {
       maxConnections: v.WS_MAX_CONNECTIONS,
     },
   };
-  if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(config);
 }
+
+function limits(v: Settings) {
+  return {
+    maxHistoryRange: v.MAX_HISTORY_RANGE,
+    maxUpstreamCalls: fixed.FIXED_MAX_UPSTREAM_CALLS,
+    maxNodeIds: fixed.FIXED_MAX_NODE_IDS,
+    maxResponseBytes: v.MAX_RESPONSE_BYTES,
+    maxBodyBytes: v.MAX_BODY_BYTES,
+    maxTokens: fixed.FIXED_MAX_TOKENS,
+    maxAliases: v.MAX_ALIASES,
+    maxDepth: v.MAX_DEPTH,
+    maxDirectives: fixed.FIXED_MAX_DIRECTIVES,
+    maxCost: v.MAX_QUERY_COST,
+  };
+}
+
+/** The limits an empty environment gives: what tests and embedders start from. */
+export const DEFAULT_LIMITS: GatewayLimits = Object.freeze(limits(fallbacks(SETTINGS)));
 
 /** A copy's default name: the host (a container's is its id or pod name) and the process id. */
 export function defaultInstanceId(): string {
@@ -298,11 +217,7 @@ function metricsPort(v: Settings, production: boolean, problems: string[]): numb
   return v.METRICS_PORT;
 }
 
-/**
- * The one secret and the previous one (docs/deploy.md "The secret and its rotation"). Without
- * one: the demo secret while the simulator serves; refused in production; otherwise a random key
- * of this process (a warning at start says what that costs).
- */
+/** Without a secret: the demo one while the simulator serves; refused in production; else none. */
 function readSecret(
   v: Settings,
   simulator: boolean,
@@ -335,7 +250,7 @@ function readSecret(
 }
 
 /** REDIS_URL plus, optionally, Sentinel or Cluster: never both. */
-function redisTopology(v: Settings, problems: string[]): RedisSettings | null {
+function redisTopology(v: Settings, problems: string[]) {
   const { REDIS_URL: url, REDIS_SENTINELS: sentinels, REDIS_CLUSTER_NODES: clusterNodes } = v;
   const name = v.REDIS_SENTINEL_NAME;
   if (v.REDIS_SENTINEL_PASSWORD && sentinels.length === 0)
@@ -367,21 +282,11 @@ function deepFreeze<T extends object>(value: T): T {
   return Object.freeze(value);
 }
 
-/** What `npm run doctor` needs: the service and one account's credentials (docs/doctor.md). */
-export interface DoctorSettings {
-  readonly url: URL;
-  readonly sysId: string;
-  readonly authToken: string;
-  /** What a gateway with this environment assumes, so the doctor can say whether it holds. */
-  readonly historyEnd: HistoryEndReading;
-  readonly timeoutMs: number;
-}
-
 /**
- * UPSTREAM_URL, SMS_SYS_ID and SMS_AUTH_TOKEN for the doctor, from the environment only. Problems
- * name the variable, never its value: two of them are secrets.
+ * What `npm run doctor` needs (docs/doctor.md): the service, one account's credentials, and what a
+ * gateway with this environment assumes. Problems name the variable, never its value (secrets).
  */
-export function loadDoctorSettings(env: Env): DoctorSettings {
+export function loadDoctorSettings(env: Env) {
   const problems: string[] = [];
   // The gateway's own reading of this environment: what it would assume, every value checked.
   let gateway: Config | null = null;
