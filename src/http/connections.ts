@@ -1,25 +1,16 @@
 /**
- * The gateway's HTTP server and its connections: the platform's own limits, set deliberately,
- * and how a copy lets go of its connections when it drains (docs/deploy.md "Shutdown").
+ * The gateway's HTTP server: the platform's limits, set deliberately, and a drain that resets
+ * nothing a client wrote (docs/deploy.md "Shutdown"). A connection is closed only after a
+ * response that said `Connection: close`, once idle for its `Keep-Alive: timeout=`, when it had
+ * no request since the drain began (closeIdleSinceDrain), after an event stream that began before
+ * the drain ends (closeAfter), or at the shutdown deadline if idle. Node's `server.close()` is not
+ * used: it also closes a connection accepted a moment ago, "idle" until its request's headers are
+ * parsed, resetting a request already on the wire.
  *
- * The drain resets nothing a client wrote, with or without a balancer in front. A connection is
- * closed only (a) right after a response that said `Connection: close`, (b) once it has been
- * idle for as long as the client was told it could stay (`Keep-Alive: timeout=`), (c) when it
- * had no request since the drain began (see closeIdleSinceDrain), (d) right after an event
- * stream that began before the drain ends (see closeAfter), or (e) at the shutdown deadline, if
- * idle. Node's own `server.close()` is not used: it also closes every connection
- * Node counts as idle, and a connection accepted a moment ago is "idle" until its request's
- * headers are parsed, so a request already on the wire met a reset.
- *
- * - Once draining starts (SIGTERM), every response carries `Connection: close`, those in flight
- *   included: each busy connection closes right after an answer, and clients and balancers open
- *   the next one elsewhere.
- * - stopListening() then closes the listening socket. The kernel resets the connections still
- *   queued on it, requests already written on them included; clients pinned to this copy
- *   (no balancer) reconnect after every answer, so that queue is never empty. So, for a moment,
- *   new requests are held unanswered: a client waiting for its answer opens no connection, the
- *   queue empties, the socket closes, and the held requests are answered, each with
- *   `Connection: close`. A client's next connection is then refused, before it writes anything.
+ * Closing the listening socket resets the connections still queued on it, and clients pinned to
+ * this copy reconnect after every answer, so that queue is never empty. So stopListening() first
+ * holds new requests unanswered for a moment: waiting clients open no connection, the queue
+ * empties, the socket closes, and the held requests are answered with `Connection: close`.
  */
 import {
   createServer,
@@ -35,15 +26,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 export interface ConnectionLimits {
   /** How long an idle keep-alive connection stays open; told to clients. */
   readonly keepAliveTimeoutMs: number;
-  /**
-   * Connections held at once; past it, the one waiting longest without complete request headers
-   * is closed to make room, or, if every one is busy, the new one is answered 503 (`null`: no cap).
-   */
+  /** Connections held at once (see makeRoomOverCap); `null`: no cap. */
   readonly maxConnections?: number | null;
   /** @default HEADERS_TIMEOUT_MS */
   readonly headersTimeoutMs?: number;
-  /** @default REQUEST_TIMEOUT_MS */
-  readonly requestTimeoutMs?: number;
 }
 
 export interface GatewayServer {
@@ -53,9 +39,9 @@ export interface GatewayServer {
   /** The drain: from now on every response, in flight or new, closes its connection once sent. */
   closeAfterEachResponse(): void;
   /**
-   * Stops listening (after a moment's hold, see above) and answers the requests held meanwhile;
-   * closes the connections that stayed idle since the drain began. Resolves once the listening
-   * socket is closed: end live streams then (the held requests may have opened some).
+   * Stops listening (after a moment's hold, see above), answers the requests held meanwhile and
+   * closes connections idle since the drain began. End live streams once it resolves (the held
+   * requests may have opened some).
    */
   stopListening(): Promise<void>;
   /** Resolves once every connection has ended. */
@@ -67,7 +53,7 @@ export interface GatewayServer {
 /** A request's headers arrive within this, or its connection is closed (slow-header floods). */
 export const HEADERS_TIMEOUT_MS = 10_000;
 /** A whole request, body included, arrives within this (slow-body floods); responses are not bound. */
-export const REQUEST_TIMEOUT_MS = 30_000;
+const REQUEST_TIMEOUT_MS = 30_000;
 /** How often Node checks connections against those two (its default, 30 s, would add to both). */
 const TIMEOUT_CHECK_MS = 1_000;
 /** Requests that accept an answer as a stream (SSE, incremental delivery): see closeAfter. */
@@ -88,37 +74,38 @@ export function createGatewayServer(
     else listener(request, response);
   });
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  // Node applies headersTimeout from the first byte of each request (an idle keep-alive
-  // connection is governed by keepAliveTimeout alone), so it can be seconds, not a minute.
+  // From each request's first byte (idle keep-alive is keepAliveTimeout's), so seconds will do.
   const headersTimeoutMs = limits.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   server.headersTimeout = headersTimeoutMs;
-  server.requestTimeout = limits.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
   // Read when listening starts.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     TIMEOUT_CHECK_MS;
   const overCap = makeRoomOverCap(server, limits.maxConnections ?? null);
 
-  // Node's headersTimeout starts at a request's first byte: a connection that never sends one
-  // would stay open for ever. Its first request's headers must arrive within the same time.
+  const sockets = new Set<Socket>();
+  const lastActive = new WeakMap<Socket, number>();
+  // A connection that never sends a byte would stay open for ever: it gets the same time.
   const awaitingFirstRequest = new WeakMap<Socket, NodeJS.Timeout>();
   let lastConnectionAt = 0;
   server.on('connection', (socket: Socket) => {
     lastConnectionAt = performance.now();
     lastActive.set(socket, lastConnectionAt);
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
     // A client that has sent a byte is Node's to time out (with a 408).
     const silent = setTimeout(() => {
       if (socket.bytesRead === 0) socket.destroy();
     }, headersTimeoutMs);
     silent.unref();
     awaitingFirstRequest.set(socket, silent);
-    socket.once('close', () => clearTimeout(silent));
+    socket.once('close', () => {
+      sockets.delete(socket);
+      clearTimeout(silent);
+    });
   });
   const firstRequestArrived = (request: IncomingMessage): void =>
     clearTimeout(awaitingFirstRequest.get(request.socket));
-  // A WebSocket upgrade is a first request too, and its socket is no longer an HTTP connection:
-  // the WebSocket server ends it (with a close frame) when live streams end.
+  // An upgraded socket is the WebSocket server's to end, with a close frame.
   server.prependListener('upgrade', (request: IncomingMessage) => {
     firstRequestArrived(request);
     sockets.delete(request.socket);
@@ -128,17 +115,16 @@ export function createGatewayServer(
   const inFlight = new Set<ServerResponse>();
   /** Event streams in flight: their connection, for the drain (see closeAfter). */
   const streams = new WeakMap<ServerResponse, Socket>();
-  let draining = false;
+  let drainStartedAt: number | null = null;
   const closeAfter = (response: ServerResponse): void => {
     if (!response.headersSent) {
       response.setHeader('connection', 'close');
       return;
     }
-    // A stream (SSE, multipart) that began before the drain said nothing of closing, and a
-    // balancer keeps its connection once the drain has ended it: the copy would wait for the
-    // deadline. Its connection is closed (FIN, after the stream's last bytes) once it ends. Its
-    // client reconnects only after a pause (graphql-sse 0.25 s and more, EventSource seconds;
-    // a balancer has taken the copy out), by when the close has reached it.
+    // A stream that began before the drain said nothing of closing, and a balancer would keep
+    // its connection until the deadline: it is closed (FIN) once the stream ends. Its client
+    // reconnects only after a pause (graphql-sse 0.25 s, EventSource seconds), by when the FIN
+    // has reached it.
     const socket = streams.get(response);
     if (!socket || !response.chunkedEncoding) return;
     response.once('finish', () => {
@@ -153,15 +139,14 @@ export function createGatewayServer(
     lastActive.set(request.socket, performance.now());
     overCap.requestStarted(request.socket, request, response);
     if (STREAM_ACCEPT.test(request.headers.accept ?? '')) streams.set(response, request.socket);
-    if (draining) closeAfter(response);
+    if (drainStartedAt !== null) closeAfter(response);
     inFlight.add(response);
     response.once('close', () => inFlight.delete(response));
   });
 
   /**
    * Resolves once no connection has arrived for QUIET_MS, or after HOLD_MAX_MS. Each check comes
-   * just after an event-loop poll (setImmediate), when Node has accepted whatever was queued: a
-   * busy loop cannot hide a connection waiting in the queue.
+   * after an event-loop poll, so a busy loop cannot hide a connection waiting in the queue.
    */
   const quiet = async (): Promise<void> => {
     const giveUpAt = performance.now() + HOLD_MAX_MS;
@@ -175,14 +160,11 @@ export function createGatewayServer(
 
   let listenerClosed: Promise<void> | null = null;
   let closed: Promise<void> = Promise.resolve();
-  let drainStartedAt: number | null = null;
   /**
-   * Connections with no request since the drain began have been idle through the whole
-   * readiness delay: a balancer has taken the copy out, and common clients drop an idle
-   * connection sooner (undici after 4 s, Node's agent after 5 s), so none is about to write.
+   * Idle through the whole readiness delay: a balancer has taken the copy out, and common clients
+   * drop an idle connection sooner (undici 4 s, Node's agent 5 s), so none is about to write.
    * Waiting for the keep-alive time they were told (65 s) would hold every rollout that long.
    */
-  const lastActive = new WeakMap<Socket, number>();
   const closeIdleSinceDrain = (): void => {
     const since = drainStartedAt ?? performance.now();
     for (const socket of sockets) {
@@ -190,19 +172,16 @@ export function createGatewayServer(
       if (!busy && (lastActive.get(socket) ?? 0) < since) socket.destroy();
     }
   };
-  const sockets = new Set<Socket>();
   return {
     server,
     get draining() {
-      return draining;
+      return drainStartedAt !== null;
     },
     closeAfterEachResponse() {
-      draining = true;
       drainStartedAt ??= performance.now();
       for (const response of inFlight) closeAfter(response);
     },
     stopListening() {
-      draining = true;
       drainStartedAt ??= performance.now();
       listenerClosed ??= (async () => {
         held = [];
@@ -237,22 +216,13 @@ interface OverCap {
 }
 
 /**
- * Past `max` open connections, room is made by closing the connection that has waited longest
- * without complete request headers: a new one (before its first request's headers) or an idle
- * keep-alive one, ordered by when it last became so; failing that, the oldest request whose body
- * has not all arrived (a slow-body flood: 700 bodies at a byte a second held a 640-connection cap,
- * and a real client got 96.5% 503). Only if every connection is answering a whole request, or is
- * a WebSocket, is the newcomer answered a plain 503 and closed; Node's own
- * maxConnections would drop it without a word. The descriptors left stay for the service's pool
- * and Redis.
- *
- * Why evict rather than refuse: a flood trickling header bytes (slow-headers: 2,000 connections,
- * a byte a second) held a 640-connection cap for the whole 10 s headers timeout, and every new
- * client meanwhile got 503 (20 tries of 21). A real client sends its headers within a round trip,
- * so it is never the oldest without them unless `max` connections open behind it in that round
- * trip; a connection made to last is. Oldest rather than slowest: the order is a list kept as
- * connections change state (constant time), and the oldest one has held a place longest for
- * nothing. A request being answered is never cut.
+ * Past `max` open connections, room is made by closing the one waiting longest without complete
+ * request headers (new, or idle keep-alive), else the oldest request whose body is still arriving.
+ * Only if every connection is answering a whole request, or is a WebSocket, is the newcomer
+ * answered 503 (Node's maxConnections would drop it without a word). Evict rather than refuse:
+ * floods trickling header or body bytes held a 640-connection cap for their whole timeout while
+ * real clients got 503; a real client sends its headers within a round trip, so is hardly ever the
+ * oldest. Oldest rather than slowest: a list kept in order is constant time.
  */
 function makeRoomOverCap(server: Server, max: number | null): OverCap {
   if (max === null) return { requestStarted: () => undefined, upgraded: () => undefined };
@@ -319,9 +289,8 @@ const OVER_CAP_RESPONSE =
 const RESERVED_DESCRIPTORS = 128;
 
 /**
- * The default cap: what the process's open-file limit leaves after the service's pool
- * (`upstreamConnections`) and RESERVED_DESCRIPTORS (at least 64), read from /proc/self/limits on
- * Linux; elsewhere no cap.
+ * The default cap: the open-file limit (/proc/self/limits; elsewhere no cap) less the service's
+ * pool and RESERVED_DESCRIPTORS, at least 64.
  */
 export function defaultMaxConnections(
   upstreamConnections: number,

@@ -1,31 +1,17 @@
 /**
- * graphql-ws (protocol graphql-transport-ws) over WebSocket at /graphql, beside yoga's HTTP and
- * SSE: the same schema, plugins and context, run through yoga's envelop. Browsers cannot set
- * headers on a WebSocket, so credentials come in `connectionParams`, as
- * `{ "Authorization": "Basic ..." }` or `{ "X-Sys-Id": ..., "X-Auth-Token": ... }` (any case);
- * a connection without well-formed credentials is closed at once (4403, with a reason naming the
- * shape expected).
- *
- * Bounded like HTTP: no frame larger than MAX_BODY_BYTES is read (ws refuses it from its length
- * header, close 1009), a `connection_init` larger than MAX_CONNECTION_INIT_BYTES is refused
- * (4413), and a verified connection holds a slot of `held` (src/traffic/held-streams.ts: one cap
- * for WebSockets and graphql-sse streams together, and a share per account) or is closed once
- * verified (1013, try again later).
+ * graphql-ws (graphql-transport-ws) at /graphql, run through yoga's envelop like HTTP and SSE.
+ * Credentials come in `connectionParams` (browsers cannot set WebSocket headers). Close codes:
+ * docs/errors.md "WebSocket close codes"; bounds: docs/limits.md "Connections and subscriptions".
  *
  * A connection proves itself in its `connection_init`, never at the upgrade (browsers send no
- * credentials with it), so only verified connections count against that cap, and until then one
- * holds little: the upgrade itself is cheap and is not admitted; the `connection_init` takes its
- * tenant's turn while the copy is busy (`admit`, as an HTTP request: the account once its pair is
- * accepted, else the pair's own line in the `unverified` group), holding a place until its
- * verdict; and a connection not yet verified is closed after VERIFICATION_WINDOW_MS (4408), and
- * the oldest of them once MAX_UNVERIFIED_CONNECTIONS are open (1013) to make room for a new one:
- * idle sockets of invented pairs, reconnecting, never keep a real account's socket out (soak
- * `idle-invented-ws`).
+ * credentials with it), so only verified connections hold a slot of `held` (shared with
+ * graphql-sse). Until its verdict one holds little: its `connection_init` takes its tenant's turn
+ * (`admit`), and an unverified connection is closed after VERIFICATION_WINDOW_MS (4408), or as the
+ * oldest once MAX_UNVERIFIED_CONNECTIONS are open (1013): idle sockets of invented pairs never
+ * keep a real account's out (soak `idle-invented-ws`).
  *
- * Browsers let any page open a WebSocket to any host (no preflight, no CORS), so the upgrade's
- * `Origin` is checked here against the same CORS_ORIGINS as HTTP: a page whose fetches would be
- * refused gets 403 before the handshake. No `Origin` (a server's client) and the gateway's own
- * origin stay allowed, as for HTTP.
+ * Browsers let any page open a WebSocket (no preflight), so the upgrade's `Origin` is checked
+ * against CORS_ORIGINS as for HTTP; no `Origin` and the gateway's own origin stay allowed.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -44,24 +30,17 @@ import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
 export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
-
 /**
- * Connections not yet verified, this copy together: past it the oldest is closed to make room (an
- * idle one, or one kept waiting to hold a place). Large enough that a flood of this many pairs
- * waits its turns rather than churning: at 256, 1,000 reconnecting clients of invented pairs
- * evicted one another (and real accounts' connections, 1013) faster than their turns came.
+ * Unverified connections per copy. Large enough that a flood waits its turns rather than churning:
+ * at 256, 1,000 reconnecting clients of invented pairs evicted one another (and real accounts'
+ * connections) faster than their turns came.
  */
-export const MAX_UNVERIFIED_CONNECTIONS = 1024;
-/**
- * From the upgrade to the verdict on its connection_init: the wait for its turn (at most
- * FIXED_ADMISSION_MAX_WAIT_MS, 5 s) and one verification call. graphql-ws closes a connection
- * with no connection_init sooner (3 s, 4408).
- */
-export const VERIFICATION_WINDOW_MS = 10_000;
+const MAX_UNVERIFIED_CONNECTIONS = 1024;
+/** The admission wait (at most 5 s) and one verification call. */
+const VERIFICATION_WINDOW_MS = 10_000;
 /** A closed connection's socket is cut this long after the close frame if the client sends none. */
 const CLOSE_GRACE_MS = 1_000;
-
-/** WebSocket close reasons are limited to 123 bytes (RFC 6455 5.5). */
+/** RFC 6455 5.5. */
 const MAX_REASON_BYTES = 123;
 
 const REFUSED_CREDENTIALS = 'The SMS service refused the credentials';
@@ -73,37 +52,25 @@ export interface WebSocketOptions {
   readonly path: string;
   /** Operations one connection may have running at once. */
   readonly maxPerConnection: number;
-  /** Slots for streams, shared with graphql-sse (one cap, one share per account). @default no cap */
+  /** Slots for streams, shared with graphql-sse. @default no cap */
   readonly held?: HeldStreams;
-  /** Connections not yet verified at once; past it the oldest is closed. @default MAX_UNVERIFIED_CONNECTIONS */
+  /** @default MAX_UNVERIFIED_CONNECTIONS */
   readonly maxUnverified?: number;
   /** @default VERIFICATION_WINDOW_MS */
   readonly verificationWindowMs?: number;
-  /** Largest frame read, in bytes (MAX_BODY_BYTES). @default 100000 */
+  /** Largest frame read (MAX_BODY_BYTES). @default 100000 */
   readonly maxPayloadBytes?: number;
-  /**
-   * Which pages may connect (CORS_ORIGINS and demo mode's loopback, as for HTTP).
-   * @default any page: checked only when given
-   */
+  /** Which pages may connect. @default any page */
   readonly cors?: CorsSettings;
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
-  /**
-   * Admission (src/traffic/fair-admission.ts) of each connection_init with credentials, told them
-   * as request headers: it takes its tenant's turn and holds the place until its verdict (from
-   * memory, or one verification call), then holds none while the connection stays open.
-   * @default every connection_init goes in at once
-   */
+  /** Admission of each connection_init, holding its place until the verdict. @default none */
   readonly admit?: (identity: Identity) => Release | Waiting | Refusal;
-  /**
-   * Whether the service accepts a connection's credentials (memory first, else one shared call):
-   * a connection_init with refused credentials is closed (4403) instead of held open.
-   * @default every well-formed pair is kept
-   */
+  /** Whether the service accepts the credentials (4403 if not). @default every pair */
   readonly verify?: (credentials: Credentials) => Promise<boolean>;
-  /** What this copy remembers of a pair's credentials (memory only, no call). @default unknown */
+  /** What this copy remembers of a pair (memory only, no call). @default unknown */
   readonly verdictOf?: (pair: string) => 'accepted' | 'refused' | 'unknown';
-  /** How connectionParams' credentials are read and named. @default this process's names */
+  /** @default this process's names */
   readonly identities?: Identities;
   /** Connection events, for the log (src/observability/connection-log.ts). */
   readonly onConnected?: (socket: WebSocket, accepted: boolean) => void;
@@ -116,7 +83,7 @@ export interface AttachedWebSocket {
 }
 
 /** The credential headers a connection's `connectionParams` carry, as request headers. */
-export function headersFromConnectionParams(params: unknown): Headers {
+function headersFromConnectionParams(params: unknown): Headers {
   const headers = new Headers();
   if (!params || typeof params !== 'object') return headers;
   for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
@@ -150,9 +117,8 @@ export function attachWebSocket(
   const maxInitBytes = Math.min(MAX_CONNECTION_INIT_BYTES, maxPayload);
   const wss = new WebSocketServer({ noServer: true, path: options.path, maxPayload });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    // Node hands an upgrade's socket over without an `error` listener, and ws adds its own only
-    // once it handles the upgrade: a client resetting before then (refused for its origin, or
-    // waiting for admission) would be an uncaught ECONNRESET that ends the process.
+    // Until ws handles the upgrade the socket has no `error` listener: a client resetting then
+    // would be an uncaught ECONNRESET that ends the process.
     socket.on('error', destroyQuietly);
     const origin = request.headers.origin;
     if (options.cors && origin !== undefined && !upgradeOriginAllowed(options.cors, request)) {
@@ -160,33 +126,27 @@ export function attachWebSocket(
       return;
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
-      // ws listens for the socket's errors from here on.
       socket.off('error', destroyQuietly);
       wss.emit('connection', ws, request);
     });
   });
   const maxUnverified = options.maxUnverified ?? MAX_UNVERIFIED_CONNECTIONS;
   const windowMs = options.verificationWindowMs ?? VERIFICATION_WINDOW_MS;
-  /** Connections not yet verified, oldest first, each with its window's timer. */
+  /** Connections not yet verified, oldest first, with their window's timer. */
   const unverified = new Map<WebSocket, NodeJS.Timeout>();
-  const verifiedNow = (socket: WebSocket, release: () => void): void => {
+  const leaveUnverified = (socket: WebSocket): void => {
     clearTimeout(unverified.get(socket));
     unverified.delete(socket);
-    socket.once('close', release);
   };
   const running = new WeakMap<WebSocket, Set<string>>();
-  // The size of each connection's first message (its connection_init), read before graphql-ws.
+  // The size of each connection's connection_init, read before graphql-ws.
   const firstMessageBytes = new WeakMap<WebSocket, number>();
   wss.on('connection', (socket) => {
-    // Room for a new connection before it can prove anything, as for HTTP connections
-    // (src/http/connections.ts): the one waiting longest has held a place longest for nothing.
-    if (unverified.size >= maxUnverified) {
-      const oldest = unverified.keys().next();
-      if (!oldest.done) {
-        clearTimeout(unverified.get(oldest.value));
-        unverified.delete(oldest.value);
-        closeSoon(oldest.value, 1013, 'Too many connections awaiting verification; try again');
-      }
+    // As for HTTP connections: the one waiting longest has held a place longest for nothing.
+    const [oldest] = unverified.keys();
+    if (oldest && unverified.size >= maxUnverified) {
+      leaveUnverified(oldest);
+      closeSoon(oldest, 1013, 'Too many connections awaiting verification; try again');
     }
     const window = setTimeout(() => {
       unverified.delete(socket);
@@ -194,18 +154,13 @@ export function attachWebSocket(
     }, windowMs);
     window.unref();
     unverified.set(socket, window);
-    socket.once('close', () => {
-      clearTimeout(unverified.get(socket));
-      unverified.delete(socket);
-    });
+    socket.once('close', () => leaveUnverified(socket));
     socket.once('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
       firstMessageBytes.set(socket, byteLength(data));
     });
-    // ws closes a connection whose frame is too large (1009) and then reports it as an error;
-    // graphql-ws logs every socket error to the console as an internal one. A client's oversized
-    // frame is neither, so once graphql-ws has attached its listener it is replaced by a quiet one.
-    // ws would then read (and drop) the rest of the frame while it waits for the client's close,
-    // which a client sending 90 MB sends only after them: the socket is cut once the 1009 is out.
+    // ws reports an oversized frame (closed 1009) as an error, which graphql-ws would log as an
+    // internal one: its listener is replaced by one that cuts the socket once the 1009 is out,
+    // rather than reading the rest of a 90 MB frame while waiting for the client's close.
     queueMicrotask(() => {
       socket.removeAllListeners('error');
       socket.on('error', () => setImmediate(() => socket.terminate()));
@@ -223,18 +178,15 @@ export function attachWebSocket(
           socket.close(4413, `connection_init larger than ${maxInitBytes} bytes`);
           return false;
         }
-        // The connection's ticket, for every operation it runs (onSubscribe).
         const ticket = issueTicket(identities, headersFromConnectionParams(ctx.connectionParams));
         ctx.extra.ticket = ticket;
         const read = ticket.identity;
         if (read.kind === 'present') {
-          // Invented credentials hold nothing: 1,000 idle sockets of made-up pairs kept alive by
-          // pings refused real accounts' connections (1013). An outage is not a refusal: the
-          // subscription's own check then answers.
+          // Invented credentials hold nothing (an outage is not a refusal: the subscription's own
+          // check answers then). A pair refused lately is closed without a turn; one never seen
+          // holds the unverified class's turn until its verdict, so invented pairs' verifications
+          // run a seat at a time.
           const verify = options.verify ?? (() => Promise.resolve(true));
-          // A pair refused lately is closed without a turn (no call: memory); one never seen
-          // takes the unverified class's turn and holds it until its verdict, so invented pairs'
-          // verifications run a seat at a time, never all at once beside the bystanders.
           const known = options.verdictOf?.(read.pair) ?? 'unknown';
           let accepted: boolean | undefined =
             known === 'unknown' ? undefined : known === 'accepted';
@@ -246,7 +198,6 @@ export function attachWebSocket(
             closeSoon(socket, 1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
             return false;
           }
-          // The turn lasts until the verdict, as an HTTP request's place lasts until its answer.
           accepted ??= await verify(read.credentials).catch(() => true);
           turn();
           options.onConnected?.(socket, accepted);
@@ -260,7 +211,8 @@ export function attachWebSocket(
             closeSoon(socket, 1013, options.held?.message(slot) ?? '');
             return false;
           }
-          verifiedNow(socket, slot);
+          leaveUnverified(socket);
+          socket.once('close', slot);
           return true;
         }
         options.onConnected?.(socket, false);
@@ -352,21 +304,14 @@ async function admitted(
   return null;
 }
 
-/**
- * Closes with a close frame, and cuts the socket if the client has not answered it within
- * CLOSE_GRACE_MS (ws would wait 30 s): a closed connection no longer holds a place in either
- * count, so it must not hold a file descriptor for long either.
- */
+/** Closes, and cuts the socket after CLOSE_GRACE_MS (ws would wait 30 s) holding a descriptor. */
 function closeSoon(socket: WebSocket, code: number, reason: string): void {
   socket.close(code, closeReason(reason));
   setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
 }
 
-/**
- * Whether the page that opened this WebSocket may use it: an origin CORS_ORIGINS allows, or the
- * gateway's own (its Host), whose pages need no CORS grant over HTTP either.
- */
-export function upgradeOriginAllowed(cors: CorsSettings, request: IncomingMessage): boolean {
+/** An origin CORS_ORIGINS allows, or the gateway's own (its Host), as over HTTP. */
+function upgradeOriginAllowed(cors: CorsSettings, request: IncomingMessage): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
   if (originAllowed(cors, origin)) return true;
@@ -377,9 +322,8 @@ export function upgradeOriginAllowed(cors: CorsSettings, request: IncomingMessag
   }
 }
 
-/** A 403 before the WebSocket handshake, saying how the operator would allow the page. */
+/** A 403 before the handshake, saying how to allow the page; the origin echoed only if plain ASCII. */
 function refuseOrigin(socket: Duplex, origin: string): void {
-  // The origin is echoed only when it is plain printable ASCII (no header or body injection).
   const shown = /^[\x21-\x7e]{1,200}$/.test(origin) ? origin : 'this origin';
   const body = refusalMessage(shown);
   socket.end(
@@ -393,7 +337,7 @@ function byteLength(data: Buffer | ArrayBuffer | Buffer[]): number {
   return data.byteLength;
 }
 
-/** A close reason cut to the 123 bytes a close frame can carry (the reasons here are ASCII). */
+/** A close reason cut to MAX_REASON_BYTES (the reasons here are ASCII). */
 function closeReason(reason: string): string {
   return Buffer.byteLength(reason) <= MAX_REASON_BYTES
     ? reason
