@@ -1,7 +1,6 @@
 /**
- * Prometheus metrics, served at /metrics. Every metric the gateway exports is one row of METRICS
- * below (name, type, labels, help, buckets); the hooks of GatewayMetrics feed those rows. One
- * registry per gateway, so several gateways in one process (tests) never share series.
+ * Prometheus metrics, served at /metrics: one row of METRICS per metric, fed by the hooks of
+ * GatewayMetrics. One registry per gateway, so gateways in one process (tests) share no series.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BreakerState, ConcurrencySnapshot, UpstreamObserver } from '../core/signals.js';
@@ -65,25 +64,6 @@ export interface GatewayMetrics {
   exposition(): Promise<{ readonly contentType: string; readonly body: string }>;
 }
 
-interface AdmissionState {
-  readonly waiting: number;
-  /** Requests that may run now; Infinity while the loop has room. */
-  readonly seats: number;
-  readonly utilization: number;
-}
-
-interface LiveStats {
-  readonly topics: number;
-  readonly subscriptions: number;
-  /** Poll locks this copy holds (numbers it polls); without Redis, every topic. */
-  readonly locksHeld?: number;
-}
-
-interface AccountCounts {
-  readonly breakerOpen: number;
-  readonly rateLimited: number;
-}
-
 /** Items: a single object, a page, a fan-out, the default MAX_QUERY_COST, far past it. */
 const COST_BUCKETS = [1, 10, 100, 1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 1_000_000];
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -97,37 +77,28 @@ type MetricSpec = {
 );
 
 /**
- * Every metric the gateway exports besides Node's process metrics, by name. Dashboards and alert
- * rules (docs/alerts/) depend on these names, types, labels and help texts, and
- * docs/observability.md lists exactly these names (test/observability/metrics.test.ts). One row
- * per metric, laid out by hand so it reads as a table.
+ * Every metric besides Node's process metrics. Dashboards and alert rules (docs/alerts/) depend on
+ * these names, types, labels and help texts; docs/observability.md lists exactly these names.
  */
 // prettier-ignore
 export const METRICS = {
-  // GraphQL requests. The first is counted once per request, cached or not; the graphql_* ones
-  // are those the yoga/envelop Prometheus plugin used to record, under the same names, recorded
-  // once per request by src/http/plugins/observe-requests.ts: that plugin's hooks (several per
-  // request, each spreading and filtering label objects) cost more than the rest of the
-  // request's bookkeeping together.
+  // GraphQL requests. The graphql_* names are the yoga/envelop Prometheus plugin's, kept; they are
+  // recorded once per request by src/http/plugins/observe-requests.ts (the plugin's hooks cost
+  // more than the rest of a request's bookkeeping).
   sms_graphql_requests_total: { type: 'counter', labels: ['operationName', 'outcome', 'code', 'cached'],
     help: 'GraphQL requests over HTTP, each counted once whether executed or answered from the response cache, by operation, outcome (ok, client_error, error), error code (none when ok) and cached (true, false).' },
   graphql_envelop_request: { type: 'counter', labels: ['operationType', 'operationName'],
     help: 'GraphQL operations executed, by operation.' },
-  graphql_envelop_request_duration: { type: 'histogram', labels: ['operationType', 'operationName'],
-    buckets: LATENCY_BUCKETS,
+  graphql_envelop_request_duration: { type: 'histogram', buckets: LATENCY_BUCKETS, labels: ['operationType', 'operationName'],
     help: 'Duration of GraphQL operations (arrival to response), in seconds, by operation.' },
   graphql_envelop_error_result: { type: 'counter', labels: ['phase', 'operationName'],
     help: 'GraphQL results with errors, by phase (parse, validate, execute) and operation.' },
-  graphql_yoga_http_duration: { type: 'histogram', labels: ['method', 'statusCode'],
-    buckets: LATENCY_BUCKETS,
+  graphql_yoga_http_duration: { type: 'histogram', buckets: LATENCY_BUCKETS, labels: ['method', 'statusCode'],
     help: 'Duration of HTTP requests to the GraphQL endpoint, in seconds, by status.' },
-  // Estimate and actual side by side, in one unit, so an operator sees how far the list sizes the
-  // schema assumes (cost.ts) are from what accounts really hold.
-  graphql_operation_cost_estimated: { type: 'histogram',
-    buckets: COST_BUCKETS,
+  // Estimate and actual in one unit: how far the list sizes cost.ts assumes are from real accounts.
+  graphql_operation_cost_estimated: { type: 'histogram', buckets: COST_BUCKETS,
     help: 'Cost of each operation as estimated before it ran (MAX_QUERY_COST), in items: objects the answer may hold, lists at their stated sizes.' },
-  graphql_operation_cost_actual: { type: 'histogram',
-    buckets: COST_BUCKETS,
+  graphql_operation_cost_actual: { type: 'histogram', buckets: COST_BUCKETS,
     help: 'Cost of each operation once answered, in items: objects its answer held.' },
 
   // Admission (src/traffic/fair-admission.ts): how busy the loop is and who waits for it.
@@ -137,8 +108,7 @@ export const METRICS = {
     help: 'GraphQL requests that may run at once while the event loop is busy (-1: no limit, it has room).' },
   sms_admission_waiting: { type: 'gauge',
     help: 'GraphQL requests waiting for a seat (the event loop is busy), all accounts together.' },
-  sms_admission_wait_seconds: { type: 'histogram',
-    buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 1, 2.5, 5],
+  sms_admission_wait_seconds: { type: 'histogram', buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 1, 2.5, 5],
     help: 'Time GraphQL requests waited for a seat before running (part of graphql_yoga_http_duration).' },
   sms_admission_refused_total: { type: 'counter', labels: ['tenant'],
     help: 'GraphQL requests refused with 429 while waiting their turn, by kind of tenant.' },
@@ -146,8 +116,7 @@ export const METRICS = {
   // The service upstream.
   sms_upstream_requests_total: { type: 'counter', labels: ['operation', 'outcome'],
     help: 'Attempts at upstream operations, by operation and outcome (ok or the error code).' },
-  sms_upstream_request_duration_seconds: { type: 'histogram', labels: ['operation'],
-    buckets: LATENCY_BUCKETS,
+  sms_upstream_request_duration_seconds: { type: 'histogram', buckets: LATENCY_BUCKETS, labels: ['operation'],
     help: 'Duration of upstream attempts, by operation.' },
   sms_upstream_refused_total: { type: 'counter', labels: ['reason'],
     help: 'Calls refused without reaching the service, by reason (rate_limited, account_breaker, service_breaker, refused_credentials).' },
@@ -206,62 +175,60 @@ type Metrics = { readonly [N in MetricName]: Made[(typeof METRICS)[N]['type']] }
 
 /** What the gauges read at each scrape, from the part that knows it. */
 export interface Watched {
-  /** The service's breaker (sms_upstream_circuit_open). */
   readonly breaker?: () => BreakerState;
-  /** The adaptive limit, calls in flight and waiting (sms_upstream_concurrency). */
   readonly concurrency?: () => ConcurrencySnapshot;
-  /** Accounts with an open breaker, and inside a 429 window. */
-  readonly accounts?: () => AccountCounts;
-  /** Requests waiting, seats, the loop's utilization. */
-  readonly admission?: () => AdmissionState;
-  /** Live subscriptions, numbers watched, poll locks held. */
-  readonly live?: () => LiveStats;
-  /** The in-memory response cache's bytes. */
+  readonly accounts?: () => { readonly breakerOpen: number; readonly rateLimited: number };
+  /** `seats`: requests that may run now, Infinity while the loop has room. */
+  readonly admission?: () => {
+    readonly waiting: number;
+    readonly seats: number;
+    readonly utilization: number;
+  };
+  /** `locksHeld`: poll locks this copy holds (numbers it polls); without Redis, every topic. */
+  readonly live?: () => {
+    readonly topics: number;
+    readonly subscriptions: number;
+    readonly locksHeld?: number;
+  };
   readonly cacheBytes?: () => number;
-  /** Whether the Redis of each use answers (sms_redis_up). */
+  /** Whether the Redis of each use answers. */
   readonly redis?: Readonly<Record<string, () => boolean>>;
 }
 
-/** The gauges set at each scrape from what the watch* hooks handed over. */
-const SCRAPED: { readonly [N in GaugeName]?: (gauge: Gauge, watched: Watched) => void } = {
-  sms_event_loop_utilization: (gauge, { admission }) => gauge.set(admission?.().utilization ?? 0),
-  sms_admission_seats(gauge, { admission }) {
+/**
+ * What each gauge reads at a scrape: one value, a value per value of its one label, or nothing
+ * (left as it was).
+ */
+type Scraped = number | Readonly<Record<string, number>> | undefined;
+
+const SCRAPED: { readonly [N in GaugeName]?: (watched: Watched) => Scraped } = {
+  sms_event_loop_utilization: ({ admission }) => admission?.().utilization ?? 0,
+  sms_admission_seats({ admission }) {
     const seats = admission?.().seats ?? Number.POSITIVE_INFINITY;
-    gauge.set(Number.isFinite(seats) ? seats : -1);
+    return Number.isFinite(seats) ? seats : -1;
   },
-  sms_admission_waiting: (gauge, { admission }) => gauge.set(admission?.().waiting ?? 0),
-  sms_upstream_circuit_open: (gauge, { breaker }) =>
-    gauge.set(breaker && breaker() !== 'closed' ? 1 : 0),
-  sms_upstream_concurrency(gauge, { concurrency }) {
+  sms_admission_waiting: ({ admission }) => admission?.().waiting ?? 0,
+  sms_upstream_circuit_open: ({ breaker }) => (breaker && breaker() !== 'closed' ? 1 : 0),
+  sms_upstream_concurrency({ concurrency }) {
     const now = concurrency?.();
-    if (!now) return;
-    gauge.set({ kind: 'limit' }, now.limit);
-    gauge.set({ kind: 'in_flight' }, now.inFlight);
-    gauge.set({ kind: 'waiting' }, now.waiting);
+    return now && { limit: now.limit, in_flight: now.inFlight, waiting: now.waiting };
   },
-  sms_upstream_accounts_breaker_open: (gauge, { accounts }) =>
-    gauge.set(accounts?.().breakerOpen ?? 0),
-  sms_upstream_accounts_rate_limited: (gauge, { accounts }) =>
-    gauge.set(accounts?.().rateLimited ?? 0),
-  sms_response_cache_bytes: (gauge, { cacheBytes }) => gauge.set(cacheBytes?.() ?? 0),
-  sms_live_subscriptions(gauge, { live }) {
+  sms_upstream_accounts_breaker_open: ({ accounts }) => accounts?.().breakerOpen ?? 0,
+  sms_upstream_accounts_rate_limited: ({ accounts }) => accounts?.().rateLimited ?? 0,
+  sms_response_cache_bytes: ({ cacheBytes }) => cacheBytes?.() ?? 0,
+  sms_live_subscriptions({ live }) {
     const now = live?.();
-    if (!now) return;
-    gauge.set({ kind: 'subscriptions' }, now.subscriptions);
-    gauge.set({ kind: 'topics' }, now.topics);
+    return now && { subscriptions: now.subscriptions, topics: now.topics };
   },
-  sms_live_poll_locks_held(gauge, { live }) {
-    const held = live?.().locksHeld;
-    if (held !== undefined) gauge.set(held);
-  },
-  sms_redis_up(gauge, { redis = {} }) {
-    for (const [use, up] of Object.entries(redis)) gauge.set({ use }, up() ? 1 : 0);
-  },
+  sms_live_poll_locks_held: ({ live }) => live?.().locksHeld,
+  sms_redis_up: ({ redis = {} }) =>
+    Object.fromEntries(Object.entries(redis).map(([use, up]) => [use, up() ? 1 : 0])),
 };
 
 /** The prom-client object of one row of METRICS, registered in `registry`. */
 function make(name: MetricName, spec: MetricSpec, registry: Registry, watched: () => Watched) {
-  const base = { name, help: spec.help, labelNames: spec.labels ?? [], registers: [registry] };
+  const labelNames = spec.labels ?? [];
+  const base = { name, help: spec.help, labelNames, registers: [registry] };
   if (spec.type === 'counter') return new Counter(base);
   if (spec.type === 'histogram') return new Histogram({ ...base, buckets: [...spec.buckets] });
   const scrape = SCRAPED[name as GaugeName];
@@ -269,34 +236,29 @@ function make(name: MetricName, spec: MetricSpec, registry: Registry, watched: (
   return new Gauge({
     ...base,
     collect() {
-      scrape(this, watched());
+      const value = scrape(watched());
+      if (typeof value === 'number') return this.set(value);
+      const [label = ''] = labelNames;
+      for (const [key, v] of Object.entries(value ?? {})) this.set({ [label]: key }, v);
     },
   });
 }
 
-/**
- * Operation names come from clients: past this many distinct names, new ones are counted as
- * "other", so a client cannot grow the metrics without bound. (Written here because the
- * prometheus plugin labels with whatever name a client sends.)
- */
+/** Distinct operation names (they come from clients) labelled; later ones are "other". */
 export const MAX_OPERATION_NAMES = 200;
-/**
- * Of those, at most this many may come from callers the service has not accepted (anonymous
- * ones, wrong credentials): a stream of junk names from anyone leaves room for the names of the
- * accounts' own operations.
- */
-export const MAX_UNTRUSTED_OPERATION_NAMES = 100;
+/** Of those, at most this many from callers the service has not accepted, so junk leaves room. */
+const MAX_UNTRUSTED_OPERATION_NAMES = 100;
 
 export interface MetricsOptions {
-  /** This copy's name, on every series as `instance_id` (src/start.ts gives INSTANCE_ID). @default none */
+  /** This copy's name, on every series as `instance_id` (INSTANCE_ID). @default none */
   readonly instanceId?: string;
   /** The gateway's version, on sms_instance_info. @default "unknown" */
   readonly version?: string;
 }
 
 /**
- * The label for an operation's name: only names of operations that validated (a request refused
- * at parsing or validation may name anything), and only within the budgets above.
+ * The label for an operation's name: only names of operations that validated (a refused request
+ * may name anything), and only within the budgets above.
  */
 function operationNames(): (source: NameSource) => string {
   const seen = new Set<string>();
@@ -315,10 +277,7 @@ function operationNames(): (source: NameSource) => string {
   };
 }
 
-/**
- * The label child of `key`, made once: the hooks run on every request, and prom-client's
- * handling of a label object per call would cost more than the rest of their work.
- */
+/** The label child of `key`, made once: prom-client's label objects per call cost too much. */
 function child<T>(children: Map<string, T>, key: string, make: () => T): T {
   let found = children.get(key);
   if (found === undefined) children.set(key, (found = make()));
@@ -327,9 +286,7 @@ function child<T>(children: Map<string, T>, key: string, make: () => T): T {
 
 export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   const registry = new Registry();
-  // Every series names its copy, so a fleet's series stay apart even where the scraper's own
-  // `instance` label (an address) is rewritten or shared behind a proxy.
-  // (Only when named: tests and embedders without one keep the bare label sets.)
+  // Every series names its copy: the scraper's `instance` (an address) may be rewritten or shared.
   if (options.instanceId) registry.setDefaultLabels({ instance_id: options.instanceId });
   collectDefaultMetrics({ register: registry });
   let watched: Watched = {};
