@@ -1,9 +1,7 @@
 /**
- * Fixed values: former settings no operator needs to tune. Each one's doc comment says why it has
- * its value, and is its row in docs/configuration.md "Fixed values" (`npm run docs:config`).
- * loadConfig fills Config's fields from them, so tests and embedders can still set those fields;
- * the environment cannot, and a former variable set there stops start-up with the value it is
- * fixed at (RETIRED_VARIABLES in settings.ts).
+ * Former settings no operator needs to tune. Each doc comment, why it has its value, is its row in
+ * docs/configuration.md "Fixed values". loadConfig fills Config from them (tests may still set
+ * those fields); a former variable set in the environment stops start-up (RETIRED_VARIABLES).
  */
 import type { HistoryEndReading } from './settings.js';
 

@@ -1,22 +1,17 @@
 /**
  * Every environment variable, declared once: how it is read (default, bounds, the message for a
- * bad value) and its row in docs/configuration.md (Default, Meaning, under the heading of its
- * section). From here come the parsing (readSettings), the names the gateway reads
- * (CONFIG_VARIABLES), its former ones (RETIRED_VARIABLES) and the page's tables (`npm run
- * docs:config`; test/docs/docs.test.ts fails when the page differs). Rules between variables
- * (production, the secret, Redis topology) are config.ts's.
+ * bad value) and its row in docs/configuration.md (`npm run docs:config` renders the tables).
+ * Rules between variables (production, the secret, Redis topology) are config.ts's.
  */
 import * as fixed from './fixed.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
- * How a service reads `history_end`: `exclusive`, the position just past the last message asked
- * for, or `inclusive`, the last message's own position. The gateway's ranges are half-open
- * everywhere; src/upstream/history-end.ts translates them to the service's reading.
+ * How a service reads `history_end`: just past the last message asked for, or that message's own
+ * position. The gateway's ranges are half-open; src/upstream/history-end.ts translates.
  */
-export const HISTORY_END_READINGS = ['exclusive', 'inclusive'] as const;
+const HISTORY_END_READINGS = ['exclusive', 'inclusive'] as const;
 export type HistoryEndReading = (typeof HISTORY_END_READINGS)[number];
 
 export interface HostPort {
@@ -99,14 +94,10 @@ function text<F extends string | null>(
 
 /** Taken as given, not trimmed; a secret of at least `minLength` (never echoed, its length is). */
 function verbatim(minLength: number, about: About): Setting<string | null> {
-  const parse: Setting<string>['parse'] = (value, name, problems) =>
-    value.length >= minLength
-      ? value
-      : refuse(
-          problems,
-          `${name} must be at least ${minLength} characters (got ${value.length})`,
-          value,
-        );
+  const parse: Setting<string>['parse'] = (value, name, problems) => {
+    const problem = `${name} must be at least ${minLength} characters (got ${value.length})`;
+    return value.length >= minLength ? value : refuse(problems, problem, value);
+  };
   return setting<string | null>(null, about, parse, true);
 }
 
@@ -140,10 +131,8 @@ function list<T>(
   about: About,
 ): Setting<readonly T[]> {
   return setting<readonly T[]>(Object.freeze([]), about, (value, name, problems) => {
-    const items = value.split(',').map((part) => part.trim());
-    const read = items
-      .filter(Boolean)
-      .map((part, _, all) => item(part, name, problems, all.length === 1));
+    const items = value.split(',').flatMap((part) => part.trim() || []);
+    const read = items.map((part) => item(part, name, problems, items.length === 1));
     return read.filter((found): found is T => found !== null);
   });
 }
@@ -257,8 +246,7 @@ const upstream = {
     doc: 'how the service reads `history_end`: `exclusive` or `inclusive` ([doctor](doctor.md) finds out)',
     hint: '; `npm run doctor` tells which the service uses',
   }),
-  // 256: a 200-number fan-out (ASSUMED_NUMBERS_PER_ACCOUNT) goes in one wave, with room; at 128
-  // it took two service round trips (p50 103 ms against 81 ms at 20 ms latency).
+  // 256: a 200-number fan-out goes in one wave (at 128: two round trips, p50 103 ms against 81).
   UPSTREAM_CONNECTIONS: int(256, 1, 10_000, {
     doc: 'keep-alive connections to the service: the hard cap of calls in flight',
   }),
@@ -397,8 +385,7 @@ export const SETTINGS = {
   ...metrics,
   ...demo,
 };
-export type ConfigVariable = keyof typeof SETTINGS;
-export const CONFIG_VARIABLES = Object.keys(SETTINGS) as readonly ConfigVariable[];
+export const CONFIG_VARIABLES = Object.keys(SETTINGS) as readonly (keyof typeof SETTINGS)[];
 
 /** A former variable's name, from that of the constant it is now: FIXED_<name>. */
 type Former = keyof typeof fixed extends infer K

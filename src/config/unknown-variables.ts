@@ -1,20 +1,13 @@
 /**
- * Variables that look meant for the gateway but are not among the names it reads: a typo
- * (`UPSTREM_URL`, `REDIS_ULR`) would otherwise be ignored without a word and the default used,
- * which for UPSTREAM_URL is the demo simulator. One line per such variable, with the closest
- * known name ("did you mean X?"); a former setting (or a near miss of one), with the value it
- * is now fixed at, since setting it would change nothing.
- *
- * A name counts as meant for the gateway when it starts with one of the gateway's prefixes, or
- * when it is one or two edits from a known name or a former one. Names a container platform sets for other
- * services (Kubernetes' service links, e.g. REDIS_PORT, GATEWAY_SERVICE_HOST) are left alone.
+ * Variables that look meant for the gateway but are not read: a typo (`UPSTREM_URL`) would
+ * otherwise be ignored and the default used, for UPSTREAM_URL the demo simulator. A name looks
+ * meant for it when it has one of its prefixes or is one or two edits from a known or former
+ * name; Kubernetes' service links (REDIS_PORT, GATEWAY_SERVICE_HOST) are left alone.
  */
 
 /**
- * Prefixes of the gateway's own variables: any other name starting with one is a mistake.
- * Deliberately not NODE_ (Node's own), OTEL_ (the OpenTelemetry SDK's), or single words such as
- * PORT_ or HOST_ that unrelated tools use; nor those of former settings only (ADMISSION_,
- * CREDENTIALS_, HEAP_): those are refused by name. docs/configuration.md lists them.
+ * Prefixes of the gateway's own variables. Not NODE_, OTEL_ (others'), PORT_ or HOST_ (common),
+ * nor those of former settings only (refused by name). docs/configuration.md lists them.
  */
 export const GATEWAY_PREFIXES = [
   'CACHE_',
@@ -34,10 +27,9 @@ export const GATEWAY_PREFIXES = [
 ] as const;
 
 /**
- * The variables Kubernetes (and Docker links before it) set for every service in the namespace:
- * `<SERVICE>_SERVICE_HOST`, `<SERVICE>_SERVICE_PORT[_<NAME>]`, `<SERVICE>_PORT_<n>_<PROTO>[_ADDR|_PORT|_PROTO]`,
- * and `<SERVICE>_PORT=tcp://…`, told from a misspelt `…_PORT` of ours by its value. A service
- * named `redis` or `gateway` must not stop the gateway from starting.
+ * What Kubernetes (and Docker links) set for every service in the namespace: `_SERVICE_HOST`,
+ * `_SERVICE_PORT[_<NAME>]`, `_PORT_<n>_<PROTO>[_ADDR|_PORT|_PROTO]`, and `_PORT=tcp://…` (told
+ * from a misspelt `…_PORT` of ours by its value). A service named `redis` must not stop start-up.
  */
 const SERVICE_LINK =
   /_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT_\d+_(TCP|UDP|SCTP)(_(ADDR|PORT|PROTO))?)$/;
@@ -50,12 +42,10 @@ function isServiceLink(name: string, value: string | undefined): boolean {
 }
 
 /**
- * Optimal string alignment distance: insertions, deletions, substitutions and swaps of two
- * neighbours each cost 1 (`REDIS_ULR` is one from `REDIS_URL`). Written here because the one
- * already at hand (graphql-js's `suggestionList`) returns names, not distances, and its
- * tolerance (40% of the length) would take HOSTNAME for a typo of HOST.
+ * Optimal string alignment distance: insertions, deletions, substitutions and neighbour swaps
+ * cost 1. Not graphql-js's `suggestionList`: it gives no distances, and would take HOSTNAME for HOST.
  */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const rows: number[][] = [];
   for (let i = 0; i <= a.length; i += 1) {
     const row: number[] = [i];
@@ -92,7 +82,7 @@ function closest(name: string, known: readonly string[]): { name: string; distan
 }
 
 /** Where a former setting's refusal sends the reader. */
-export const FIXED_VALUES_DOC = 'docs/configuration.md#fixed-values';
+const FIXED_VALUES_DOC = 'docs/configuration.md#fixed-values';
 
 /**
  * One problem line per variable of `env` that looks meant for the gateway but is not `known`;
@@ -101,15 +91,15 @@ export const FIXED_VALUES_DOC = 'docs/configuration.md#fixed-values';
 export function unknownVariables(
   env: Readonly<Record<string, string | undefined>>,
   known: readonly string[],
-  retired: Readonly<Record<string, string>> = {},
+  retired: Readonly<Record<string, string>>,
 ): string[] {
   const knownSet = new Set(known);
   const retiredNames = Object.keys(retired);
   const problems: string[] = [];
   for (const name of Object.keys(env).sort()) {
     if (knownSet.has(name)) continue;
-    const fixedAt = Object.hasOwn(retired, name) ? retired[name] : undefined;
-    if (fixedAt !== undefined) {
+    if (Object.hasOwn(retired, name)) {
+      const fixedAt = retired[name];
       problems.push(
         `${name} is no longer a setting: it is fixed at ${fixedAt} (${FIXED_VALUES_DOC})`,
       );
