@@ -1,52 +1,42 @@
 /**
- * GraphiQL as static files, still fully offline (no CDN): a small HTML page with this gateway's
- * options (title, default query, pre-filled headers), and the editor's script, styles, favicon
- * and three Monaco workers from @graphql-yoga/render-graphiql as files of their own under
- * GRAPHIQL_ASSETS_PATH, named by a hash of their content. The package inlines all of that into
- * one 9 MB page that yoga re-renders on every visit; here each file is hashed and compressed
- * (gzip, and brotli) once, from the first visit on, off the event loop (zlib's thread pool), then
- * served as the same buffers with a strong ETag: hashed files for a year (`immutable`), the page
- * revalidated each time (`no-cache`), both answered 304 when the browser already holds them.
- * Only the executable parts are files (`script-src 'self'` allows the page); its options are
- * JSON, never run.
+ * GraphiQL as static files, offline (no CDN): a small page with this gateway's options, and the
+ * editor's script, styles, favicon and Monaco workers from @graphql-yoga/render-graphiql as files
+ * named by a hash of their content. The package inlines all of that into one 9 MB page that yoga
+ * re-renders on every visit; here each file is compressed once, off the event loop, and served as
+ * the same buffers with a strong ETag (hashed files `immutable`, the page `no-cache`). Only the
+ * executable parts are files (`script-src 'self'` allows the page); its options are JSON, never run.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { GRAPHQL_PATH } from './paths.js';
+import { chooseEncoding } from './plugins/compression.js';
 
 export const GRAPHIQL_ASSETS_PATH = `${GRAPHQL_PATH}/graphiql/`;
 
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
-/**
- * Brotli quality 5: 1.29 MB for the 5.3 MB script in 0.9 s of CPU, against 1.12 MB in 21 s at
- * the default 11 (measured on the 2-core machine); still 11% below gzip's 1.45 MB.
- */
+/** 1.29 MB for the 5.3 MB script in 0.9 s of CPU, against 1.12 MB in 21 s at the default 11. */
 const BROTLI_QUALITY = 5;
 
-type Encoding = 'br' | 'gzip';
+const ENCODINGS = ['br', 'gzip'] as const;
+type Encoding = (typeof ENCODINGS)[number];
 
 /** One file as served: its bytes in each encoding, each with its own strong ETag. */
-export interface StaticAsset {
+interface StaticAsset {
   readonly type: string;
   readonly identity: Buffer;
-  /** Compressed in zlib's thread pool when the files are built; the page does not wait for it. */
+  /** Compressed in zlib's thread pool; the page does not wait for it. */
   readonly encoded: Promise<Readonly<Record<Encoding, Buffer>>>;
-  /** Quoted strong ETags: the content hash, with the encoding after it for an encoded copy. */
   readonly etags: Readonly<Record<Encoding | 'identity', string>>;
   /** Content-hashed name: cached for a year; else (the page) revalidated on every visit. */
   readonly immutable: boolean;
 }
 
-function hashOf(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('base64url');
-}
-
 function prepare(type: string, content: string | Buffer, immutable: boolean) {
   const identity = typeof content === 'string' ? Buffer.from(content) : content;
-  const hash = hashOf(identity);
+  const hash = createHash('sha256').update(identity).digest('base64url');
   const encoded = Promise.all([
     gzipAsync(identity, { level: 9 }),
     brotliAsync(identity, {
@@ -69,7 +59,6 @@ function prepare(type: string, content: string | Buffer, immutable: boolean) {
 }
 
 interface GraphiQLFiles {
-  /** Served files by path, the page's included. */
   readonly assets: ReadonlyMap<string, StaticAsset>;
   readonly page: StaticAsset;
 }
@@ -111,8 +100,7 @@ async function buildFiles(options: GraphiQLOptions): Promise<GraphiQLFiles> {
   const editorWorker = add('editor.worker', 'js', JS, bundle.editorWorkerService);
   const jsonWorker = add('json.worker', 'js', JS, bundle.jsonWorker);
   const graphqlWorker = add('graphql.worker', 'js', JS, bundle.graphqlWorker);
-  // What the package's page runs inline, as two files: Monaco's workers are found before the
-  // editor loads, and GraphiQL starts with the options the page carries.
+  // What the package's page runs inline, as two files.
   const workers = { editorWorkerService: editorWorker, json: jsonWorker, graphql: graphqlWorker };
   const environment = add(
     'monaco-environment',
@@ -151,21 +139,6 @@ async function buildFiles(options: GraphiQLOptions): Promise<GraphiQLFiles> {
   return { assets, page };
 }
 
-/** The encoding to send: br, then gzip, when the client accepts it (q > 0); else none. */
-export function chooseStaticEncoding(acceptEncoding: string | null): Encoding | null {
-  const accepted = new Map<string, number>();
-  for (const part of (acceptEncoding ?? '').split(',')) {
-    const [name, ...params] = part.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    accepted.set(name ?? '', q ? Number(q.slice(2)) : 1);
-  }
-  for (const encoding of ['br', 'gzip'] as const) {
-    const q = accepted.get(encoding) ?? accepted.get('*');
-    if (q !== undefined && q > 0) return encoding;
-  }
-  return null;
-}
-
 function matches(ifNoneMatch: string | null, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch
@@ -175,8 +148,8 @@ function matches(ifNoneMatch: string | null, etag: string): boolean {
 }
 
 /** The answer for one asset: 304 when the browser's copy is current, else the kept bytes. */
-export async function serveAsset(request: Request, asset: StaticAsset): Promise<Response> {
-  const encoding = chooseStaticEncoding(request.headers.get('accept-encoding'));
+async function serveAsset(request: Request, asset: StaticAsset): Promise<Response> {
+  const encoding = chooseEncoding(request.headers.get('accept-encoding'), ENCODINGS);
   const etag = asset.etags[encoding ?? 'identity'];
   const headers = new Headers({
     etag,
@@ -191,11 +164,6 @@ export async function serveAsset(request: Request, asset: StaticAsset): Promise<
   headers.set('content-length', String(body.length));
   if (encoding) headers.set('content-encoding', encoding);
   return new Response(request.method === 'HEAD' ? null : new Uint8Array(body), { headers });
-}
-
-/** yoga's rule for a GraphiQL visit: a GET that accepts HTML. */
-function wantsPage(request: Request): boolean {
-  return request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 }
 
 /**
@@ -214,7 +182,11 @@ export function useStaticGraphiQL(options: GraphiQLOptions): Plugin {
   return {
     onRequest({ request, url, endResponse }) {
       const path = url.pathname;
-      const isPage = (path === GRAPHQL_PATH || path === `${GRAPHQL_PATH}/`) && wantsPage(request);
+      // yoga's rule for a GraphiQL visit: a GET that accepts HTML.
+      const isPage =
+        (path === GRAPHQL_PATH || path === `${GRAPHQL_PATH}/`) &&
+        request.method === 'GET' &&
+        (request.headers.get('accept') ?? '').includes('text/html');
       const isAsset = path.startsWith(GRAPHIQL_ASSETS_PATH);
       if (!isPage && !isAsset) return undefined;
       if (isAsset && request.method !== 'GET' && request.method !== 'HEAD') {

@@ -1,17 +1,12 @@
 /**
- * Compressed answers for clients that ask (`Accept-Encoding: gzip` or `deflate`): the
- * compression itself is @whatwg-node/server's useContentEncoding; the policy is ours:
+ * Compressed answers for clients that ask: the compression is @whatwg-node/server's
+ * useContentEncoding; the policy is ours:
  * - only whole answers of at least MIN_BYTES (a small answer costs more to compress than to send);
- * - never a stream (SSE, multipart @defer parts): a compressor holds bytes back until its block
- *   fills, which would delay live events and deferred parts;
- * - gzip, else deflate; not br: Node's brotli defaults to quality 11, several times gzip's CPU
- *   per byte;
+ * - never a stream (SSE, multipart): a compressor holds bytes back until its block fills;
  * - request bodies are not decompressed (the body limit counts what arrives on the wire);
- * - never a response with an ETag: a static file (GraphiQL, src/http/graphiql.ts) whose encodings
- *   were prepared once; compressing its megabytes again per request is what that avoids;
- * - every answer that could have been compressed says `Vary: Accept-Encoding`, the plain one
- *   too: a shared cache must not hand a gzipped answer to a client that did not ask for it, nor
- *   keep serving the plain one to every client after one that did not ask.
+ * - never a response with an ETag: GraphiQL's files (src/http/graphiql.ts) come precompressed;
+ * - every answer that could have been compressed says `Vary: Accept-Encoding`, the plain one too,
+ *   so a shared cache hands each client the encoding it asked for.
  */
 import { useContentEncoding } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';
@@ -19,10 +14,14 @@ import { appendVary } from '../vary.js';
 
 const MIN_BYTES = 1024;
 const STREAMING = /^(text\/event-stream|multipart\/mixed)/i;
-const OFFERED = ['gzip', 'deflate'] as const;
+/** Not br: Node's brotli defaults to quality 11, several times gzip's CPU per byte. */
+export const COMPRESSED_ENCODINGS = ['gzip', 'deflate'] as const;
 
-/** The first offered encoding the client accepts (q > 0), or null. */
-export function chooseEncoding(acceptEncoding: string | null): (typeof OFFERED)[number] | null {
+/** The first of `offered` the client accepts (q > 0), or null. */
+export function chooseEncoding<T extends string>(
+  acceptEncoding: string | null,
+  offered: readonly T[],
+): T | null {
   if (!acceptEncoding) return null;
   const accepted = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
@@ -30,7 +29,7 @@ export function chooseEncoding(acceptEncoding: string | null): (typeof OFFERED)[
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
     accepted.set(name ?? '', q ? Number(q.slice(2)) : 1);
   }
-  for (const encoding of OFFERED) {
+  for (const encoding of offered) {
     const q = accepted.get(encoding) ?? accepted.get('*');
     if (q !== undefined && q > 0) return encoding;
   }
@@ -47,7 +46,7 @@ export function useResponseCompression(): Plugin {
       if (STREAMING.test(type)) return;
       if (!(Number(response.headers.get('content-length')) >= MIN_BYTES)) return;
       appendVary(response.headers, 'Accept-Encoding');
-      const encoding = chooseEncoding(request.headers.get('accept-encoding'));
+      const encoding = chooseEncoding(request.headers.get('accept-encoding'), COMPRESSED_ENCODINGS);
       if (!encoding) return;
       // The library takes the first listed encoding it supports: hand it exactly our choice.
       const negotiated = { headers: new Headers({ 'accept-encoding': encoding }) } as Request;

@@ -1,26 +1,16 @@
 /**
- * graphql-sse's "single connection mode" at /graphql (the client's `singleConnection: true`):
- * one `PUT` reserves a stream and answers its token, one `GET` (`Accept: text/event-stream`, the
- * token in `X-GraphQL-Event-Stream-Token` or `?token=`) opens it, and each operation is a `POST`
- * with the token, its results arriving on that one stream; `DELETE ?operationId=` stops one. A
- * browser with several subscriptions then holds one connection, not one each (HTTP/1.1 allows
- * six per origin).
- *
- * The protocol is graphql-sse's own handler (`graphql-sse/lib/use/fetch`); operations run through
- * yoga's envelop like every other transport's (limits, masking, resume tokens). What is ours:
- * - credentials: every request of a stream (reservation, stream, operations, stops) must carry
- *   the credentials it was reserved with, so a token alone neither reads a stream nor adds
- *   another account's operations to it; each operation runs with its own request's credentials;
- * - tokens from `randomUUID` (the library's default uses Math.random) and never from the client;
- * - bounds: a reservation is made only for credentials the service accepts (`verify`: memory, or
- *   one call shared by the pair), and holds a slot of `held` (src/traffic/held-streams.ts: one
- *   cap for graphql-sse and WebSockets together, one share per account) until it is dropped; one
- *   not opened within RESERVATION_TTL_MS is dropped; operations per stream are capped;
- * - shutdown: when the copy closes its live streams, each stream ends first, without its
- *   operations' `complete` events, which the client would take as final; a stream that just ends
- *   is a network error that it retries (re-reserving, then resending each operation).
- * Requests without a token (other than `PUT`) are left to yoga: plain GraphQL over HTTP and SSE's
- * "distinct connections" mode stay as they were.
+ * graphql-sse's "single connection mode" at /graphql (docs/live-updates.md): `PUT` reserves a
+ * stream and answers its token, `GET` opens it, each operation is a `POST` with the token, and
+ * `DELETE ?operationId=` stops one. The protocol is graphql-sse's own handler; operations run
+ * through yoga's envelop like every other transport's. What is ours:
+ * - every request of a stream must carry the credentials it was reserved with, so a token alone
+ *   neither reads a stream nor adds another account's operations to it;
+ * - tokens from `randomUUID` (the library's default uses Math.random);
+ * - a reservation only for credentials the service accepts, holding a slot of `held` (shared with
+ *   WebSockets) until dropped, or RESERVATION_TTL_MS if never opened; operations per stream capped;
+ * - on shutdown each stream ends without its operations' `complete` events, which the client
+ *   would take as final: a stream that just ends is a network error, which it retries.
+ * Requests without a token (other than `PUT`) are yoga's.
  */
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
@@ -38,7 +28,7 @@ import { GRAPHQL_PATH } from '../paths.js';
 export const RESERVATION_TTL_MS = 30_000;
 
 export interface SseSingleConnectionOptions {
-  /** Slots for streams, shared with WebSockets (one cap, one share per account). */
+  /** Slots for streams, shared with WebSockets. */
   readonly held: HeldStreams;
   /** Whether the service accepts these credentials (memory first, else one shared call). */
   readonly verify: (credentials: Credentials) => Promise<boolean>;
@@ -53,23 +43,21 @@ export interface SseSingleConnectionOptions {
 interface Reservation {
   /** The pair that reserved it. */
   readonly owner: string;
-  /** Frees its slot of `held`. */
   readonly release: () => void;
   opened: boolean;
   operations: number;
-  expiry: NodeJS.Timeout | undefined;
+  readonly expiry: NodeJS.Timeout;
   /** Ends the open stream (set while it is open). */
-  end: (() => void) | undefined;
+  end?: () => void;
 }
 
 type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
 
 export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
   const reservations = new Map<string, Reservation>();
-  // Tokens this plugin issued for PUT requests (the library asks `authenticate` for one).
+  // Tokens issued for PUT requests (the library asks `authenticate` for one).
   const issued = new WeakMap<Request, string>();
-  // The ticket of each request handed to the library, for the operation it carries: the library
-  // passes only the Request on.
+  // The ticket of each request handed to the library, which passes only the Request on.
   const tickets = new WeakMap<Request, Ticket>();
   let handler: ((request: Request) => Promise<Response>) | undefined;
   let fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream } | undefined;
@@ -179,7 +167,6 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
           return;
         }
         const reserve = handler;
-        // Invented credentials reserve nothing: they would hold slots without one call.
         return options.verify(identity.credentials).then(
           (accepted) => {
             if (!accepted) {
@@ -201,20 +188,15 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
             return reserve(request).then((response) => {
               if (response.status !== 201) slot();
               else {
-                const reservation: Reservation = {
+                const ttl = options.reservationTtlMs ?? RESERVATION_TTL_MS;
+                const expiry = setTimeout(() => void expire(fresh), ttl).unref();
+                reservations.set(fresh, {
                   owner: identity.pair,
                   release: slot,
                   opened: false,
                   operations: 0,
-                  expiry: undefined,
-                  end: undefined,
-                };
-                reservation.expiry = setTimeout(
-                  () => void expire(fresh),
-                  options.reservationTtlMs ?? RESERVATION_TTL_MS,
-                );
-                reservation.expiry.unref();
-                reservations.set(fresh, reservation);
+                  expiry,
+                });
               }
               endResponse(response);
             });
@@ -298,17 +280,16 @@ function tokenOf(request: Request): string | null {
 }
 
 /**
- * One result as a stream of one: graphql-sse's handler takes a returned object without `data`
- * for execution arguments, and answers an error as HTTP 400, which its client retries.
+ * One result as a stream of one: graphql-sse takes a returned object without `data` for execution
+ * arguments, and answers an error as HTTP 400, which its client retries.
  */
 async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
   yield result;
 }
 
 /**
- * The results of a subscription, counted against its stream while it runs. Not an async
- * generator: a generator waiting for the next event would hold a stop (`return()`) until that
- * event came; this hands it to the subscription at once.
+ * A subscription's results, counted against its stream while it runs. Not an async generator,
+ * which would hold a stop (`return()`) until the next event came.
  */
 function counted(
   results: AsyncIterable<ExecutionResult>,

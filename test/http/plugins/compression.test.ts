@@ -1,7 +1,7 @@
 /** Compressed answers: gzip for the clients that ask, and only where it pays. */
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { chooseEncoding } from '../../../src/http/plugins/compression.js';
+import { chooseEncoding, COMPRESSED_ENCODINGS } from '../../../src/http/plugins/compression.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../../src/simulator/index.js';
 import { basicAuth, sharedStack } from '../../fixtures/harness.js';
 
@@ -73,12 +73,12 @@ describe('response compression', () => {
   });
 
   it('negotiates by q-value: gzip, else deflate, never br', () => {
-    expect(chooseEncoding('gzip, deflate, br')).toBe('gzip');
-    expect(chooseEncoding('br, deflate')).toBe('deflate');
-    expect(chooseEncoding('gzip;q=0, deflate;q=0.5')).toBe('deflate');
-    expect(chooseEncoding('*')).toBe('gzip');
-    expect(chooseEncoding('br')).toBeNull();
-    expect(chooseEncoding('identity')).toBeNull();
-    expect(chooseEncoding(null)).toBeNull();
+    expect(chooseEncoding('gzip, deflate, br', COMPRESSED_ENCODINGS)).toBe('gzip');
+    expect(chooseEncoding('br, deflate', COMPRESSED_ENCODINGS)).toBe('deflate');
+    expect(chooseEncoding('gzip;q=0, deflate;q=0.5', COMPRESSED_ENCODINGS)).toBe('deflate');
+    expect(chooseEncoding('*', COMPRESSED_ENCODINGS)).toBe('gzip');
+    expect(chooseEncoding('br', COMPRESSED_ENCODINGS)).toBeNull();
+    expect(chooseEncoding('identity', COMPRESSED_ENCODINGS)).toBeNull();
+    expect(chooseEncoding(null, COMPRESSED_ENCODINGS)).toBeNull();
   });
 });
