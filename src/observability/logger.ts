@@ -1,18 +1,14 @@
 /**
- * Structured JSON logs (pino). Credentials never reach a log line: nothing logs headers or
- * upstream parameters, and the redact list below is a second line of defence should a future
- * change log an object that carries them.
+ * Structured JSON logs (pino). Nothing logs headers or upstream parameters; the redact list is a
+ * second line of defence against a change that logs an object carrying credentials.
  */
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { GraphQLError } from 'graphql';
 import type { YogaLogger } from 'graphql-yoga';
+import { defaultInstanceId } from '../config/config.js';
 import { UpstreamError } from '../core/errors.js';
 
 export type { Logger };
-
-import { defaultInstanceId, LOG_LEVELS } from '../config/config.js';
-
-export { LOG_LEVELS };
 
 /** Credential-bearing keys at the top of a logged object (and in its headers). */
 const TOP_LEVEL_REDACTED_PATHS = [
@@ -47,10 +43,7 @@ function isoTimeOncePerMs(): string {
   return stamp;
 }
 
-/**
- * Every line names the service and this copy (`service.instance.id`, INSTANCE_ID), so lines
- * from a fleet can be told apart once shipped to one place.
- */
+/** Every line names the service and this copy (`service.instance.id`, INSTANCE_ID). */
 export function createLogger(
   level: LevelWithSilent,
   destination?: pino.DestinationStream,
@@ -66,20 +59,17 @@ export function createLogger(
 }
 
 /**
- * The logger for the one line each request writes (src/http/plugins/observe-requests.ts). That
- * line is built from named fields (request id, method, path, status, duration, operation,
- * account id, outcome), none of them a credential, so it keeps only the top-level redaction: the
- * wildcard paths (`*.authToken`, ...) run a redactor over every key of every line, which was 12 KB
- * of garbage per small query, about a twentieth of all it allocates.
+ * The logger for each request's line (src/http/plugins/observe-requests.ts), built from named
+ * fields, none a credential: only the top-level redaction, since the wildcard paths run a redactor
+ * over every key of every line (a twentieth of what a small query allocates).
  */
 export function requestLineLogger(logger: Logger): Logger {
   return logger.child({}, { redact: { paths: TOP_LEVEL_REDACTED_PATHS, censor: '[redacted]' } });
 }
 
 /**
- * Standard output, written asynchronously: lines logged while a write is under way go out
- * together in the next one, instead of one blocking write per request line (a tenth of the
- * gateway's time per small query under load). flushLogs() writes what is left before exit.
+ * Standard output, written asynchronously: lines logged during a write go out together in the
+ * next one (a blocking write per line cost a tenth of a small query's time under load).
  */
 let stdout: (pino.DestinationStream & { flushSync(): void }) | undefined;
 function standardOutput(): pino.DestinationStream {
@@ -97,10 +87,8 @@ export function flushLogs(): void {
 }
 
 /**
- * yoga's logger interface over pino. yoga logs each error it masks or converts. Upstream failures
- * are expected operational events, written by the request observer as rolled-up warnings with
- * their request's id and account (src/http/plugins/observe-requests.ts), so they are skipped
- * here; anything else is logged as an error with its stack.
+ * yoga's logger interface over pino. Upstream failures are skipped: the request observer writes
+ * them as rolled-up warnings (warning-rollup.ts). Any other error is logged with its stack.
  */
 export function yogaLogger(logger: Logger): YogaLogger {
   const adapt =

@@ -1,15 +1,9 @@
 /**
- * OpenTelemetry tracing, opt-in: with OTEL_EXPORTER_OTLP_ENDPOINT set, each GraphQL operation
- * becomes a server span (@envelop/opentelemetry) and each upstream attempt a client span under
- * it, exported over OTLP/HTTP (JSON). Spans carry the operation and outcome, never headers,
- * variables or upstream parameters, so no credential can reach a trace. The operation span names
- * the operation and a SHA-256 of the document's text (`graphql.document.hash`, the same hash an
- * APQ client sends), never the text itself: inline arguments could be a phone number. Every
- * span names its copy (`service.instance.id`) and version (`service.version`).
- *
- * A caller's W3C trace context (`traceparent`, `tracestate`; a federation router sends them) is
- * continued: the operation span becomes a child of the caller's span, in the caller's trace, and
- * upstream calls carry the context on (src/upstream/client.ts).
+ * OpenTelemetry tracing, opt-in (OTEL_EXPORTER_OTLP_ENDPOINT): a server span per GraphQL operation,
+ * a client span per upstream attempt under it (src/upstream/client.ts), exported over OTLP/HTTP.
+ * Spans never carry headers, variables or upstream parameters, nor the document's text (inline
+ * arguments could be a phone number): only its SHA-256, `graphql.document.hash`. A caller's W3C
+ * trace context (`traceparent`) is continued. See docs/observability.md.
  */
 import { createHash } from 'node:crypto';
 import { propagation, ROOT_CONTEXT, SpanKind, trace, type TextMapGetter } from '@opentelemetry/api';
@@ -26,7 +20,7 @@ import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Plugin } from 'graphql-yoga';
 
-export const SERVICE_NAME = 'sms-graphql-gateway';
+const SERVICE_NAME = 'sms-graphql-gateway';
 
 export interface Tracing {
   readonly plugin: Plugin;
@@ -61,10 +55,11 @@ export function startTracing(
   ) as Plugin;
   const plugin: Plugin = {
     onPluginInit({ addPlugin }) {
-      // In this order: the caller's context is in place before the operation span starts.
-      addPlugin(continueCallerTrace);
+      // In this order: the caller's context is in place before the operation span starts, and the
+      // span is open when its attributes are added.
+      addPlugin(onOperation(continueCallerTrace));
       addPlugin(operationSpans);
-      addPlugin(documentAttributes);
+      addPlugin(onOperation(addDocumentAttributes));
     },
   };
   return { plugin, flush: () => provider.forceFlush(), shutdown: () => provider.shutdown() };
@@ -75,20 +70,21 @@ const headerGetter: TextMapGetter<Headers> = {
   keys: (headers) => [...headers.keys()],
 };
 
-/**
- * Hands @envelop/opentelemetry the trace context of the request's headers as the parent of its
- * operation span. Without a (valid) `traceparent` that is the root context: a fresh trace.
- */
-const continueCallerTrace: Plugin = {
-  onExecute({ args }) {
-    startFromCaller(args.contextValue);
-  },
-  onSubscribe({ args }) {
-    startFromCaller(args.contextValue);
-  },
-};
+interface OperationArgs {
+  readonly contextValue: unknown;
+  readonly document: DocumentNode;
+  readonly operationName?: string | null;
+}
 
-function startFromCaller(contextValue: unknown): void {
+function onOperation(run: (args: OperationArgs) => void): Plugin {
+  return { onExecute: ({ args }) => run(args), onSubscribe: ({ args }) => run(args) };
+}
+
+/**
+ * The request's trace context becomes the parent of the operation span; without a (valid)
+ * `traceparent` that is the root context: a fresh trace.
+ */
+function continueCallerTrace({ contextValue }: OperationArgs): void {
   const request = (contextValue as { request?: Request }).request;
   if (!request) return;
   setCurrentOtelContext(
@@ -109,28 +105,12 @@ function documentHash(document: DocumentNode): string {
   return hash;
 }
 
-/**
- * Runs after @envelop/opentelemetry has opened the operation span: adds the semantic-convention
- * operation name and the document's hash to it.
- */
-const documentAttributes: Plugin = {
-  onExecute({ args }) {
-    annotate(args.contextValue as object, args.document, args.operationName);
-  },
-  onSubscribe({ args }) {
-    annotate(args.contextValue as object, args.document, args.operationName);
-  },
-};
-
-function annotate(
-  contextValue: object,
-  document: DocumentNode,
-  requested: string | null | undefined,
-): void {
-  const span = trace.getSpan(getCurrentOtelContext(contextValue));
+/** The operation span's semantic-convention operation name and the document's hash. */
+function addDocumentAttributes({ contextValue, document, operationName }: OperationArgs): void {
+  const span = trace.getSpan(getCurrentOtelContext(contextValue as object));
   if (!span) return;
   const operation = document.definitions.find(
-    (d) => d.kind === 'OperationDefinition' && (!requested || d.name?.value === requested),
+    (d) => d.kind === 'OperationDefinition' && (!operationName || d.name?.value === operationName),
   );
   const name = operation && 'name' in operation ? operation.name?.value : undefined;
   span.setAttribute('graphql.operation.name', name ?? 'anonymous');

@@ -1,17 +1,10 @@
 /**
- * Warnings that repeat are written once per kind and subject and window, with counts, instead of
- * once each: a wrong password sent twice a second, a busy account inside its 429 window (36,000
- * refusals in 16 s), an outage failing every call of every request. Two steps:
- *
- * - within one request, its failed calls are held (`hold`) and handed on as one warning per
- *   code when the request ends (`release`), with how many calls it covers and the request's id:
- *   a query whose 151 histories all fail is one line, not 151;
+ * Repeated warnings (a wrong password twice a second, an account inside its 429 window, an outage
+ * failing every call) are written once per key and window, with counts (docs/observability.md):
+ * - within a request, failed calls are held and released as one warning per code when it ends;
  * - across requests, the first warning of each key (a code and an account, or `service`) in a
- *   window is written with the number of calls it covers and how many the key's previous window
- *   held; the rest are only counted (and in metrics: sms_upstream_refused_total,
- *   sms_upstream_requests_total, sms_graphql_requests_total).
- *
- * Written here: pino has no sampling or de-duplication of its own.
+ *   window is written with its count and the previous window's; the rest are only counted.
+ * pino has no sampling or de-duplication of its own.
  */
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
@@ -23,7 +16,7 @@ export const WARNING_WINDOW_MS = 10_000;
 const MAX_WINDOWS = 10_000;
 
 export interface Warning {
-  /** What repeats (an error code): the same key and account within a window is one line. */
+  /** What repeats (an error code). */
   readonly key: string;
   /** The pseudonymous account id it concerns, or `service`; none outside an account. */
   readonly account?: string;
@@ -47,7 +40,7 @@ export function warningRollup(
   const seconds = windowMs / 1000;
   return {
     warn({ key: kind, account, fields, message, count = 1 }) {
-      const key = `${kind}\u0000${account ?? ''}`;
+      const key = keyOf(kind, account);
       const at = now();
       const open = windows.get(key);
       if (open && at - open.startedAt < windowMs) {
@@ -72,6 +65,10 @@ export function warningRollup(
   };
 }
 
+function keyOf(kind: string, account: string | undefined): string {
+  return `${kind}\u0000${account ?? ''}`;
+}
+
 /** One request's held warnings, by key: the first one's fields and message, and a count. */
 export class HeldWarnings {
   // Made at the first warning: most requests have none.
@@ -90,7 +87,7 @@ export class HeldWarnings {
       this.rollup.warn(this.owned(warning, warning.count ?? 1));
       return;
     }
-    const key = `${warning.key}\u0000${warning.account ?? ''}`;
+    const key = keyOf(warning.key, warning.account);
     this.held ??= new Map();
     const entry = this.held.get(key);
     if (entry) entry.count += warning.count ?? 1;
@@ -120,9 +117,8 @@ export class HeldWarnings {
 }
 
 /**
- * The warnings of a result's upstream failures (each error whose cause is an UpstreamError). A
- * call refused inside the gateway (a 429 window, an open breaker: `refusedFor`) names the account
- * it was refused for, or `service`; the others get their request's account when it ends.
+ * The warnings of a result's upstream failures. A call refused inside the gateway (`refusedFor`)
+ * names whose calls are paused; the others get their request's account when it ends.
  */
 export function upstreamWarnings(result: unknown): Warning[] {
   const errors = (result as { errors?: unknown } | null)?.errors;
@@ -132,19 +128,13 @@ export function upstreamWarnings(result: unknown): Warning[] {
     const upstream = error instanceof GraphQLError ? error.originalError : error;
     if (!(upstream instanceof UpstreamError)) continue;
     const path = error instanceof GraphQLError ? error.path : undefined;
-    if (upstream.refusedFor !== undefined) {
-      const fields = { code: upstream.code };
-      warnings.push({
-        key: upstream.code,
-        account: upstream.refusedFor,
-        fields,
-        message: upstream.message,
-      });
+    const { code, refusedFor: account, message } = upstream;
+    if (account !== undefined) {
+      warnings.push({ key: code, account, fields: { code }, message });
       continue;
     }
     const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
-    const fields = { code: upstream.code, cause, path };
-    warnings.push({ key: upstream.code, fields, message: upstream.message });
+    warnings.push({ key: code, fields: { code, cause, path }, message });
   }
   return warnings;
 }
