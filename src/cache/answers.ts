@@ -1,8 +1,7 @@
 /**
  * The response-cache plugin's view of an answer store: answers younger than their TTL are hits;
- * older ones stay in the store for the stale-if-error window, where only `stale()` reads them.
- * One stored copy per answer serves both, so the stale copies live under the same key, account
- * and memory budget as the fresh ones.
+ * older ones stay for the stale-if-error window, where only `stale()` reads them. One stored copy
+ * serves both, under the same key, account and memory budget.
  */
 import type { Cache } from '@graphql-yoga/plugin-response-cache';
 import type { ExecutionResult } from 'graphql';
@@ -13,8 +12,6 @@ export interface AnswerCacheOptions {
   readonly staleIfErrorMs: number;
   /** Answers whose JSON is larger are not stored. */
   readonly maxEntryBytes: number;
-  /** Told the size of each answer refused for being too large. */
-  readonly onRefused?: (bytes: number) => void;
   /** Clock, for tests. @default Date.now */
   readonly now?: () => number;
 }
@@ -44,10 +41,7 @@ export function createAnswerCache(store: AnswerStore, options: AnswerCacheOption
       async set(key, result, _entities, ttl) {
         const json = JSON.stringify(result);
         const bytes = Buffer.byteLength(json);
-        if (bytes > options.maxEntryBytes) {
-          options.onRefused?.(bytes);
-          return;
-        }
+        if (bytes > options.maxEntryBytes) return;
         const answer = { json, bytes, storedAt: now(), freshMs: ttl };
         await store.set(key, answer, ttl + options.staleIfErrorMs);
       },

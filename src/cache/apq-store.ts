@@ -1,25 +1,15 @@
 /**
- * The APQ hash store in Redis (REDIS_URL), shared by every gateway copy: a client that
- * registered a query through one copy can send only its hash to any other. Loaded only when
- * REDIS_URL is set, with ioredis.
- *
- * Entries are hash -> query text, sealed for their key (src/redis/seal.ts, GATEWAY_SECRET): a
- * text can hold inline literals (a tid, a phone number), so none is readable in Redis. No key
- * needs the caller's credentials. They expire after a day unless used again, so an abandoned
- * client version does not keep its queries for ever. Redis trouble, or a value that does not open
- * (another secret, altered), costs a registration round-trip (the client resends the full query),
- * never a failed request.
+ * The APQ hash store in Redis (REDIS_URL), shared by every copy (docs/persisted-operations.md):
+ * hash -> query text, sealed for its key (src/redis/seal.ts), since a text can hold inline
+ * literals. Entries expire a day after their last use. Redis trouble, or a value that does not
+ * open, costs a registration round-trip, never a failed request.
  */
 import type { Logger } from '../observability/logger.js';
 import { connectRedis, type RedisConnection, type RedisTarget } from '../redis/connection.js';
 import { createSeal, type SealSecret } from '../redis/seal.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 
-/**
- * Every APQ key starts with this, so the gateway can share a Redis with other users. v2: sealed
- * values; a copy of before (v1, clear text) would run a sealed value as a query, so the two never
- * read each other's keys (during a rolling update that costs a registration round-trip).
- */
+/** Every APQ key starts with this. v2: sealed values, never read by v1 copies (clear text). */
 export const APQ_KEY_PREFIX = 'sms-gateway:apq:v2:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
 const COMMAND_TIMEOUT_MS = 500;

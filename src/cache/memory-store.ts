@@ -1,12 +1,8 @@
 /**
- * The in-memory answer store, bounded by bytes: lru-cache keeps the total under `maxBytes` and
- * expires entries; this file adds only what lru-cache cannot know, fairness between accounts.
- *
- * When an answer needs room, entries are evicted from whichever account holds the most bytes
- * (counting the incoming answer as its account's), least recently used first. So an account
- * filling the cache with large distinct answers evicts its own entries, and another account's
- * entries go only once that account is itself the largest holder: nobody is pushed below an
- * equal share of the budget by someone else.
+ * The in-memory answer store: lru-cache bounds the bytes and expires entries; this adds fairness
+ * between accounts. An answer needing room evicts from whichever account holds the most bytes
+ * (the incoming answer counted as its account's), least recently used first, so nobody is pushed
+ * below an equal share by someone else (docs/cache.md).
  */
 import { LRUCache } from 'lru-cache';
 import type { AnswerStore, StoredAnswer } from './store.js';
@@ -20,10 +16,7 @@ export interface MemoryStoreOptions {
   readonly now?: () => number;
 }
 
-/**
- * What one entry costs beyond its JSON: the key (two 64-hex hashes and a prefix), the record and
- * the bookkeeping here and in lru-cache. An estimate; it keeps tiny answers from being free.
- */
+/** An estimate of what an entry costs beyond its JSON and key: tiny answers are not free. */
 export const ENTRY_OVERHEAD_BYTES = 400;
 
 /** Expired entries still take room until lru-cache sees them: sweep at most this often when full. */

@@ -1,11 +1,7 @@
 /**
- * The Redis answer store, shared by every gateway copy: one key per answer, expiring with the
- * answer's fresh time plus the stale-if-error window, its value a one-line header (when it was
- * stored, how long it is fresh) and the answer's JSON, sealed for its key (src/redis/seal.ts): no
- * message, number or tid is readable in Redis. Redis trouble, or a value that does not open, costs
- * a cache miss, never a failed request or an unhandled rejection. Redis bounds its own memory
- * (maxmemory, with an eviction policy such as volatile-lru): CACHE_MAX_BYTES is for the in-memory
- * store.
+ * The Redis answer store, shared by every copy: one key per answer, expiring with its fresh time
+ * plus the stale-if-error window; the value, a one-line header and the answer's JSON, is sealed for
+ * its key (src/redis/seal.ts). Redis trouble, or a value that does not open, costs a cache miss.
  */
 import type { Logger } from '../observability/logger.js';
 import {
@@ -16,7 +12,7 @@ import {
 import type { Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
-/** A Redis command slower than this counts as failed: the request is answered without the cache. */
+/** A slower command fails: the request is answered without the cache. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 export type { RedisConnection };

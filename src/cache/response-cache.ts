@@ -1,19 +1,9 @@
 /**
- * The opt-in response cache (CACHE_TTL_MS): yoga's response-cache plugin, keyed by the account
- * (keyed hash of the sys_id, for the memory store's fair share), the exact credential pair
- * (its keyed hash, `pair` of src/core/identity.ts) and
- * the operation with its variables, kept in this process's memory or, with REDIS_URL, in Redis
- * shared by every gateway copy.
- *
- * Only requests with usable credentials take part: anything else is neither read from nor
- * written to the cache, so an answer can only ever reach a request carrying the very same
- * sys_id and auth_token as the one that produced it. And only credentials the service accepted
- * lately (src/traffic/verification.ts) may store an answer: invented credentials asking what
- * needs no upstream call get their answer, but keep nothing.
- *
- * With CACHE_STALE_IF_ERROR_MS, answers are kept that much longer and one is served, marked
- * stale, when the service fails the same request again (src/cache/stale.ts). The memory store is
- * bounded by bytes and fair between accounts (src/cache/memory-store.ts).
+ * The opt-in response cache (CACHE_TTL_MS, docs/cache.md): yoga's response-cache plugin, keyed by
+ * the account, the exact credential pair and the operation with its variables, in memory or in
+ * Redis. Only requests with usable credentials take part, so an answer only reaches the very
+ * credentials that produced it; only credentials the service accepted lately
+ * (src/traffic/verification.ts) store one. Stale-if-error: src/cache/stale.ts.
  */
 import { createHmac } from 'node:crypto';
 import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
@@ -49,30 +39,18 @@ export interface StaleEvent extends CacheEvent {
 export interface ResponseCacheOptions {
   /** Where Redis failures are logged; false for none. */
   readonly logger: Logger | false;
-  /** Called for each request answered from the cache. */
   readonly onCacheHit?: (event: CacheEvent) => void;
-  /**
-   * Called for each request that could have been answered from the cache and was not (it runs,
-   * and its answer is stored if it has no errors). Requests without usable credentials are
-   * neither hits nor misses: they never touch the cache.
-   */
+  /** A request with usable credentials not answered from the cache (others are neither). */
   readonly onCacheMiss?: (event: CacheEvent) => void;
-  /** Called for each failed answer replaced by a stale one (after its onCacheMiss). */
+  /** A failed answer replaced by a stale one (after its onCacheMiss). */
   readonly onStaleServed?: (event: StaleEvent) => void;
-  /** The Redis connection to use with a Redis URL (src/app.ts opens it); else one is opened here. */
+  /** The Redis connection to use with a Redis URL; else one is opened here. */
   readonly redis?: RedisConnection;
-  /**
-   * Verdicts on credentials and their names; the upstream layer must record into the same one
-   * (src/start.ts shares it). @default a new one keyed by `hmacKey`
-   */
+  /** Verdicts on credentials, shared with the upstream layer. @default a new one keyed by `hmacKey` */
   readonly credentials?: CredentialMemory;
 }
 
-/**
- * The settings createResponseCache needs; the stale window and bounds default as in config.
- * `hmacKey`: the gateway's secret (config.secret.current, GATEWAY_SECRET); null for this
- * process's key.
- */
+/** The settings createResponseCache needs. `hmacKey`: GATEWAY_SECRET, or null for this process's key. */
 export type ResponseCacheInput = Pick<ResponseCacheSettings, 'ttlMs' | 'redisUrl'> & {
   readonly hmacKey: string | null;
 } & Partial<Pick<ResponseCacheSettings, 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>>;
@@ -91,11 +69,7 @@ export interface ResponseCache {
   readonly credentials: CredentialMemory;
 }
 
-/**
- * Every key this gateway writes to Redis starts with this, so it can share a Redis. v2: values
- * carry a header (stored when, fresh how long), which v1 copies could not read. v3: keys name
- * the account (sys_id hash) and the pair apart: `v3:<account>:<pair>:<operation>`.
- */
+/** Every key starts with this, so the gateway can share a Redis: `v3:<account>:<pair>:<operation>`. */
 export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v3:';
 
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
@@ -111,10 +85,7 @@ function pairOf(key: string): string {
   return key.slice(start, key.indexOf(':', start));
 }
 
-/**
- * The cache for `settings`, or null when it is off (CACHE_TTL_MS unset or 0). With a Redis URL
- * the settings must carry the HMAC key (loadConfig ensures it).
- */
+/** The cache for `settings`, or null when it is off (CACHE_TTL_MS unset or 0). */
 export function createResponseCache(
   settings: ResponseCacheInput,
   options: ResponseCacheOptions,
@@ -129,8 +100,7 @@ export function createResponseCache(
   const memory = redis
     ? null
     : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_CACHE_MAX_BYTES, accountOf });
-  // Keys carry the current secret's HMACs, so no copy asks for an entry another secret sealed:
-  // the current secret alone opens what this cache reads.
+  // Keys carry the current secret's HMACs, so the current secret alone opens what is read.
   const seal = createSeal({ current: settings.hmacKey });
   const answers = createAnswerCache(
     redis ? redisAnswerStore(redis, seal, options.logger) : (memory as MemoryAnswerStore),
@@ -139,10 +109,9 @@ export function createResponseCache(
 
   // The operation's part of each key is keyed too: its variables may name a tid or a number.
   const operationKey = fingerprintKey(settings.hmacKey);
-  // `${account}:${pair}` from the request's ticket, or null. The plugin answers a conditional
-  // request 304 when the key it names is cached, before any credentials are read: a browser
-  // shared by two accounts would show one the other's answer. We send no ETag (see onResponse),
-  // so conditional requests simply bypass the cache.
+  // `${account}:${pair}`, or null. Conditional requests bypass the cache: the plugin would answer
+  // 304 before any credentials are read, and a browser shared by two accounts would show one the
+  // other's answer.
   const sessionOf = (request: Request, context: unknown): string | null => {
     const { identity } = ticketOf(context);
     if (identity.kind !== 'present' || request.headers.has('if-none-match')) return null;
@@ -169,9 +138,8 @@ export function createResponseCache(
       if (sessionId) keys.set(request, key);
       return key;
     },
-    // Answers with any error (UNAUTHENTICATED, UPSTREAM_*, BAD_USER_INPUT, ...) are never stored,
-    // nor a stale answer served in place of one (it would come back fresh).
-    // Nor any answer for credentials the service has not accepted lately.
+    // Never an answer with errors, a stale one (it would come back fresh), or one for credentials
+    // the service has not accepted lately.
     shouldCacheResult: ({ result, cacheKey }) =>
       !result.errors?.length &&
       !isStale(result) &&

@@ -7,13 +7,10 @@ import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graph
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 
 /**
- * The codes that say the service is out or pausing us: a timeout, an open breaker (opened by
- * faults), a 429. UPSTREAM_ERROR counts only when it was an outage (a 5xx, a connection that
- * failed or was cut: `upstreamFault`), never when the service answered about the request itself
- * (`success` not "1", an unreadable body). Never UNAUTHENTICATED (refused credentials must never
- * see data, however the service refused them: src/upstream/wire.ts), BAD_USER_INPUT or
- * UPSTREAM_CALL_LIMIT (the request itself is wrong, and would be again), nor anything masked as
- * unexpected.
+ * The codes that say the service is out or pausing us. UPSTREAM_ERROR counts only as an outage
+ * (`upstreamFault`: a 5xx, a failed or cut connection), not when the service answered about the
+ * request itself. Never UNAUTHENTICATED (refused credentials must never see data) nor the
+ * request's own mistakes (docs/stale-if-error.md).
  */
 const OUTAGES: ReadonlySet<string> = new Set([
   ErrorCode.UpstreamTimeout,
