@@ -3,14 +3,8 @@ import type { RedisSettings, ResponseCacheSettings } from '../config/config.js';
 import { DEMO_CREDENTIALS } from '../simulator/demo-credentials.js';
 import { corsSummary, type CorsSettings } from './cors.js';
 
-function basicAuthorization(sysId: string, authToken: string): string {
-  return `Basic ${Buffer.from(`${sysId}:${authToken}`).toString('base64')}`;
-}
-
-export const DEMO_AUTHORIZATION = basicAuthorization(
-  DEMO_CREDENTIALS.sysId,
-  DEMO_CREDENTIALS.authToken,
-);
+const { sysId, authToken } = DEMO_CREDENTIALS;
+export const DEMO_AUTHORIZATION = `Basic ${Buffer.from(`${sysId}:${authToken}`).toString('base64')}`;
 
 const DEMO_QUERY =
   '{ ownedNumbers { tid number type history(start: 0, end: 3) { totalCount messages { sentAt direction body status { code text } } } } }';
@@ -28,7 +22,7 @@ export function banner(
   return [
     ...lines,
     `Upstream: built-in simulator at ${upstream.simulatorUrl} (set UPSTREAM_URL to use the real service)`,
-    `Demo credentials: sys_id=${DEMO_CREDENTIALS.sysId} auth_token=${DEMO_CREDENTIALS.authToken}`,
+    `Demo credentials: sys_id=${sysId} auth_token=${authToken}`,
     corsSummary(cors),
     'Try:',
     `  curl -s ${endpoint} -H 'Authorization: ${DEMO_AUTHORIZATION}' -H 'Content-Type: application/json' -d '${JSON.stringify({ query: DEMO_QUERY })}'`,
@@ -46,12 +40,8 @@ export function responseCacheLine(
   return `Response cache: on, in ${where}, answers kept ${cache.ttlMs} ms${stale}`;
 }
 
-/**
- * Where Redis is, as configured (never a password): REDIS_URL's host; with sentinels, the
- * sentinels and the primary's name, since Sentinel mode does not use REDIS_URL's host; in a
- * cluster, every seed node.
- */
-export function redisWhere(redis: RedisSettings): string {
+/** Where Redis is (never a password); Sentinel mode does not use REDIS_URL's host. */
+function redisWhere(redis: RedisSettings): string {
   const list = (nodes: readonly { host: string; port: number }[]): string =>
     nodes.map((n) => `${n.host.includes(':') ? `[${n.host}]` : n.host}:${n.port}`).join(',');
   if (redis.sentinels.length > 0) {
@@ -68,10 +58,7 @@ export function shownHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/**
- * The line on the metrics port (METRICS_PORT, on METRICS_HOST): its URL, and whether it listens
- * on every interface, since it asks no credentials.
- */
+/** The metrics URL, and whether it listens on every interface, since it asks no credentials. */
 export function metricsLine(host: string, port: number): string {
   const where = isWildcard(host) ? ` (listening on ${host}: every interface)` : '';
   return `Metrics: http://${shownHost(host)}:${port}/metrics${where}`;

@@ -1,12 +1,8 @@
 /**
- * Which browser pages may call the gateway (CORS), and what a refused one is told.
- *
- * Credentials travel in headers, never cookies, so a grant is only ever for one named origin:
- * the request's own, reflected when it is allowed, with `Vary: Origin` so no cache hands one
- * origin's answer to another. A preflight from an origin that is not allowed gets 403 with a
- * message that says how to allow it (instead of yoga's 405, which says nothing); `Origin: null`
- * (sandboxed frames, `file://` pages) is refused unless CORS_ORIGINS lists `null` itself, even
- * with `*`.
+ * Which browser pages may call the gateway (CORS), and what a refused one is told. Credentials
+ * travel in headers, never cookies, so a grant is only for the request's own origin, reflected
+ * with `Vary: Origin`. A refused preflight gets 403 saying how to allow it (yoga's 405 says
+ * nothing); `Origin: null` is refused unless CORS_ORIGINS lists `null` itself, even with `*`.
  */
 import type { Plugin } from 'graphql-yoga';
 import { REQUEST_ID_HEADER } from '../observability/request-id.js';
@@ -47,10 +43,7 @@ export function originAllowed(settings: CorsSettings, origin: string): boolean {
   return settings.allowLoopback && LOOPBACK_ORIGIN.test(origin);
 }
 
-/**
- * One line for the start-up log and the banner: who may call from a browser, and how to allow
- * others.
- */
+/** For the start-up log and the banner: who may call from a browser, and how to allow others. */
 export function corsSummary(settings: CorsSettings): string {
   const how = 'set CORS_ORIGINS=https://app.example.com (comma-separated, or * for any)';
   if (settings.origins.includes('*')) {

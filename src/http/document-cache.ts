@@ -1,15 +1,10 @@
 /**
- * Bounds on what the gateway keeps per distinct GraphQL document. yoga caches each parsed
- * document by its text (by default up to 1024 of them, for an hour), and everything else we keep
- * per document hangs off that DocumentNode in WeakMaps: its validation result, graphql-jit's
- * compiled query, its cost, its operation name. A document costs far more than its text: an
- * alias-heavy one of 5 kB held about 2 MB of heap once parsed, validated and compiled (`npm run
- * soak -- --scenario=cache-flood`), so a count alone does not bound the memory; the text does.
- *
- * A document is kept from its second sighting on, not its first (as graphql-jit compiles it on its
- * second execution): a stream of one-off documents, an APQ flood of 95 KB ones for instance, would
- * otherwise evict every other client's documents with each request, and each of those clients
- * would pay for parsing, validation and compilation again.
+ * Bounds on what the gateway keeps per distinct document. yoga caches each parsed document by its
+ * text, and everything else kept per document (validation, graphql-jit's compiled query, cost)
+ * hangs off that DocumentNode in WeakMaps. An alias-heavy document of 5 kB held about 2 MB of
+ * heap once parsed, validated and compiled (soak `cache-flood`), so the text bounds the memory,
+ * not a count. A document is kept from its second sighting on: a stream of one-off documents (an
+ * APQ flood) would otherwise evict every other client's, who would pay for parsing again.
  */
 import { createHash } from 'node:crypto';
 import type { DocumentNode } from 'graphql';
@@ -18,10 +13,7 @@ import { LRUCache } from 'lru-cache';
 
 /** Distinct documents kept: far more than the operations a set of clients sends. */
 export const MAX_CACHED_DOCUMENTS = 500;
-/**
- * Their total text, in characters: about 100 operations of 1 kB fit; documents of the
- * alias-heavy kind above are held only about 25 at a time (roughly 60 MB of heap).
- */
+/** Their total text, in characters: about 25 alias-heavy documents (roughly 60 MB of heap). */
 export const MAX_CACHED_DOCUMENT_TEXT = 128 * 1024;
 /** Parse errors are remembered too (a client retrying a broken query), but few of them. */
 const MAX_CACHED_PARSE_ERRORS = 100;

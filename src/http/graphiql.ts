@@ -4,7 +4,7 @@
  * named by a hash of their content. The package inlines all of that into one 9 MB page that yoga
  * re-renders on every visit; here each file is compressed once, off the event loop, and served as
  * the same buffers with a strong ETag (hashed files `immutable`, the page `no-cache`). Only the
- * executable parts are files (`script-src 'self'` allows the page); its options are JSON, never run.
+ * executable parts are files (`script-src 'self'` allows them); the options are JSON, never run.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';

@@ -1,7 +1,4 @@
-/**
- * /readiness: 200 while the copy takes new work, 503 once it drains, as JSON with the detail an
- * operator looks for (which upstream, which Redis uses are down while it serves degraded).
- */
+/** /readiness: 200 while the copy takes new work, 503 once it drains, with detail for people. */
 import type { Plugin } from 'graphql-yoga';
 
 /** What /readiness answers: `ready` decides 200 or 503; the rest is detail for people. */
@@ -34,10 +31,7 @@ export function readinessReport(sources: ReadinessSources): () => ReadinessRepor
   };
 }
 
-/**
- * Answers /readiness with `report`. By hand rather than yoga's useReadinessCheck, which tests a
- * URLPattern against every request that is not its own (1% of a small query's CPU).
- */
+/** By hand: yoga's useReadinessCheck runs a URLPattern on every request (1% of a query's CPU). */
 export function useReadiness(report: () => ReadinessReport): Plugin {
   return {
     onRequest({ request, endResponse }) {

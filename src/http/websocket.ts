@@ -322,7 +322,7 @@ function upgradeOriginAllowed(cors: CorsSettings, request: IncomingMessage): boo
   }
 }
 
-/** A 403 before the handshake, saying how to allow the page; the origin echoed only if plain ASCII. */
+/** A 403 before the handshake, saying how to allow the page (the origin shown only if plain). */
 function refuseOrigin(socket: Duplex, origin: string): void {
   const shown = /^[\x21-\x7e]{1,200}$/.test(origin) ? origin : 'this origin';
   const body = refusalMessage(shown);

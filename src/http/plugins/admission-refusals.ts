@@ -1,7 +1,6 @@
 /**
- * Answers a request that admission refused (its ticket says why: src/traffic/ticket.ts) before
- * its body is read: 429 with Retry-After and `RATE_LIMITED`, through yoga's own error path so that it carries
- * CORS headers and a request id, and is logged and counted like every other answer.
+ * Answers a request admission refused (its ticket says why) before its body is read: 429 through
+ * yoga's error path, so it carries CORS headers and a request id and is logged like any other.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../../core/errors.js';

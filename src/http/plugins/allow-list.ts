@@ -1,8 +1,4 @@
-/**
- * Allow-list mode (`PERSISTED_OPERATIONS=path`): only the operations in the file run, by hash;
- * anything else is refused (introspection included), and nothing can be registered. Loaded by
- * src/main.ts only when the setting is present; the default mode is APQ (./apq.ts).
- */
+/** Allow-list mode (PERSISTED_OPERATIONS, docs/persisted-operations.md); else APQ (./apq.ts). */
 import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { parse } from 'graphql';
@@ -16,10 +12,8 @@ export class PersistedOperationsError extends Error {
 }
 
 /**
- * Reads an allow-list: either a JSON object of id -> document (GraphQL Code Generator's
- * persisted-documents.json), or an Apollo persisted query manifest
- * (`{ "format": "apollo-persisted-query-manifest", "operations": [{ "id", "body" }] }`).
- * Every document must parse; problems are reported with the file and the entry.
+ * Reads an allow-list: a JSON object of id -> document (GraphQL Code Generator), or an Apollo
+ * persisted query manifest. Every document must parse; problems name the file and the entry.
  */
 export function readPersistedOperations(path: string): PersistedOperations {
   const fail = (problem: string): never => {
@@ -64,12 +58,8 @@ function manifestEntries(
   });
 }
 
-/**
- * Where a request names its persisted operation: `documentId` (the GraphQL-over-HTTP persisted
- * documents convention, Relay and GraphQL Code Generator's client preset) or Apollo's
- * `extensions.persistedQuery.sha256Hash`.
- */
-export function persistedOperationId(params: {
+/** `documentId` (GraphQL over HTTP, Relay, Code Generator) or Apollo's persistedQuery hash. */
+function persistedOperationId(params: {
   documentId?: unknown;
   extensions?: Record<string, unknown> | null;
 }): string | null {

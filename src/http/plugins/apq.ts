@@ -1,20 +1,10 @@
 /**
- * Automatic persisted queries (APQ), the default persisted-operations mode, as Apollo Client's
- * persisted-query link sends them: a hash first, the full query once when the gateway does not
- * know the hash yet. The hashes live in this process's memory, or, given a shared store
- * (REDIS_URL, src/cache/apq-store.ts), in Redis, so a hash registered through one copy works through
- * every other.
- *
- * A document is registered only once it has parsed and validated against the schema: yoga's
- * plugin checks the hash and hands the query on, and the store write waits for validation
- * (`onValidate`) and then for the answer, so nobody can fill the store with text that is not an
- * operation of this schema. It is kept only for a caller `keepsFor` vouches for (credentials the
- * service has accepted, as this copy remembers; the service is never asked just for this): a
- * flood of distinct documents without credentials, or under invented ones, is answered as usual
- * but stores nothing, so it churns neither the store nor the heap (each kept text outlives many
- * requests; evicted, it is old-generation garbage). Such a caller's next hash-only request is
- * told PersistedQueryNotFound and sends its query again, as the protocol expects. The memory
- * store is bounded by bytes (APQ_MEMORY_MAX_BYTES), least recently used out.
+ * Automatic persisted queries (docs/persisted-operations.md). The store write waits for the
+ * document to validate and then for the answer, so nobody can fill the store with text that is
+ * not an operation of this schema; and it happens only for a caller `keepsFor` vouches for
+ * (credentials the service accepted lately, from memory): a flood of distinct documents under
+ * invented credentials churns neither the store nor the heap. Such a caller's next hash-only
+ * request is told PersistedQueryNotFound and sends its query again, as the protocol expects.
  */
 import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
@@ -25,17 +15,14 @@ import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 export type { APQStore };
 
 /** Bytes of query text the in-memory APQ store keeps at most. */
-export const APQ_MEMORY_MAX_BYTES = 8 * 1024 * 1024;
+const APQ_MEMORY_MAX_BYTES = 8 * 1024 * 1024;
 
-export type ApqResult = 'hit' | 'miss' | 'registered';
-
-export interface ApqOptions {
+interface ApqOptions {
   /** Told of each lookup by hash (hit or miss) and each document registered. */
-  readonly onRequest?: (result: ApqResult) => void;
+  readonly onRequest?: (result: 'hit' | 'miss' | 'registered') => void;
   /**
    * Whether this request's caller may register a document, asked once it was answered (by then
-   * any call it made told the gateway whether the service accepts its credentials).
-   * @default every caller
+   * any call it made told whether the service accepts its credentials). @default every caller
    */
   readonly keepsFor?: (ticket: Ticket) => boolean;
 }
@@ -54,10 +41,7 @@ export function memoryApqStore(maxBytes = APQ_MEMORY_MAX_BYTES): APQStore {
   };
 }
 
-/**
- * node:crypto's hash, not the plugin's default (WebCrypto): that one first encodes the whole query
- * into a new buffer, which for a large document is a second copy of it outside the V8 heap.
- */
+/** Not the plugin's WebCrypto default, which first copies the whole query into a new buffer. */
 const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 interface ApqParams {
@@ -75,8 +59,7 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
     },
     set: () => undefined,
   };
-  // Requests that sent a hash with its query (a registration), seen before yoga's plugin fills
-  // the query in for a hash it knows.
+  // Requests that sent a hash with its query, seen before yoga's plugin fills in a known hash's.
   const registering = new WeakMap<Request, { hash: string; query: string }>();
   // Registrations whose document validated and matched its hash, kept once answered.
   const validated = new WeakMap<Request, { hash: string; query: string }>();
@@ -107,12 +90,10 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
       if (!registration) return undefined;
       validated.delete(request);
       const { hash, query } = registration;
-      // yoga's plugin already refused a query whose hash does not match; checked again here so
-      // nothing but the true hash of a valid document is ever written.
+      // Checked again (yoga's plugin did) so nothing but a valid document's true hash is written.
       if (!keepsFor(ticketOf(serverContext)) || sha256Hex(query) !== hash) return undefined;
       options.onRequest?.('registered');
-      // Awaited before the answer goes out, so the client's next request (to any copy sharing
-      // the store) finds the hash.
+      // Awaited before the answer goes out, so the client's next request (any copy) finds it.
       return Promise.resolve(target.set(hash, query)).catch(() => undefined);
     },
   };

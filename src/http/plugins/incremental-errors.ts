@@ -1,8 +1,6 @@
 /**
- * Error masking for @defer/@stream parts. yoga masks the `errors` of each result, but the
- * errors of a deferred part live in `incremental[i].errors`, which it leaves alone: without
- * this plugin a deferred history that fails upstream would lose its `extensions.code`, and an
- * unexpected error there would reach the client unmasked.
+ * Error masking for @defer/@stream parts: yoga masks a result's `errors` but not
+ * `incremental[i].errors`, where a deferred history would lose its code or leak an error.
  */
 import type { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';

@@ -1,8 +1,7 @@
 /**
- * @defer and @stream for clients that only read JSON: yoga would answer 406 with an empty body
- * (it cannot send parts to them), so for such a request the directives are dropped and the whole
- * result is sent at once, as the GraphQL incremental-delivery RFC lets a server do. Clients that
- * accept multipart/mixed or text/event-stream still get the parts.
+ * @defer and @stream for clients that only read JSON: yoga would answer 406 with an empty body,
+ * so the directives are dropped and the whole result sent at once, as the incremental-delivery
+ * RFC allows.
  */
 import { visit, type DirectiveNode, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';

@@ -1,7 +1,6 @@
 /**
- * Schema introspection refused (GRAPHIQL=off, the default with NODE_ENV=production, as Apollo
- * Server does): `__schema` and `__type` fail validation. `__typename` and the federation
- * `_service { sdl }` a router composes from are ordinary fields and stay answered.
+ * Introspection refused (GRAPHIQL=off): `__schema` and `__type` fail validation; `__typename` and
+ * federation's `_service { sdl }` are ordinary fields.
  */
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';

@@ -1,14 +1,8 @@
 /**
- * graphql-jit: each distinct operation is compiled once into a plain function (cached against
- * yoga's cached document), and its result is serialised by a stringifier generated for that
- * operation's shape, instead of graphql-js walking the schema for every field of every request.
- * graphql-jit knows nothing of incremental delivery, so documents using @defer or @stream are
- * left to graphql-js, as are very large documents (see MAX_JIT_FIELDS).
- *
- * A document is compiled on its second execution, not its first: compiling costs several
- * executions' worth of CPU and leaves generated code behind, which is waste for a document run
- * once (someone exploring in GraphiQL, or a client sending distinct documents to make the gateway
- * work). Every document a client sends again is compiled from then on.
+ * graphql-jit: each query is compiled once into a plain function with a generated stringifier,
+ * instead of graphql-js walking the schema for every field. Documents using @defer or @stream
+ * (unknown to graphql-jit) and very large ones stay on graphql-js. A document is compiled on its
+ * second execution: compiling costs several executions' worth of CPU, waste for a one-off.
  */
 // First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
 import './jit-memoize.js';
@@ -17,14 +11,13 @@ import { BREAK, Kind, visit, type DocumentNode, type OperationDefinitionNode } f
 
 const INCREMENTAL = new Set(['defer', 'stream']);
 /**
- * Compiled code grows with the selection (each alias gets its own resolver and serializer code,
- * kept with its source text): a 30-alias history document compiles to about 2 MB. Past this
- * many fields a document runs on graphql-js, so a client sending many large distinct documents
- * cannot fill the heap with compiled code; everyday documents stay far below it.
+ * Compiled code grows with the selection (a 30-alias history document compiles to about 2 MB):
+ * past this many fields a document runs on graphql-js, so large distinct documents cannot fill
+ * the heap with compiled code.
  */
 export const MAX_JIT_FIELDS = 150;
 const compilable = new WeakMap<DocumentNode, boolean>();
-/** Documents executed once so far (by yoga's cached DocumentNode, so they go with it). */
+/** Documents executed once so far (by yoga's cached DocumentNode). */
 const seenOnce = new WeakSet<DocumentNode>();
 
 /** False on a document's first execution, true from its second on. */
@@ -73,9 +66,8 @@ export function useJit(): ReturnType<typeof useGraphQlJit> {
   return useGraphQlJit(
     {},
     {
-      // No `cache` option: compiled queries are kept by DocumentNode (a WeakMap), so they live
-      // exactly as long as yoga's bounded document cache keeps the document
-      // (src/http/document-cache.ts); a cache by text would keep them after their document is gone.
+      // No `cache` option: compiled queries are kept by DocumentNode (a WeakMap), as long as
+      // src/http/document-cache.ts keeps the document; by text they would outlive it.
       enableIf: ({ document, operationName }) =>
         isQuery(document, operationName) && isCompilable(document) && runBefore(document),
     },

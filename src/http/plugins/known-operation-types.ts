@@ -1,7 +1,6 @@
 /**
- * Refuses, at validation (HTTP 400, GRAPHQL_VALIDATION_FAILED), operations of a type the schema
- * has no root for, e.g. `mutation { __typename }`: graphql-js 16 only finds out at execution
- * (graphql 17 adds this rule as KnownOperationTypesRule). Written by hand until then.
+ * Refuses at validation an operation of a type the schema has no root for, e.g. a mutation:
+ * graphql-js 16 only finds out at execution (graphql 17 has KnownOperationTypesRule).
  */
 import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';

@@ -1,12 +1,9 @@
 /**
- * Resumable live streams on the wire. Each subscription result gets its resume token in
- * `extensions.resumeToken` (src/graph/live.ts sets it per event), and over SSE it is also the
- * event's `id:`, so a client that resends `Last-Event-ID` resumes where it was.
- *
- * And SSE streams that end because the copy shuts down end without `event: complete`: graphql-sse
- * and GraphiQL take `complete` as "finished" and would never reconnect; a stream that simply
- * closes is a network error to them, which they retry (on another copy, behind a balancer).
- * Otherwise the same SSE framing as yoga's own (a ping at once and every 12 s).
+ * Resumable live streams: each subscription result gets its resume token in
+ * `extensions.resumeToken`, and over SSE it is also the event's `id:`, so a client resending
+ * `Last-Event-ID` resumes where it was. SSE streams ended by shutdown end without
+ * `event: complete`, which graphql-sse and GraphiQL take as final: a stream that just closes is a
+ * network error, which they retry. Otherwise yoga's SSE framing (a ping at once and every 12 s).
  */
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { GraphQLError, type ExecutionResult } from 'graphql';
@@ -62,8 +59,7 @@ function sseResponse(
   const encoder = new TextEncoder();
   const iterator = results[Symbol.asyncIterator]();
   let ping: NodeJS.Timeout | undefined;
-  // The client left: end the subscription now. Its resolver listens for this too, but only from
-  // the moment it has one, so a client gone while it started held it until the copy closed.
+  // The client left: end the subscription now (its resolver listens only once it has started).
   const left = (): void => {
     clearInterval(ping);
     void iterator.return?.();

@@ -1,8 +1,7 @@
 /**
- * What an untrusted client may ask of one request, enforced before any upstream call: tokens
- * (parse), aliases, depth and directives (graphql-armor, validation) and a cost in items, from
- * the schema's @listSize (src/graph/estimate-cost.ts, before execution, with the request's
- * variables so list sizes and @skip/@include count correctly); the actual cost is counted after. The body size limit is src/http/plugins/request-body-limit.ts.
+ * What one request may ask, enforced before any upstream call: tokens, aliases, depth and
+ * directives (graphql-armor), and a cost in items estimated with the request's variables
+ * (src/graph/estimate-cost.ts); the actual cost is counted after.
  */
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
@@ -15,11 +14,7 @@ import { ErrorCode } from '../../core/errors.js';
 import type { SizeLimits } from '../../graph/cost.js';
 import { estimateCost, type CostEstimate } from '../../graph/estimate-cost.js';
 
-/**
- * A refusal of the document as a whole, with the status graphql-js's own validation errors get:
- * HTTP 400 with `Accept: application/graphql-response+json`, 200 with `application/json` (yoga's
- * `spec` flag, as the GraphQL over HTTP spec asks), so every limit answers like a validation error.
- */
+/** Answered like a validation error: yoga's `spec` flag gives 400 or 200 by the `Accept`. */
 const REFUSED_DOCUMENT = {
   code: ErrorCode.GraphQLValidationFailed,
   http: { status: 400, spec: true },
@@ -27,12 +22,8 @@ const REFUSED_DOCUMENT = {
 
 type Limit = 'aliases' | 'depth' | 'directives' | 'tokens';
 
-/**
- * graphql-armor words every refusal as "Syntax Error: … limit of N exceeded, found M", though only
- * the token count is checked while parsing and none of them is a syntax error. The client sees a
- * limit instead: what was too much, how much was found, and the allowance.
- */
-export function limitError(limit: Limit, max: number, armorError: GraphQLError): GraphQLError {
+/** graphql-armor words every refusal as a "Syntax Error"; none is one. */
+function limitError(limit: Limit, max: number, armorError: GraphQLError): GraphQLError {
   const found = /found (\d+)/.exec(armorError.message)?.[1] ?? `more than ${max}`;
   const message = {
     aliases: `Too many aliases: ${found} in this document, at most ${max} allowed.`,
@@ -94,11 +85,7 @@ export interface CostObserver {
   costActual(items: number): void;
 }
 
-/**
- * An argument past its field's own maximum (a `first` over the page size, a range wider than
- * MAX_HISTORY_RANGE, over 100 ids) is counted at that maximum: the field answers BAD_USER_INPUT
- * naming it, before any call, rather than the whole document being refused for its cost.
- */
+/** An argument past its field's maximum counts at it: that field answers BAD_USER_INPUT. */
 function upstreamCostLimit(
   limits: QueryLimits & SizeLimits,
   observer: CostObserver | null,
@@ -172,11 +159,8 @@ function chargedFields({ byField }: CostEstimate): string {
   return shown.join(', ');
 }
 
-/**
- * The actual cost, in the estimate's unit: the objects the answer holds (every Number, History,
- * Message, edge; a list's items one by one), counted in the data sent, incremental parts included.
- */
-export function countItems(result: unknown): number {
+/** The actual cost, in the estimate's unit: the objects in the data sent, incremental parts too. */
+function countItems(result: unknown): number {
   const payload = result as {
     data?: unknown;
     incremental?: readonly { data?: unknown; items?: unknown }[];

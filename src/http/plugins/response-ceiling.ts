@@ -1,10 +1,8 @@
 /**
- * MAX_RESPONSE_BYTES, the answer's side (src/graph/response-budget.ts charges the lists): once
- * the ceiling is passed, every list after it fails with the request's one RESPONSE_TOO_LARGE
- * error, which the executor wraps per field (with its path). Thousands of such errors (29
- * aliases on 200 numbers) would be a large answer of their own, so they are sent as one: the
- * first, with `extensions.fieldsLeftOut` saying how many lists failed in all. The `null`s in
- * `data` show where each one was.
+ * MAX_RESPONSE_BYTES, the answer's side (src/graph/response-budget.ts charges the lists): every
+ * list past the ceiling fails with the same RESPONSE_TOO_LARGE error, wrapped per field. Thousands
+ * of them would be a large answer of their own, so they are sent as the first, with
+ * `extensions.fieldsLeftOut` counting them; the `null`s in `data` show where each one was.
  */
 import { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
