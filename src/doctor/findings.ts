@@ -19,7 +19,14 @@ import {
   WIRE_FIELDS,
 } from '../upstream/wire.js';
 import type { Answer } from './caller.js';
-import { messagesOf, successful, type HistoryProbe, type Observations } from './probes.js';
+import {
+  isObject,
+  messagesOf,
+  objectsIn,
+  successful,
+  type Json,
+  type Observations,
+} from './probes.js';
 
 export interface Finding {
   /** Stable: scripts and docs refer to findings by it. */
@@ -40,78 +47,230 @@ export interface GatewayAssumptions {
   readonly timeoutMs: number;
 }
 
-type Json = Record<string, unknown>;
+/** What a question's judge says; `set` is "" unless given. */
+type Verdict = Pick<Finding, 'answer' | 'evidence' | 'holds'> & { readonly set?: string };
 
-export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): Finding[] {
-  const messages = seen.histories.flatMap((h) => messagesOf(h.answer) ?? []);
-  const historyObjects = seen.histories.flatMap((h) => {
-    const object = successful(h.answer);
-    return object ? [object] : [];
-  });
-  return [
-    historyEnd(seen, gateway),
-    pastTotal(seen),
-    startBeyondTotal(seen),
-    reversed(seen),
-    wrongCredentials(seen),
-    missingParameter(seen),
-    contentTypes(seen),
-    rateLimit(seen),
-    extraFields(seen, historyObjects, messages),
-    missingFields(seen, historyObjects, messages),
-    values(
-      'values.direction',
-      "Values of a message's direction?",
-      messages.map((m) => m.direction),
-      (v) => typeof v === 'string' && parseDirection(v) !== 'UNKNOWN',
-      'outbound, inbound; others served as UNKNOWN',
-    ),
-    values(
-      'values.optin',
-      "Values of a history's optin?",
-      historyObjects.map((h) => h.optin),
-      (v) => parseYesNo(v) !== null,
-      'yes/no; others served as null',
-    ),
-    numberTypes(seen),
-    values(
-      'values.status',
-      "What a message's status holds?",
-      messages.map((m) => m.status),
-      (v) => statusCode(v) !== null,
-      'a 3-digit code, then text (2xx ok)',
-      ['a status without a code is shown by its shape (d = a digit, a = a letter), not its text'],
-      (v) => {
-        const code = statusCode(v);
-        return code === null ? shape(v) : `"${code}"`;
-      },
-    ),
-    mms(messages),
-    timestamps(historyObjects, messages),
-    phoneNumbers(seen, messages),
-    latency(seen, gateway),
-  ];
+/** The observations, with the records several questions read gathered once. */
+interface Gathered {
+  readonly seen: Observations;
+  readonly gateway: GatewayAssumptions;
+  readonly histories: Json[];
+  readonly messages: Json[];
+  /** The successful allownednumbers and ownednumbers answers, and the numbers they list. */
+  readonly numberLists: Json[];
+  readonly owned: Json[];
 }
 
-// ---------------------------------------------------------------------------
-// History ranges
+/** What a probe needs, to say why it was not asked. */
+type Needs = 'a number' | 'a message' | 'nothing';
 
-function historyEnd(seen: Observations, gateway: GatewayAssumptions): Finding {
-  const question = 'Is history_end inclusive or exclusive?';
-  const gatewayAssumes = `${gateway.historyEnd} (UPSTREAM_HISTORY_END)`;
+interface Question {
+  readonly id: string;
+  readonly question: string;
+  readonly gatewayAssumes: string | ((gateway: GatewayAssumptions) => string);
+  /** What its probe needed; the judge returns null when the probe was not made. */
+  readonly needs?: Needs;
+  readonly judge: (gathered: Gathered) => Verdict | null;
+}
+
+export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): Finding[] {
+  const numberLists = [seen.owned, ...seen.typed.map((t) => t.answer)]
+    .map(successful)
+    .filter(isObject);
+  const gathered: Gathered = {
+    seen,
+    gateway,
+    histories: seen.histories.map(successful).filter(isObject),
+    messages: seen.histories.flatMap((a) => messagesOf(a) ?? []),
+    numberLists,
+    owned: numberLists.flatMap((list) => objectsIn(list.data)),
+  };
+  return QUESTIONS.map(({ id, question, gatewayAssumes, needs = 'nothing', judge }) => {
+    const { answer, evidence, holds, set = '' } = judge(gathered) ?? notAsked(seen, needs);
+    const assumes = typeof gatewayAssumes === 'string' ? gatewayAssumes : gatewayAssumes(gateway);
+    return { id, question, answer, evidence, gatewayAssumes: assumes, holds, set };
+  });
+}
+
+const QUESTIONS: readonly Question[] = [
+  // History ranges
+  {
+    id: 'history.end',
+    question: 'Is history_end inclusive or exclusive?',
+    gatewayAssumes: (gateway) => `${gateway.historyEnd} (UPSTREAM_HISTORY_END)`,
+    judge: historyEnd,
+  },
+  {
+    id: 'history.pastTotal',
+    question: 'A range reaching past the total?',
+    gatewayAssumes: 'the messages that exist, no error (last pages ask past the end)',
+    needs: 'a message',
+    judge: ({ seen }) => range(seen.pastTotal, (messages) => messages?.length === 1),
+  },
+  {
+    id: 'history.startBeyondTotal',
+    question: 'A range starting beyond the total?',
+    gatewayAssumes: 'an empty page, with the counts',
+    needs: 'a message',
+    judge: ({ seen }) =>
+      range(
+        seen.beyondTotal,
+        (messages, total) => messages?.length === 0 && total !== undefined,
+        (messages, total) =>
+          `${messages.length} message(s), total_message_count ${total === undefined ? 'absent' : String(total)}`,
+      ),
+  },
+  {
+    id: 'history.reversed',
+    question: 'A reversed range (end < start)?',
+    gatewayAssumes: 'nothing: the gateway never sends one',
+    needs: 'a message',
+    judge: ({ seen }) => range(seen.reversed, () => true),
+  },
+  // Errors and the protocol
+  {
+    id: 'errors.wrongCredentials',
+    question: 'Wrong credentials?',
+    gatewayAssumes: '401/403, or success not "1" with an error about credentials',
+    judge: ({ seen }) => seen.wrongCredentials && wrongCredentials(seen.wrongCredentials),
+  },
+  {
+    id: 'errors.missingParameter',
+    question: 'A missing parameter?',
+    gatewayAssumes: 'non-2xx or success not "1" (never sent by the gateway)',
+    needs: 'a number',
+    judge: ({ seen: { missingParameter: answer } }) =>
+      answer && {
+        answer: describeAnswer(answer),
+        evidence: [`smshistory without history_end: ${describeAnswer(answer)}`],
+        holds: !isOk(answer) || successful(answer) === null,
+      },
+  },
+  {
+    id: 'contentTypes',
+    question: 'Content types: is every body JSON?',
+    gatewayAssumes: 'every 2xx body is JSON, whatever the type says',
+    judge: ({ seen }) => contentTypes(seen.answers),
+  },
+  {
+    id: 'rateLimit',
+    question: 'Rate limits and their signals?',
+    gatewayAssumes: '429 with Retry-After pauses the account (else the default pause)',
+    judge: rateLimit,
+  },
+  // Fields and values
+  {
+    id: 'fields.extra',
+    question: 'Fields beyond the documented ones?',
+    gatewayAssumes: 'ignored, never an error',
+    judge: extraFields,
+  },
+  {
+    id: 'fields.missing',
+    question: 'Documented fields left out?',
+    gatewayAssumes: 'only ones it can do without (see docs/doctor.md)',
+    judge: missingFields,
+  },
+  {
+    id: 'values.direction',
+    question: "Values of a message's direction?",
+    gatewayAssumes: 'outbound, inbound; others served as UNKNOWN',
+    judge: ({ messages }) =>
+      values(
+        messages.map((m) => m.direction),
+        (v) => typeof v === 'string' && parseDirection(v) !== 'UNKNOWN',
+      ),
+  },
+  {
+    id: 'values.optin',
+    question: "Values of a history's optin?",
+    gatewayAssumes: 'yes/no; others served as null',
+    judge: ({ histories }) =>
+      values(
+        histories.map((h) => h.optin),
+        (v) => parseYesNo(v) !== null,
+      ),
+  },
+  {
+    id: 'values.type',
+    question: "Values of a number's type?",
+    gatewayAssumes: 'local, tollfree; others served as UNKNOWN',
+    judge: ({ seen, owned }) =>
+      values(
+        owned.map((n) => n.type),
+        (v) => typeof v === 'string' && parseNumberType(v) !== 'UNKNOWN',
+        seen.typed.map(({ type, answer }) => {
+          const list = objectsIn(successful(answer)?.data);
+          const others = list.filter((n) => String(n.type ?? '').toLowerCase() !== type).length;
+          return `ownednumbers ${type}: ${list.length} number(s)${others > 0 ? `, ${others} of another type (the gateway filters them out)` : ''}`;
+        }),
+      ),
+  },
+  {
+    id: 'values.status',
+    question: "What a message's status holds?",
+    gatewayAssumes: 'a 3-digit code, then text (2xx ok)',
+    judge: ({ messages }) =>
+      values(
+        messages.map((m) => m.status),
+        (v) => statusCode(v) !== null,
+        ['a status without a code is shown by its shape (d = a digit, a = a letter), not its text'],
+        (v) => {
+          const code = statusCode(v);
+          return code === null ? shape(v) : `"${code}"`;
+        },
+      ),
+  },
+  {
+    id: 'values.mms',
+    question: "Values of a message's mms?",
+    gatewayAssumes: 'yes/no; others inferred from mms_url',
+    judge: ({ messages }) => {
+      const disagree = messages.filter((m) => {
+        const flag = parseYesNo(m.mms);
+        return flag !== null && flag !== (typeof m.mms_url === 'string' && m.mms_url !== '');
+      }).length;
+      return values(
+        messages.map((m) => m.mms),
+        (v) => parseYesNo(v) !== null,
+        [`${disagree} of ${messages.length} messages have a flag that disagrees with mms_url`],
+      );
+    },
+  },
+  {
+    id: 'timestamps',
+    question: 'Timestamps: format and zone?',
+    gatewayAssumes: 'YYYY-MM-DD HH:MM:SS, read as UTC',
+    judge: timestamps,
+  },
+  {
+    id: 'phoneNumbers',
+    question: 'Phone number shapes?',
+    gatewayAssumes: 'served as sent, never reformatted',
+    judge: ({ owned, messages }) => ({
+      answer: `owned: ${counted(owned.map((n) => shape(n.number))) || 'none'}; other party: ${counted(messages.map((m) => shape(m.phone))) || 'none'}`,
+      evidence: ['shapes: d = a digit; the numbers themselves are not shown'],
+      holds: true,
+    }),
+  },
+  {
+    id: 'latency',
+    question: 'Latency of each operation?',
+    gatewayAssumes: (gateway) => `UPSTREAM_TIMEOUT_MS ${gateway.timeoutMs} is over 3 x p99`,
+    judge: latency,
+  },
+];
+
+function historyEnd({ seen, gateway }: Gathered): Verdict {
   const probe = seen.end;
   if (!probe) {
     const { looked, mostMessages } = seen.endSearch;
     return {
-      id: 'history.end',
-      question,
       answer: 'unknown',
       evidence: [
         `looked at ${looked} number(s): the most messages one had was ${mostMessages}; telling the readings apart needs one with 3`,
       ],
-      gatewayAssumes,
       holds: null,
-      set: '',
     };
   }
   const { reference, zeroToOne, oneToTwo } = probe;
@@ -133,87 +292,35 @@ function historyEnd(seen: Observations, gateway: GatewayAssumptions): Finding {
     `history_start=0, history_end=1 gave ${at(zeroToOne)}`,
     `history_start=1, history_end=2 gave ${at(oneToTwo)}`,
   ];
-  if (reading === 'unknown')
+  if (reading === 'unknown') {
     evidence.push(
       'neither reading explains these answers: the two ranges should hold 1 or 2 messages each',
     );
-  const holds = reading === 'unknown' ? null : reading === gateway.historyEnd;
+    return { answer: reading, evidence, holds: null };
+  }
+  const holds = reading === gateway.historyEnd;
+  return { answer: reading, evidence, holds, set: holds ? '' : `UPSTREAM_HISTORY_END=${reading}` };
+}
+
+/** A range's answer: the messages it got (or how it failed), judged by `holds`. */
+function range(
+  answer: Answer | null,
+  holds: (messages: Json[] | null, total: unknown) => boolean,
+  describe: (messages: Json[], total: unknown) => string = (messages) =>
+    `${messages.length} message(s), success "1"`,
+): Verdict | null {
+  if (!answer) return null;
+  const messages = messagesOf(answer);
+  const total = successful(answer)?.total_message_count;
   return {
-    id: 'history.end',
-    question,
-    answer: reading,
-    evidence,
-    gatewayAssumes,
-    holds,
-    set: reading !== 'unknown' && !holds ? `UPSTREAM_HISTORY_END=${reading}` : '',
+    answer: messages ? describe(messages, total) : describeFailure(answer),
+    evidence: [`${answer.label}: ${describeAnswer(answer)}`],
+    holds: holds(messages, total),
   };
 }
 
-function pastTotal(seen: Observations): Finding {
-  const probe = seen.pastTotal;
-  const question = 'A range reaching past the total?';
-  const gatewayAssumes = 'the messages that exist, no error (last pages ask past the end)';
-  if (!probe) return notAsked('history.pastTotal', question, gatewayAssumes, seen, 'a message');
-  const messages = messagesOf(probe.answer);
-  return {
-    id: 'history.pastTotal',
-    question,
-    answer: messages ? `${messages.length} message(s), success "1"` : describeFailure(probe.answer),
-    evidence: [`${probe.answer.label}: ${describeAnswer(probe.answer)}`],
-    gatewayAssumes,
-    holds: messages !== null && messages.length === 1,
-    set: '',
-  };
-}
-
-function startBeyondTotal(seen: Observations): Finding {
-  const probe = seen.beyondTotal;
-  const question = 'A range starting beyond the total?';
-  const gatewayAssumes = 'an empty page, with the counts';
-  if (!probe)
-    return notAsked('history.startBeyondTotal', question, gatewayAssumes, seen, 'a message');
-  const messages = messagesOf(probe.answer);
-  const total = successful(probe.answer)?.total_message_count;
-  return {
-    id: 'history.startBeyondTotal',
-    question,
-    answer: messages
-      ? `${messages.length} message(s), total_message_count ${total === undefined ? 'absent' : String(total)}`
-      : describeFailure(probe.answer),
-    evidence: [`${probe.answer.label}: ${describeAnswer(probe.answer)}`],
-    gatewayAssumes,
-    holds: messages !== null && messages.length === 0 && total !== undefined,
-    set: '',
-  };
-}
-
-function reversed(seen: Observations): Finding {
-  const probe: HistoryProbe | null = seen.reversed;
-  const question = 'A reversed range (end < start)?';
-  const gatewayAssumes = 'nothing: the gateway never sends one';
-  if (!probe) return notAsked('history.reversed', question, gatewayAssumes, seen, 'a message');
-  const messages = messagesOf(probe.answer);
-  return {
-    id: 'history.reversed',
-    question,
-    answer: messages ? `${messages.length} message(s), success "1"` : describeFailure(probe.answer),
-    evidence: [`${probe.answer.label}: ${describeAnswer(probe.answer)}`],
-    gatewayAssumes,
-    holds: true,
-    set: '',
-  };
-}
-
-// ---------------------------------------------------------------------------
-// Errors and the protocol
-
-function wrongCredentials(seen: Observations): Finding {
-  const answer = seen.wrongCredentials;
-  const question = 'Wrong credentials?';
-  const gatewayAssumes = '401/403, or success not "1" with an error about credentials';
-  if (!answer)
-    return notAsked('errors.wrongCredentials', question, gatewayAssumes, seen, 'nothing');
-  const object = asObject(answer.json);
+function wrongCredentials(answer: Answer): Verdict {
+  const object = isObject(answer.json) ? answer.json : null;
   const refused =
     answer.status === 401 ||
     answer.status === 403 ||
@@ -223,65 +330,29 @@ function wrongCredentials(seen: Observations): Finding {
     evidence.push(
       'the invented pair was accepted: the service may not check credentials on this operation',
     );
-  return {
-    id: 'errors.wrongCredentials',
-    question,
-    answer: describeAnswer(answer),
-    evidence,
-    gatewayAssumes,
-    holds: refused,
-    set: '',
-  };
+  return { answer: describeAnswer(answer), evidence, holds: refused };
 }
 
-function missingParameter(seen: Observations): Finding {
-  const answer = seen.missingParameter;
-  const question = 'A missing parameter?';
-  const gatewayAssumes = 'non-2xx or success not "1" (never sent by the gateway)';
-  if (!answer)
-    return notAsked('errors.missingParameter', question, gatewayAssumes, seen, 'a number');
-  const failed =
-    answer.status === null ||
-    answer.status >= 300 ||
-    answer.status < 200 ||
-    successful(answer) === null;
-  return {
-    id: 'errors.missingParameter',
-    question,
-    answer: describeAnswer(answer),
-    evidence: [`smshistory without history_end: ${describeAnswer(answer)}`],
-    gatewayAssumes,
-    holds: failed,
-    set: '',
-  };
-}
-
-function contentTypes(seen: Observations): Finding {
-  const answered = seen.answers.filter((a) => a.status !== null);
-  const counts = countBy(answered.map((a) => a.contentType ?? '(none)'));
+function contentTypes(answers: readonly Answer[]): Verdict {
+  const answered = answers.filter((a) => a.status !== null);
   // The gateway reads the body of every 2xx answer as JSON; others it never parses.
   const unreadable = answered.filter((a) => isOk(a) && a.json === undefined);
   const errorPages = answered.filter((a) => !isOk(a) && a.json === undefined);
-  const evidence = unreadable.map(
-    (a) => `${a.label}: HTTP ${a.status}, ${a.contentType ?? 'no content type'}, not JSON`,
-  );
-  for (const a of errorPages.slice(0, 3))
-    evidence.push(
-      `${a.label}: HTTP ${a.status}, ${a.contentType ?? 'no content type'}, not JSON (an error; never parsed)`,
-    );
+  const notJson = (a: Answer) =>
+    `${a.label}: HTTP ${a.status}, ${a.contentType ?? 'no content type'}, not JSON`;
+  const evidence = [
+    ...unreadable.map(notJson),
+    ...errorPages.slice(0, 3).map((a) => `${notJson(a)} (an error; never parsed)`),
+  ];
   if (evidence.length === 0) evidence.push(`every one of ${answered.length} answers was JSON`);
   return {
-    id: 'contentTypes',
-    question: 'Content types: is every body JSON?',
-    answer: formatCounts(counts),
+    answer: counted(answered.map((a) => a.contentType ?? '(none)')),
     evidence,
-    gatewayAssumes: 'every 2xx body is JSON, whatever the type says',
     holds: answered.length === 0 ? null : unreadable.length === 0,
-    set: '',
   };
 }
 
-function rateLimit(seen: Observations): Finding {
+function rateLimit({ seen }: Gathered): Verdict {
   const limited = seen.answers.filter((a) => a.status === 429);
   const headerNames = [...new Set(seen.answers.flatMap((a) => Object.keys(a.limitHeaders)))];
   const unreadable = limited.filter((a) => {
@@ -304,54 +375,34 @@ function rateLimit(seen: Observations): Finding {
       `no Retry-After on ${withoutRetryAfter.length} of the 429s: the gateway pauses the account ${FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS} ms after each (a fixed value)`,
     );
   return {
-    id: 'rateLimit',
-    question: 'Rate limits and their signals?',
     answer:
       limited.length === 0
         ? `no 429 in ${seen.callsMade} calls${headerNames.length > 0 ? `; headers: ${headerNames.join(', ')}` : '; no limit headers'}`
         : `HTTP 429 on ${limited.length} of ${seen.callsMade} calls`,
     evidence,
-    gatewayAssumes: '429 with Retry-After pauses the account (else the default pause)',
     holds: unreadable.length === 0,
-    set: '',
   };
 }
 
-// ---------------------------------------------------------------------------
-// Fields and values
-
-function ownedObjects(seen: Observations): Json[] {
-  const lists = [seen.owned, ...seen.typed.map((t) => t.answer)].map((a) => successful(a)?.data);
-  return lists.flatMap((data) => (Array.isArray(data) ? data.filter(isObject) : []));
-}
-
-function extraFields(seen: Observations, histories: Json[], messages: Json[]): Finding {
-  const numbersAnswers = [seen.owned, ...seen.typed.map((t) => t.answer)]
-    .map((a) => successful(a))
-    .filter(isObject);
+function extraFields({ histories, messages, numberLists, owned }: Gathered): Verdict {
   const extras = [
     extraKeys('history answer', histories, WIRE_FIELDS.history),
     extraKeys('message', messages, WIRE_FIELDS.message),
-    extraKeys('owned numbers answer', numbersAnswers, WIRE_FIELDS.numbers),
-    extraKeys('owned number', ownedObjects(seen), WIRE_FIELDS.number),
+    extraKeys('owned numbers answer', numberLists, WIRE_FIELDS.numbers),
+    extraKeys('owned number', owned, WIRE_FIELDS.number),
   ].filter((line) => line !== null);
   const spacedKey = histories.filter((h) => HISTORY_REQUESTED_KEY in h).length;
   return {
-    id: 'fields.extra',
-    question: 'Fields beyond the documented ones?',
     answer: extras.length === 0 ? 'none' : extras.join('; '),
     evidence: [
-      `${histories.length} history answers, ${messages.length} messages, ${ownedObjects(seen).length} owned number records read`,
-      `\`message_count_requested \` with its trailing space in ${spacedKey} of ${histories.length} history answers`,
+      `${histories.length} history answers, ${messages.length} messages, ${owned.length} owned number records read`,
+      `\`${HISTORY_REQUESTED_KEY}\` with its trailing space in ${spacedKey} of ${histories.length} history answers`,
     ],
-    gatewayAssumes: 'ignored, never an error',
     holds: true,
-    set: '',
   };
 }
 
-function missingFields(seen: Observations, histories: Json[], messages: Json[]): Finding {
-  const owned = ownedObjects(seen);
+function missingFields({ histories, messages, owned }: Gathered): Verdict {
   const required = [
     missingKeys('history answer', histories, REQUIRED_WIRE_FIELDS.history),
     missingKeys('message', messages, REQUIRED_WIRE_FIELDS.message),
@@ -367,78 +418,32 @@ function missingFields(seen: Observations, histories: Json[], messages: Json[]):
     missingKeys('owned number', owned, WIRE_FIELDS.number),
   ].filter((line) => line !== null);
   return {
-    id: 'fields.missing',
-    question: 'Documented fields left out?',
     answer: optional.length === 0 ? 'none' : optional.join('; '),
     evidence: required.length === 0 ? ['every field the gateway needs was present'] : required,
-    gatewayAssumes: 'only ones it can do without (see docs/doctor.md)',
     holds: histories.length + messages.length + owned.length === 0 ? null : required.length === 0,
-    set: '',
   };
 }
 
-function numberTypes(seen: Observations): Finding {
-  const owned = ownedObjects(seen);
-  const evidence = seen.typed.map((t) => {
-    const data = successful(t.answer)?.data;
-    const list = Array.isArray(data) ? data.filter(isObject) : [];
-    const others = list.filter((n) => String(n.type ?? '').toLowerCase() !== t.type).length;
-    return `ownednumbers ${t.type}: ${list.length} number(s)${others > 0 ? `, ${others} of another type (the gateway filters them out)` : ''}`;
-  });
-  return values(
-    'values.type',
-    "Values of a number's type?",
-    owned.map((n) => n.type),
-    (v) => typeof v === 'string' && parseNumberType(v) !== 'UNKNOWN',
-    'local, tollfree; others served as UNKNOWN',
-    evidence,
-  );
-}
-
-function mms(messages: Json[]): Finding {
-  const inconsistent = messages.filter((m) => {
-    const flag = parseYesNo(m.mms);
-    const url = typeof m.mms_url === 'string' && m.mms_url !== '';
-    return flag !== null && flag !== url;
-  }).length;
-  return values(
-    'values.mms',
-    "Values of a message's mms?",
-    messages.map((m) => m.mms),
-    (v) => parseYesNo(v) !== null,
-    'yes/no; others inferred from mms_url',
-    [`${inconsistent} of ${messages.length} messages have a flag that disagrees with mms_url`],
-  );
-}
-
-/** A finding about the values of one field: which were seen, and whether the gateway reads each. */
+/** The values of one field: which were seen, and whether the gateway reads each. */
 function values(
-  id: string,
-  question: string,
   seen: readonly unknown[],
   readable: (value: unknown) => boolean,
-  gatewayAssumes: string,
   extraEvidence: readonly string[] = [],
   show: (value: unknown) => string = showValue,
-): Finding {
+): Verdict {
   const present = seen.filter((v) => v !== undefined);
-  const counts = countBy(present.map(show));
   const unread = [...new Set(present.filter((v) => !readable(v)).map(show))];
   return {
-    id,
-    question,
-    answer: present.length === 0 ? 'none seen' : formatCounts(counts),
+    answer: present.length === 0 ? 'none seen' : counted(present.map(show)),
     evidence: [
       `${present.length} value(s) seen${unread.length > 0 ? `; not read as intended: ${unread.join(', ')}` : ''}`,
       ...extraEvidence,
     ],
-    gatewayAssumes,
     holds: present.length === 0 ? null : unread.length === 0,
-    set: '',
   };
 }
 
-function timestamps(histories: Json[], messages: Json[]): Finding {
+function timestamps({ histories, messages }: Gathered): Verdict {
   const fields: [string, unknown][] = [
     ...messages.map((m): [string, unknown] => ['GMTdate', m.GMTdate]),
     ...histories.flatMap((h): [string, unknown][] => [
@@ -466,8 +471,6 @@ function timestamps(histories: Json[], messages: Json[]): Finding {
     );
   }
   return {
-    id: 'timestamps',
-    question: 'Timestamps: format and zone?',
     answer:
       present.length === 0
         ? 'none seen'
@@ -475,27 +478,11 @@ function timestamps(histories: Json[], messages: Json[]): Finding {
           ? 'YYYY-MM-DD HH:MM:SS (zone: see evidence)'
           : `${unreadable.length} of ${present.length} in another format`,
     evidence,
-    gatewayAssumes: 'YYYY-MM-DD HH:MM:SS, read as UTC',
     holds: present.length === 0 ? null : unreadable.length === 0,
-    set: '',
   };
 }
 
-function phoneNumbers(seen: Observations, messages: Json[]): Finding {
-  const owned = countBy(ownedObjects(seen).map((n) => shape(n.number)));
-  const parties = countBy(messages.map((m) => shape(m.phone)));
-  return {
-    id: 'phoneNumbers',
-    question: 'Phone number shapes?',
-    answer: `owned: ${formatCounts(owned) || 'none'}; other party: ${formatCounts(parties) || 'none'}`,
-    evidence: ['shapes: d = a digit; the numbers themselves are not shown'],
-    gatewayAssumes: 'served as sent, never reformatted',
-    holds: true,
-    set: '',
-  };
-}
-
-function latency(seen: Observations, gateway: GatewayAssumptions): Finding {
+function latency({ seen, gateway }: Gathered): Verdict {
   const byOperation = new Map<string, number[]>();
   for (const a of seen.answers) {
     if (a.status === null) continue;
@@ -503,59 +490,32 @@ function latency(seen: Observations, gateway: GatewayAssumptions): Finding {
     list.push(a.ms);
     byOperation.set(a.operation, list);
   }
-  const lines = [...byOperation].map(([operation, times]) => {
-    const sorted = [...times].sort((x, y) => x - y);
-    return {
-      operation,
-      n: sorted.length,
-      p50: percentile(sorted, 50),
-      p99: percentile(sorted, 99),
-    };
+  if (byOperation.size === 0) return { answer: 'no answer was timed', evidence: [], holds: null };
+  const timed = [...byOperation].map(([operation, times]) => {
+    const sorted = times.sort((x, y) => x - y);
+    return { operation, sorted, p99: percentile(sorted, 99) };
   });
-  if (lines.length === 0) {
-    return {
-      id: 'latency',
-      question: 'Latency of each operation?',
-      answer: 'no answer was timed',
-      evidence: [],
-      gatewayAssumes: `UPSTREAM_TIMEOUT_MS ${gateway.timeoutMs} is over 3 x p99`,
-      holds: null,
-      set: '',
-    };
-  }
-  const worst = Math.max(...lines.map((l) => l.p99));
+  const worst = Math.max(...timed.map((t) => t.p99));
   // Three times the slowest p99, rounded up to 500 ms: room for a retry inside the deadline.
   const suggested = Math.min(600_000, Math.max(1_000, Math.ceil((worst * 3) / 500) * 500));
   const holds = worst * 3 <= gateway.timeoutMs;
   return {
-    id: 'latency',
-    question: 'Latency of each operation?',
     answer: `p99 at most ${Math.round(worst)} ms; suggested UPSTREAM_TIMEOUT_MS ${suggested}`,
-    evidence: lines.map(
-      (l) =>
-        `${l.operation}: p50 ${Math.round(l.p50)} ms, p99 ${Math.round(l.p99)} ms over ${l.n} call(s)`,
+    evidence: timed.map(
+      ({ operation, sorted, p99 }) =>
+        `${operation}: p50 ${Math.round(percentile(sorted, 50))} ms, p99 ${Math.round(p99)} ms over ${sorted.length} call(s)`,
     ),
-    gatewayAssumes: `UPSTREAM_TIMEOUT_MS ${gateway.timeoutMs} is over 3 x p99`,
     holds,
     set: holds ? '' : `UPSTREAM_TIMEOUT_MS=${suggested}`,
   };
 }
 
-// ---------------------------------------------------------------------------
-// Helpers
-
 /**
- * A probe that was not made: it needs one of the account's numbers (or one with a message) and
- * there was none, or else the budget ran out before it (the timing samples spend whatever is
- * left, so a spent budget alone does not say why).
+ * Why a probe was not made: it needs one of the account's numbers (or one with a message) and
+ * there was none, or else the budget ran out (the timing samples spend whatever is left, so a
+ * spent budget alone does not say why).
  */
-function notAsked(
-  id: string,
-  question: string,
-  gatewayAssumes: string,
-  seen: Observations,
-  needs: 'a number' | 'a message' | 'nothing',
-): Finding {
+function notAsked(seen: Observations, needs: Needs): Verdict {
   const { looked, mostMessages } = seen.endSearch;
   const why =
     needs !== 'nothing' && seen.numbers.length === 0
@@ -563,36 +523,20 @@ function notAsked(
       : needs === 'a message' && looked > 0 && mostMessages === 0
         ? `none of the ${looked} number(s) looked at has a message`
         : `the budget of ${seen.maxCalls} calls was spent (--max-calls)`;
-  return {
-    id,
-    question,
-    answer: `not asked: ${why}`,
-    evidence: [],
-    gatewayAssumes,
-    holds: null,
-    set: '',
-  };
+  return { answer: `not asked: ${why}`, evidence: [], holds: null };
 }
 
 function isOk(answer: Answer): boolean {
   return answer.status !== null && answer.status >= 200 && answer.status < 300;
 }
 
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function asObject(value: unknown): Json | null {
-  return isObject(value) ? value : null;
-}
-
 /** Status, content type and the body's shape: keys with `success` and a short `error` text. */
 export function describeAnswer(answer: Answer): string {
   if (answer.status === null) return answer.failure ?? 'no answer';
   const parts = [`HTTP ${answer.status}`, answer.contentType ?? 'no content type'];
-  const object = asObject(answer.json);
-  if (answer.json === undefined) parts.push(`a ${answer.bytes}-byte body that is not JSON`);
-  else if (!object) parts.push('JSON that is not an object');
+  const object = answer.json;
+  if (object === undefined) parts.push(`a ${answer.bytes}-byte body that is not JSON`);
+  else if (!isObject(object)) parts.push('JSON that is not an object');
   else {
     const shown = Object.keys(object)
       .slice(0, 8)
@@ -608,13 +552,10 @@ export function describeAnswer(answer: Answer): string {
 }
 
 function describeFailure(answer: Answer): string {
-  const object = asObject(answer.json);
-  if (answer.status !== null && isOk(answer) && object && object.success !== '1')
-    return `a failure: ${describeAnswer(answer)}`;
-  return describeAnswer(answer);
+  const failed = isOk(answer) && isObject(answer.json) && answer.json.success !== '1';
+  return failed ? `a failure: ${describeAnswer(answer)}` : describeAnswer(answer);
 }
 
-/** The code the gateway reads from a status, or null when it finds none. */
 /** The code the gateway reads from a status: as wire.ts reads it, an integer is kept as its text. */
 function statusCode(status: unknown): number | null {
   if (typeof status === 'number' && Number.isSafeInteger(status)) status = String(status);
@@ -638,13 +579,10 @@ export function shape(value: unknown): string {
     .slice(0, 30);
 }
 
-function countBy(values: readonly string[]): Map<string, number> {
+/** The six most frequent values with their counts: `"a" x3, "b" x1`. */
+function counted(values: readonly string[]): string {
   const counts = new Map<string, number>();
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
-  return counts;
-}
-
-function formatCounts(counts: Map<string, number>): string {
   return [...counts]
     .sort((a, b) => b[1] - a[1])
     .slice(0, 6)

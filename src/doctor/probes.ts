@@ -8,19 +8,11 @@ import type { Answer, Caller } from './caller.js';
 import { BudgetSpent } from './caller.js';
 import { refusesCredentials } from '../upstream/wire.js';
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** The service could not be asked at all: the reason is shown and the doctor exits 2. */
 export class CouldNotAsk extends Error {
   override readonly name = 'CouldNotAsk';
-}
-
-/** A history call: the bounds sent, and what came back. */
-export interface HistoryProbe {
-  readonly tid: string;
-  readonly start: number;
-  readonly end: number;
-  readonly answer: Answer;
 }
 
 /** The number whose history tells the readings apart, and the three reads of it. */
@@ -34,19 +26,21 @@ export interface EndProbe {
   readonly oneToTwo: readonly string[] | null;
 }
 
+/** A probe's answer is null when it was not made (the budget, or nothing to ask about). */
 export interface Observations {
   /** The first call, allownednumbers with the account's credentials. */
   readonly owned: Answer;
   readonly numbers: readonly Json[];
   readonly typed: readonly { readonly type: string; readonly answer: Answer }[];
-  readonly histories: readonly HistoryProbe[];
+  /** Every history read with a history_end. */
+  readonly histories: readonly Answer[];
   /** Null when no number has three messages (or the budget ran out first). */
   readonly end: EndProbe | null;
   /** How many numbers were looked at for the end probe, and the most messages one had. */
   readonly endSearch: { readonly looked: number; readonly mostMessages: number };
-  readonly pastTotal: (HistoryProbe & { readonly total: number }) | null;
-  readonly beyondTotal: (HistoryProbe & { readonly total: number }) | null;
-  readonly reversed: HistoryProbe | null;
+  readonly pastTotal: Answer | null;
+  readonly beyondTotal: Answer | null;
+  readonly reversed: Answer | null;
   readonly wrongCredentials: Answer | null;
   readonly missingParameter: Answer | null;
   /** Every answer, in order (latency samples included). */
@@ -55,11 +49,8 @@ export interface Observations {
   readonly maxCalls: number;
 }
 
-/**
- * An obviously invented pair for the wrong-credentials probe: it owes nothing to the real one,
- * so showing it (it never is) would reveal nothing.
- */
-export const INVENTED_CREDENTIALS = {
+/** An obviously invented pair: it owes nothing to the real one, so showing it would reveal nothing. */
+const INVENTED_CREDENTIALS = {
   sys_id: 'doctor-invented-sys-id-0000',
   auth_token: 'doctor-invented-token-0000',
 } as const;
@@ -73,43 +64,33 @@ const SAMPLE_END = 20;
 export async function runProbes(caller: Caller): Promise<Observations> {
   const owned = await caller.call('allownednumbers', 'all owned numbers', {});
   const numbers = ownedNumbersOf(owned);
-  const histories: HistoryProbe[] = [];
+  const histories: Answer[] = [];
 
-  /** One history read, or null when the budget is spent. */
-  async function history(
-    number: Json,
-    start: number,
-    end: number | null,
-    label?: string,
-  ): Promise<HistoryProbe | null> {
-    const tid = String(number.tid ?? '');
-    const params: Record<string, string> = {
-      number: String(number.number ?? ''),
-      tid,
-      history_start: String(start),
-    };
-    if (end !== null) params.history_end = String(end);
+  /** A call, or null when the budget is spent. */
+  async function optional(...call: Parameters<Caller['call']>): Promise<Answer | null> {
     try {
-      const answer = await caller.call(
-        'smshistory',
-        label ?? `history ${start}..${end ?? '(none)'}`,
-        params,
-      );
-      const probe = { tid, start, end: end ?? -1, answer };
-      if (end !== null) histories.push(probe);
-      return probe;
+      return await caller.call(...call);
     } catch (error) {
       if (error instanceof BudgetSpent) return null;
       throw error;
     }
   }
-  async function optional(run: () => Promise<Answer>): Promise<Answer | null> {
-    try {
-      return await run();
-    } catch (error) {
-      if (error instanceof BudgetSpent) return null;
-      throw error;
-    }
+  /** One history read (without history_end when `end` is null). */
+  async function history(
+    number: Json,
+    start: number,
+    end: number | null,
+    label = `history ${start}..${end ?? '(none)'}`,
+  ): Promise<Answer | null> {
+    const params: Record<string, string> = {
+      number: String(number.number ?? ''),
+      tid: String(number.tid ?? ''),
+      history_start: String(start),
+    };
+    if (end !== null) params.history_end = String(end);
+    const answer = await optional('smshistory', label, params);
+    if (answer && end !== null) histories.push(answer);
+    return answer;
   }
 
   // 1. history.end: a number with three messages, read at 0..5, 0..1 and 1..2.
@@ -121,8 +102,8 @@ export async function runProbes(caller: Caller): Promise<Observations> {
     const reference = await history(number, 0, REFERENCE_END);
     if (!reference) break;
     looked += 1;
-    const total = totalOf(reference.answer);
-    const ids = idsOf(reference.answer);
+    const total = totalOf(reference);
+    const ids = idsOf(reference);
     if (total !== null && chosen === null && total > 0) chosen = { number, total };
     mostMessages = Math.max(mostMessages, ids?.length ?? 0);
     if (total === null || ids === null || total < 3 || ids.length < 3) continue;
@@ -133,71 +114,59 @@ export async function runProbes(caller: Caller): Promise<Observations> {
       tid: String(number.tid ?? ''),
       total,
       reference: ids,
-      zeroToOne: zeroToOne ? idsOf(zeroToOne.answer) : null,
-      oneToTwo: oneToTwo ? idsOf(oneToTwo.answer) : null,
+      zeroToOne: zeroToOne && idsOf(zeroToOne),
+      oneToTwo: oneToTwo && idsOf(oneToTwo),
     };
     break;
   }
 
   // 2. Ranges at and past the end, and a reversed one, on the same number.
-  let pastTotal: Observations['pastTotal'] = null;
-  let beyondTotal: Observations['beyondTotal'] = null;
-  let reversed: HistoryProbe | null = null;
+  let pastTotal: Answer | null = null;
+  let beyondTotal: Answer | null = null;
+  let reversed: Answer | null = null;
   if (chosen) {
     const { number, total } = chosen;
-    const past = await history(
-      number,
-      total - 1,
-      total + 4,
-      `history ${total - 1}..${total + 4} (total ${total})`,
-    );
-    if (past) pastTotal = { ...past, total };
-    const beyond = await history(
-      number,
-      total + 10,
-      total + 15,
-      `history ${total + 10}..${total + 15} (total ${total})`,
-    );
-    if (beyond) beyondTotal = { ...beyond, total };
+    const past = `history ${total - 1}..${total + 4} (total ${total})`;
+    pastTotal = await history(number, total - 1, total + 4, past);
+    const beyond = `history ${total + 10}..${total + 15} (total ${total})`;
+    beyondTotal = await history(number, total + 10, total + 15, beyond);
     reversed = await history(number, 2, 1, 'history 2..1 (reversed)');
   }
 
   // 3. Errors: an invented pair, and a call without history_end.
-  const wrongCredentials = await optional(() =>
-    caller.call('allownednumbers', 'invented credentials', INVENTED_CREDENTIALS),
+  const wrongCredentials = await optional(
+    'allownednumbers',
+    'invented credentials',
+    INVENTED_CREDENTIALS,
   );
   const first = numbers[0];
-  const missing = first ? await history(first, 0, null, 'history without history_end') : null;
-  const missingParameter = missing?.answer ?? null;
+  const missingParameter = first
+    ? await history(first, 0, null, 'history without history_end')
+    : null;
 
   // 4. The typed lists.
   const typed: { type: string; answer: Answer }[] = [];
   for (const type of ['local', 'tollfree']) {
-    const answer = await optional(() =>
-      caller.call('ownednumbers', `owned numbers, ${type}`, { number_type: type }),
-    );
+    const answer = await optional('ownednumbers', `owned numbers, ${type}`, { number_type: type });
     if (answer) typed.push({ type, answer });
   }
 
   // 5. Timing samples with what is left: each operation in turn, histories across numbers.
   const withHistory = numbers.slice(0, Math.max(1, looked));
   for (let i = 0; caller.made < caller.maxCalls && numbers.length > 0; i += 1) {
-    const kind = i % 3;
     const sample =
-      kind === 0
+      i % 3 === 0
         ? await history(
             withHistory[i % withHistory.length] as Json,
             0,
             SAMPLE_END,
             `history 0..${SAMPLE_END} (timing)`,
           )
-        : await optional(() =>
-            kind === 1
-              ? caller.call('allownednumbers', 'all owned numbers (timing)', {})
-              : caller.call('ownednumbers', 'owned numbers, local (timing)', {
-                  number_type: 'local',
-                }),
-          );
+        : i % 3 === 1
+          ? await optional('allownednumbers', 'all owned numbers (timing)', {})
+          : await optional('ownednumbers', 'owned numbers, local (timing)', {
+              number_type: 'local',
+            });
     if (!sample) break;
   }
 
@@ -223,10 +192,7 @@ export async function runProbes(caller: Caller): Promise<Observations> {
 function ownedNumbersOf(answer: Answer): Json[] {
   const why = cannotAsk(answer);
   if (why) throw new CouldNotAsk(why);
-  const data = (answer.json as Json).data;
-  return Array.isArray(data)
-    ? data.filter((n): n is Json => typeof n === 'object' && n !== null && !Array.isArray(n))
-    : [];
+  return objectsIn((answer.json as Json).data);
 }
 
 /** Why the account's first call tells nothing, or null when it was answered. */
@@ -242,24 +208,29 @@ export function cannotAsk(answer: Answer): string | null {
   if (json === undefined) {
     return `the service's answer is not JSON (HTTP ${answer.status}, ${answer.contentType ?? 'no content type'}): is UPSTREAM_URL the service's base URL?`;
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json))
-    return `the service's answer is not a JSON object (HTTP ${answer.status})`;
-  const object = json as Json;
-  if (object.success !== '1') {
-    if (refusesCredentials(object.error))
-      return `the service refused SMS_SYS_ID / SMS_AUTH_TOKEN (HTTP ${answer.status}, success "${String(object.success)}")`;
-    return `the service answered allownednumbers with a failure (HTTP ${answer.status}, success ${JSON.stringify(object.success) ?? 'absent'})`;
+  if (!isObject(json)) return `the service's answer is not a JSON object (HTTP ${answer.status})`;
+  if (json.success !== '1') {
+    if (refusesCredentials(json.error))
+      return `the service refused SMS_SYS_ID / SMS_AUTH_TOKEN (HTTP ${answer.status}, success "${String(json.success)}")`;
+    return `the service answered allownednumbers with a failure (HTTP ${answer.status}, success ${JSON.stringify(json.success) ?? 'absent'})`;
   }
   if (answer.status < 200 || answer.status >= 300)
     return `the service answered allownednumbers with HTTP ${answer.status}`;
   return null;
 }
 
+export function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The objects of a JSON array; none when it is not one. */
+export function objectsIn(value: unknown): Json[] {
+  return Array.isArray(value) ? value.filter(isObject) : [];
+}
+
 /** The answer's JSON object when it reports success, else null. */
 export function successful(answer: Answer): Json | null {
-  const json = answer.json;
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return null;
-  return (json as Json).success === '1' ? (json as Json) : null;
+  return isObject(answer.json) && answer.json.success === '1' ? answer.json : null;
 }
 
 export function messagesOf(answer: Answer): Json[] | null {

@@ -43,10 +43,9 @@ const without = (object: Json, key: string): Json =>
 
 const historyAnswer = (messages: Json[], fields: Json = {}): Answer =>
   answer({ json: { success: '1', total_message_count: '3', messages, ...fields } });
-const probe = (a: Answer) => ({ tid: 't-1', start: 0, end: 5, answer: a, total: 3 });
 /** Observations holding one history answer with these messages (and fields of its own). */
 const history = (messages: Json[], fields: Json = {}): Partial<Observations> => ({
-  histories: [probe(historyAnswer(messages, fields))],
+  histories: [historyAnswer(messages, fields)],
 });
 const owned = (data: Json[]): Answer =>
   answer({
@@ -150,7 +149,7 @@ describe('findingsFrom: history ranges', () => {
   });
 
   it('expects one message past the total, and an empty page with its counts beyond it', () => {
-    const past = (a: Answer) => find({ pastTotal: probe(a) }, 'history.pastTotal');
+    const past = (a: Answer) => find({ pastTotal: a }, 'history.pastTotal');
     expect(past(historyAnswer([message()]))).toMatchObject({
       answer: '1 message(s), success "1"',
       holds: true,
@@ -159,7 +158,7 @@ describe('findingsFrom: history ranges', () => {
       answer: 'a failure: HTTP 200, application/json, { success "0", error "out of range" }',
       holds: false,
     });
-    const beyond = (a: Answer) => find({ beyondTotal: probe(a) }, 'history.startBeyondTotal');
+    const beyond = (a: Answer) => find({ beyondTotal: a }, 'history.startBeyondTotal');
     expect(beyond(historyAnswer([])).holds).toBe(true);
     expect(beyond(answer({ json: { success: '1', messages: [] } }))).toMatchObject({
       answer: '0 message(s), total_message_count absent',
@@ -169,7 +168,7 @@ describe('findingsFrom: history ranges', () => {
 
   it('holds whatever a reversed range gets, since the gateway never sends one', () => {
     const error = answer({ status: 400, json: { success: '0' } });
-    expect(find({ reversed: probe(error) }, 'history.reversed')).toMatchObject({
+    expect(find({ reversed: error }, 'history.reversed')).toMatchObject({
       answer: 'HTTP 400, application/json, { success "0" }',
       holds: true,
     });

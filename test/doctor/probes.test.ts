@@ -55,8 +55,8 @@ describe('runProbes', () => {
     expect(seen.missingParameter?.json).toMatchObject({
       error: 'missing parameter: history_end',
     });
-    expect(seen.reversed?.answer.status).toBe(400);
-    expect(seen.pastTotal?.answer.status).toBe(200);
+    expect(seen.reversed?.status).toBe(400);
+    expect(seen.pastTotal?.status).toBe(200);
     expect(seen.typed.map((t) => [t.type, t.answer.status])).toEqual([
       ['local', 200],
       ['tollfree', 200],
