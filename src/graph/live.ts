@@ -1,15 +1,12 @@
 /**
- * Live updates: Subscription.messageAdded and Subscription.messageEdgeAdded, fed by the shared
- * poll loops of src/live/. Every event carries a resume token (resume-tokens.ts): in
- * `extensions.resumeToken` of each result (and `MessageEdgeEvent.resumeToken`), and as the SSE
- * event id; given back (argument `resumeToken`, or SSE `Last-Event-ID`), a subscription first
- * delivers what arrived since, then goes live.
+ * Subscription.messageAdded and messageEdgeAdded, fed by the poll loops of src/live/. Each result
+ * carries a resume token (resume-tokens.ts; docs/live-updates.md): given back as `resumeToken` or
+ * SSE `Last-Event-ID`, a subscription first delivers what arrived since, then goes live.
  */
 import { GraphQLError } from 'graphql';
 import type { Message, OwnedNumber } from '../core/domain.js';
 import { badUserInput, ErrorCode, resyncRequired } from '../core/errors.js';
-import type { Positions } from '../live/subscription.js';
-import type { Delivery } from '../live/subscription.js';
+import type { Delivery, Positions } from '../live/subscription.js';
 import { builder } from './builder.js';
 import type { GatewayContext } from './context.js';
 import { MessageRef } from './message.js';
@@ -29,16 +26,15 @@ builder.subscriptionType({
 /** Tids a "no number with tid" refusal names; the rest are counted. */
 const MISSING_NAMED = 10;
 
-/** One delivery and the number it is about. */
+/** One delivery and the number it is about (null for an error). */
 interface LivePayload {
   readonly delivery: Delivery;
   readonly number: OwnedNumber | null;
 }
 
 /**
- * The resume token of the result being produced for a context, for the transport to put in the
- * result's extensions and the SSE event id (src/http/plugins/live-resume.ts). One subscription per
- * context, and graphql-js maps one event at a time, so the last one set is this result's.
+ * The resume token of the result being produced for a context, for src/http/plugins/live-resume.ts.
+ * One subscription per context, and graphql-js maps one event at a time.
  */
 const resultTokens = new WeakMap<object, string>();
 
@@ -49,14 +45,21 @@ export function takeResumeToken(context: object): string | undefined {
   return token;
 }
 
-const SUBSCRIPTION_ARGS_DESCRIPTION = {
-  tids: 'The numbers to watch, by tid; leave out for every number of the account. Not empty.',
-  resumeToken:
-    'Resume after the event that carried this token (its `extensions.resumeToken`, or the SSE event id): ' +
-    'what arrived since is delivered first, once, oldest first. SSE `Last-Event-ID` does the same and wins ' +
-    'over this argument. Too far behind, or signed with a key this gateway no longer has: a RESYNC_REQUIRED ' +
-    'error; refetch, then subscribe without a token.',
-};
+const liveArgs = builder.args((t) => ({
+  tids: t.idList({
+    required: false,
+    description:
+      'The numbers to watch, by tid; leave out for every number of the account. Not empty.',
+  }),
+  resumeToken: t.string({
+    required: false,
+    description:
+      'Resume after the event that carried this token (its `extensions.resumeToken`, or the SSE event id): ' +
+      'what arrived since is delivered first, once, oldest first. SSE `Last-Event-ID` does the same and wins ' +
+      'over this argument. Too far behind, or signed with a key this gateway no longer has: a RESYNC_REQUIRED ' +
+      'error; refetch, then subscribe without a token.',
+  }),
+}));
 
 const DESCRIPTION_TAIL =
   'Found by polling the service every LIVE_POLL_MS, once per account and number however many ' +
@@ -70,13 +73,7 @@ builder.subscriptionField('messageAdded', (t) =>
       "New messages on these numbers of the caller's account (every number when `tids` is left " +
       'out), each delivered once, oldest first; `extensions.resumeToken` of each result resumes ' +
       `after it. ${DESCRIPTION_TAIL}`,
-    args: {
-      tids: t.arg.idList({ required: false, description: SUBSCRIPTION_ARGS_DESCRIPTION.tids }),
-      resumeToken: t.arg.string({
-        required: false,
-        description: SUBSCRIPTION_ARGS_DESCRIPTION.resumeToken,
-      }),
-    },
+    args: liveArgs,
     subscribe: (_root, args, context) => subscribe('messageAdded', args, context),
     resolve: ({ delivery }: LivePayload, _args, context): Message => {
       const token = tokenOf(delivery, context);
@@ -120,48 +117,42 @@ builder.subscriptionField('messageEdgeAdded', (t) =>
     description:
       'The same events as `messageAdded`, each as an edge of `Number.messages` with its number and ' +
       `resume token, ready for Relay @prependEdge or Apollo relayStylePagination. ${DESCRIPTION_TAIL}`,
-    args: {
-      tids: t.arg.idList({ required: false, description: SUBSCRIPTION_ARGS_DESCRIPTION.tids }),
-      resumeToken: t.arg.string({
-        required: false,
-        description: SUBSCRIPTION_ARGS_DESCRIPTION.resumeToken,
-      }),
-    },
+    args: liveArgs,
     subscribe: (_root, args, context) => subscribe('messageEdgeAdded', args, context),
     resolve: ({ delivery, number }: LivePayload, _args, context): MessageEdgeEventShape => {
       const token = tokenOf(delivery, context);
-      if (delivery.kind !== 'message' || number === null) throw deliveryError(delivery, token);
+      if (delivery.kind !== 'message') throw deliveryError(delivery, token);
       const { message, seq, total } = delivery;
       const cursor = messageCursor(context.cursors, delivery.tid, { seq, total, id: message.id });
-      return { resumeToken: token ?? '', number, edge: { cursor, node: message } };
+      // subscribe() pairs every message with its number: only watched tids are delivered.
+      return { resumeToken: token ?? '', number: number!, edge: { cursor, node: message } };
     },
   }),
 );
 
+/** The delivery's token, left for takeResumeToken; none left when it has none. */
 function tokenOf(delivery: Delivery, context: GatewayContext): string | undefined {
-  const token = delivery.positions
-    ? encodeResumeToken(context.cursors, delivery.positions)
-    : undefined;
-  if (token !== undefined) resultTokens.set(context, token);
+  if (!delivery.positions) {
+    resultTokens.delete(context);
+    return undefined;
+  }
+  const token = encodeResumeToken(context.cursors, delivery.positions);
+  resultTokens.set(context, token);
   return token;
 }
 
-function deliveryError(delivery: Delivery, token: string | undefined): GraphQLError {
+function deliveryError(
+  delivery: Exclude<Delivery, { kind: 'message' }>,
+  token: string | undefined,
+): GraphQLError {
   const extra = token !== undefined ? { resumeToken: token } : {};
-  if (delivery.kind === 'unreadable') {
-    return new GraphQLError(
-      `A new message on ${delivery.tid} could not be read: ${delivery.reason}`,
-      {
-        extensions: { code: ErrorCode.UpstreamError, ...extra },
-      },
-    );
-  }
   if (delivery.kind === 'error') {
     return new GraphQLError(delivery.message, { extensions: { code: delivery.code, ...extra } });
   }
-  return new GraphQLError('This number is no longer watched', {
-    extensions: { code: ErrorCode.UpstreamError, ...extra },
-  });
+  return new GraphQLError(
+    `A new message on ${delivery.tid} could not be read: ${delivery.reason}`,
+    { extensions: { code: ErrorCode.UpstreamError, ...extra } },
+  );
 }
 
 async function subscribe(
@@ -178,26 +169,23 @@ async function subscribe(
       extensions: { code: ErrorCode.LiveUpdatesOff },
     });
   }
-  const tids = args.tids?.map(String);
+  const tids = args.tids ? [...new Set(args.tids.map(String))] : undefined;
   if (tids !== undefined && tids.length === 0) {
     throw badUserInput(`${field}: \`tids\` is empty; leave it out to watch every number`, 'tids');
   }
-  const unique = tids === undefined ? undefined : [...new Set(tids)];
-  if (unique !== undefined && unique.length > MAX_WATCHED_NUMBERS) {
+  if (tids !== undefined && tids.length > MAX_WATCHED_NUMBERS) {
     throw badUserInput(
-      `${field}: \`tids\` names ${unique.length} numbers, more than the ${MAX_WATCHED_NUMBERS} one subscription watches; split them across subscriptions`,
+      `${field}: \`tids\` names ${tids.length} numbers, more than the ${MAX_WATCHED_NUMBERS} one subscription watches; split them across subscriptions`,
       'tids',
     );
   }
   const start = resumePoint(field, args.resumeToken ?? null, context);
-  // Nothing that outlives the request is held for credentials the service has not accepted; and
-  // checked first, so remembered refusals cost the service nothing (a flood of retries included).
+  // Checked before anything outlives the request, and remembered refusals cost the service nothing.
   await context.live.verified(credentials);
   let numbers: readonly OwnedNumber[];
-  if (unique === undefined) {
+  if (tids === undefined) {
     numbers = await loaders.ownedNumbers();
-    // Refused rather than watching some of them: a frontend that asked for every number would
-    // silently miss the messages of the rest. With tids it chooses, and can split them.
+    // Refused rather than silently missing the messages of some numbers.
     if (numbers.length > MAX_WATCHED_NUMBERS) {
       throw badUserInput(
         `${field}: this account has ${numbers.length} numbers, more than the ${MAX_WATCHED_NUMBERS} one subscription watches; pass \`tids\`, split across subscriptions`,
@@ -205,8 +193,8 @@ async function subscribe(
       );
     }
   } else {
-    const found = await Promise.all(unique.map((tid) => loaders.numberByTid(tid)));
-    const missing = unique.filter((_, i) => found[i] === null);
+    const found = await Promise.all(tids.map((tid) => loaders.numberByTid(tid)));
+    const missing = tids.filter((_, i) => found[i] === null);
     if (missing.length > 0) {
       const named = missing.slice(0, MISSING_NAMED).map((m) => `"${m}"`);
       const more = missing.length - named.length;
@@ -223,10 +211,10 @@ async function subscribe(
     numbers.map((n) => ({ tid: n.tid, number: n.number })),
     start,
   );
-  // The client went away (SSE): end now. The iterator's own return() can be held back by the
-  // wrappers above it until the next event arrives, which may be never.
-  const signal = requestOf(context)?.signal;
-  signal?.addEventListener('abort', () => void source.return?.(), { once: true });
+  // The client went away (SSE): end now; the wrappers above may hold return() until the next event.
+  requestOf(context)?.signal?.addEventListener('abort', () => void source.return?.(), {
+    once: true,
+  });
   return mapIterator(source, (delivery) => ({
     delivery,
     number: 'tid' in delivery ? (byTid.get(delivery.tid) ?? null) : null,
@@ -239,13 +227,11 @@ function resumePoint(
   argument: string | null,
   context: GatewayContext,
 ): Positions | null {
-  const request = requestOf(context);
-  const header = request?.headers?.get?.('last-event-id') ?? null;
+  const header = requestOf(context)?.headers?.get?.('last-event-id') ?? null;
   const token = header !== null && header !== '' ? header : argument;
   if (token === null) return null;
   const positions = decodeResumeToken(context.cursors, token);
   if (positions === 'unknown-key') {
-    // Issued before a restart without GATEWAY_SECRET, or before a key rotation: not a client bug.
     throw resyncRequired(
       `${field}: \`resumeToken\` was signed with a key this gateway no longer has (a restart or a key rotation); refetch the list, then subscribe without a token`,
     );
@@ -259,22 +245,17 @@ function resumePoint(
   return positions;
 }
 
-/** The HTTP request of an SSE subscription (a WebSocket's context has headers only). */
-function requestOf(
-  context: GatewayContext,
-): { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal } | undefined {
-  return (
-    context as {
-      request?: { headers?: { get?: (name: string) => string | null }; signal?: AbortSignal };
-    }
-  ).request;
+interface SseRequest {
+  readonly headers?: { get?: (name: string) => string | null };
+  readonly signal?: AbortSignal;
 }
 
-/**
- * `source` with each value mapped. By hand, not an async generator: a generator cannot be
- * returned while it waits for the next event, and the subscription must end at once when its
- * client goes away.
- */
+/** The HTTP request of an SSE subscription (a WebSocket's context has headers only). */
+function requestOf(context: GatewayContext): SseRequest | undefined {
+  return (context as { request?: SseRequest }).request;
+}
+
+/** `source` mapped; by hand, since a generator cannot be returned while it awaits an event. */
 function mapIterator<T, U>(
   source: AsyncIterableIterator<T>,
   map: (value: T) => U,

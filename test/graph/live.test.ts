@@ -134,7 +134,7 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
     expect(decodeResumeToken(codec, takeResumeToken(context)!)).toEqual(most);
   });
 
-  it('messageEdgeAdded: the event repeats the token; a message of a number not watched is an error', async () => {
+  it('messageEdgeAdded: the event repeats the token; an unreadable message or an error is the same error as for messageAdded', async () => {
     const delivery = seventh(at({ 'T-A': [6, 'm-7'] }));
     const watched = await resolve(delivery, EDGE, { tid: 'T-A' });
     const token = takeResumeToken(watched.context);
@@ -150,12 +150,30 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
       total: 7,
     });
 
-    const orphan = await resolve(delivery, EDGE, null);
-    expect(orphan.result.errors?.[0]?.message).toBe('This number is no longer watched');
-    expect(orphan.result.errors?.[0]?.extensions).toEqual({
+    const unreadable = await resolve(
+      { kind: 'unreadable', tid: 'T-A', reason: 'no date', positions: at({ 'T-A': [7, ''] }) },
+      EDGE,
+    );
+    expect(unreadable.result.errors?.[0]?.message).toBe(
+      'A new message on T-A could not be read: no date',
+    );
+    expect(unreadable.result.errors?.[0]?.extensions).toEqual({
       code: 'UPSTREAM_ERROR',
-      resumeToken: takeResumeToken(orphan.context),
+      resumeToken: takeResumeToken(unreadable.context),
     });
+    const slow = await resolve(failure('SLOW_CONSUMER', null), EDGE);
+    expect(slow.result.errors?.[0]?.message).toBe('SLOW_CONSUMER here');
+    expect(slow.result.errors?.[0]?.extensions).toEqual({ code: 'SLOW_CONSUMER' });
+  });
+
+  it('a delivery without a position leaves no token: not one an earlier result left untaken', async () => {
+    const context = { cursors: codec };
+    const run = (delivery: Delivery) =>
+      execute({ schema, document: parse(ADDED), rootValue: { delivery }, contextValue: context });
+    await run(seventh(at({ 'T-A': [6, 'm-7'] })));
+    const failed = (await run(failure('UPSTREAM_ERROR', null))) as ExecutionResult;
+    expect(failed.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_ERROR' });
+    expect(takeResumeToken(context)).toBeUndefined();
   });
 });
 
