@@ -1,27 +1,21 @@
 /**
- * The one way the gateway reaches Redis, for each of its uses (the response cache, APQ hashes,
- * live updates): a single server, a Sentinel-managed primary or a Cluster, chosen by
- * configuration; the same timeouts everywhere; health per use, for metrics and /readiness; an
- * outage logged once, not once per command; and QUIT on shutdown, never a cut connection.
- *
- * Redis trouble must cost a cache miss, an APQ round-trip or a late live event, never a request:
- * commands fail at once while disconnected instead of queueing behind the reconnect, and a Redis
- * unreachable at start never holds start-up back.
+ * The one way the gateway reaches Redis, per use (response cache, APQ, live updates): a single
+ * server, a Sentinel primary or a Cluster (docs/deploy.md "Redis topologies"); health per use, for
+ * metrics and /readiness; an outage logged once; QUIT on shutdown. Redis trouble must cost a
+ * cache miss, an APQ round-trip or a late live event, never a request.
  */
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisSettings } from '../config/config.js';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { HostPort, RedisSettings } from '../config/config.js';
 import type { Logger } from '../observability/logger.js';
 
-export type { HostPort, RedisSettings } from '../config/config.js';
+export type { RedisSettings } from '../config/config.js';
 
 /** What each use of Redis is called in logs, metrics and /readiness. */
-export const REDIS_USES = ['cache', 'apq', 'live'] as const;
-export type RedisUse = (typeof REDIS_USES)[number];
+export type RedisUse = 'cache' | 'apq' | 'live';
 
 /** A bare URL is a single server (tests, embedders). */
 export type RedisTarget = URL | RedisSettings;
 
-/** A connection to a single server or Sentinel primary, or to a Cluster: both run every command used. */
 export type RedisClient = Redis | Cluster;
 
 export type RedisTopology = 'single' | 'sentinel' | 'cluster';
@@ -30,10 +24,7 @@ export interface RedisConnectionOptions {
   readonly logger: Logger | false;
   /** A command slower than this fails (the caller goes on without Redis). @default 500 */
   readonly commandTimeoutMs?: number;
-  /**
-   * The outage's log line (its error follows) and the recovery's: say what the outage costs.
-   * @default "Redis for <use> unreachable" / "Redis for <use> reachable again"
-   */
+  /** The outage's log line (its error follows) and the recovery's. @default "Redis for <use> ..." */
   readonly messages?: { readonly down: string; readonly up: string };
 }
 
@@ -49,10 +40,7 @@ export interface RedisConnection {
   succeeded(): void;
   /** Resolves true once connected, false after `timeoutMs` (or at once after closing). */
   ready(timeoutMs: number): Promise<boolean>;
-  /**
-   * A second connection on the same Redis for pub/sub (a subscribed connection runs nothing else);
-   * it resubscribes by itself after a reconnect and is closed with this one.
-   */
+  /** A second connection for pub/sub; it resubscribes after a reconnect, closes with this one. */
   subscriber(): RedisClient;
   /** QUITs every connection of this use (pending replies arrive first); idempotent. */
   close(): Promise<void>;
@@ -63,7 +51,7 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 500;
 /** Reconnect quickly at first, then every 2 s at most: an outage is retried, never given up. */
 const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** attempt, 2_000);
 
-export function topologyOf(target: RedisTarget): RedisTopology {
+function topologyOf(target: RedisTarget): RedisTopology {
   if (target instanceof URL) return 'single';
   if (target.clusterNodes.length > 0) return 'cluster';
   return target.sentinels.length > 0 ? 'sentinel' : 'single';
@@ -79,9 +67,7 @@ export function connectRedis(
   const { logger } = options;
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const client = createClient(target, {
-    // While disconnected, commands fail at once instead of queueing behind the reconnect: after
-    // a failover, nothing made meanwhile is replayed later. (ioredis' auto-pipelining stays
-    // off, as by default: each command is written when it is made.)
+    // While disconnected, commands fail at once: nothing is replayed after a failover.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout,
@@ -176,6 +162,7 @@ async function quit(client: RedisClient): Promise<void> {
   }
 }
 
+/** Undefined leaves ioredis' default (its options are filled in with lodash's `defaults`). */
 interface CommonOptions {
   readonly enableOfflineQueue: boolean;
   readonly enableReadyCheck?: boolean;
@@ -184,53 +171,44 @@ interface CommonOptions {
 }
 
 function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
+  const { enableOfflineQueue, enableReadyCheck, maxRetriesPerRequest, commandTimeout } = common;
   const url = target instanceof URL ? target : target.url;
-  const auth = authOf(url);
   const perNode: RedisOptions = {
-    ...auth,
+    ...authOf(url),
     connectTimeout: CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest: common.maxRetriesPerRequest,
-    ...(common.commandTimeout !== undefined ? { commandTimeout: common.commandTimeout } : {}),
-    ...(common.enableReadyCheck !== undefined ? { enableReadyCheck: common.enableReadyCheck } : {}),
+    maxRetriesPerRequest,
+    commandTimeout,
+    enableReadyCheck,
   };
   const topology = topologyOf(target);
   if (topology === 'cluster' && !(target instanceof URL)) {
     const seeds = [{ host: url.hostname, port: portOf(url) }, ...target.clusterNodes];
-    const clusterOptions: ClusterOptions = {
-      enableOfflineQueue: common.enableOfflineQueue,
-      ...(common.enableReadyCheck !== undefined
-        ? { enableReadyCheck: common.enableReadyCheck }
-        : {}),
+    return new Cluster(seeds, {
+      enableOfflineQueue,
+      enableReadyCheck,
       clusterRetryStrategy: retryStrategy,
       slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
       redisOptions: perNode,
-    };
-    return new Cluster(
-      seeds.map((node) => ({ host: node.host, port: node.port })),
-      clusterOptions,
-    );
+    });
   }
-  const db = Number(url.pathname.slice(1) || '0');
+  const node = {
+    ...perNode,
+    db: Number(url.pathname.slice(1) || '0'),
+    enableOfflineQueue,
+    retryStrategy,
+  };
   if (topology === 'sentinel' && !(target instanceof URL)) {
     return new Redis({
-      ...perNode,
-      db,
-      enableOfflineQueue: common.enableOfflineQueue,
-      retryStrategy,
+      ...node,
       reconnectOnError: reconnectOnReadOnly,
-      sentinels: target.sentinels.map((node) => ({ host: node.host, port: node.port })),
+      sentinels: [...target.sentinels],
       name: target.sentinelName ?? 'mymaster',
       // Only a node that says it is the primary (ready check's INFO) is used; a replica handed
       // out by a sentinel that has not heard of the failover yet is left for the next sentinel.
       role: 'master',
       sentinelRetryStrategy: retryStrategy,
-      // Subscribes to +switch-master on the sentinels and reconnects (asking them for the new
-      // primary) the moment one announces a failover. Without it the connection stays on the
-      // demoted primary until the sentinels turn it into a replica and cut its clients, about
-      // ten seconds during which every write is lost to its resync.
-      // Those subscriptions are to every sentinel (up to 10), so one sentinel down leaves the
-      // others listening; a lost one is retried every minute (ioredis' default), since each
-      // failed attempt prints a line on stderr.
+      // Follows +switch-master at once: without it the connection stays on the demoted primary
+      // until the sentinels cut its clients, about ten seconds of writes lost to its resync.
       failoverDetector: true,
       // Sentinels have a password of their own, or none (REDIS_SENTINEL_PASSWORD): sent the
       // primary's, one without answered every connection with a warning on stderr.
@@ -238,21 +216,12 @@ function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
       ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
     });
   }
-  return new Redis({
-    ...perNode,
-    host: url.hostname,
-    port: portOf(url),
-    db,
-    enableOfflineQueue: common.enableOfflineQueue,
-    retryStrategy,
-  });
+  return new Redis({ ...node, host: url.hostname, port: portOf(url) });
 }
 
 /**
- * A write refused with READONLY means this connection talks to a replica: the node it knew was
- * demoted. Reconnect, which asks the sentinels for the primary again. `2` also
- * resends the command, but with the offline queue off that fails at once, as every command does
- * while reconnecting: the caller goes on without Redis, never waits.
+ * READONLY: this connection talks to a demoted primary. Reconnect, asking the sentinels for the
+ * primary again (`2` also resends the command, which fails at once with the offline queue off).
  */
 export function reconnectOnReadOnly(error: Error): 2 | false {
   return error.message.startsWith('READONLY') ? 2 : false;
@@ -285,7 +254,7 @@ export function pointedThereBy(target: RedisTarget, error: unknown): string | nu
   if (code !== 'ECONNREFUSED' && !message.includes('ECONNREFUSED')) return null;
   if (target instanceof URL || topology === 'single') return 'REDIS_URL points there';
   const address = /(\S+):(\d+)\s*$/.exec(message);
-  const at = (nodes: readonly { host: string; port: number }[]): boolean =>
+  const at = (nodes: readonly HostPort[]): boolean =>
     address !== null &&
     nodes.some(
       (n) => n.host === address[1]?.replace(/^\[|\]$/g, '') && n.port === Number(address[2]),
@@ -302,20 +271,15 @@ export function pointedThereBy(target: RedisTarget, error: unknown): string | nu
 }
 
 /** host:port, the sentinels or the cluster's seeds: what logs may say (never a password). */
-export function describeTarget(target: RedisTarget): string {
+function describeTarget(target: RedisTarget): string {
   const url = target instanceof URL ? target : target.url;
   const node = `${url.hostname}:${portOf(url)}`;
-  switch (topologyOf(target)) {
-    case 'single':
-      return node;
-    case 'sentinel': {
-      const settings = target as RedisSettings;
-      const sentinels = settings.sentinels.map((n) => `${n.host}:${n.port}`).join(',');
-      return `sentinel ${settings.sentinelName ?? 'mymaster'} via ${sentinels}`;
-    }
-    case 'cluster': {
-      const nodes = (target as RedisSettings).clusterNodes.map((n) => `${n.host}:${n.port}`);
-      return `cluster ${[node, ...nodes].join(',')}`;
-    }
+  const topology = topologyOf(target);
+  if (target instanceof URL || topology === 'single') return node;
+  const list = (nodes: readonly HostPort[]): string =>
+    nodes.map((n) => `${n.host}:${n.port}`).join(',');
+  if (topology === 'sentinel') {
+    return `sentinel ${target.sentinelName ?? 'mymaster'} via ${list(target.sentinels)}`;
   }
+  return `cluster ${node},${list(target.clusterNodes)}`;
 }

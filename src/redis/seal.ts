@@ -1,13 +1,8 @@
 /**
- * Sealing what the gateway writes to Redis that holds account data (live events and poll state,
- * cached answers): AES-256-GCM, a random 12-byte nonce per value, under a key derived from
- * GATEWAY_SECRET with HKDF-SHA256 (info `sms-gateway redis seal v1`). Each value is bound to where
- * it is kept (its key or channel, as the additional authenticated data): moved elsewhere, it no
- * longer opens.
- *
- * Sealed with the current secret; opened with it, then with the previous one
- * (GATEWAY_SECRET_PREVIOUS). Anything else (another secret, altered bytes, a value that was never
- * sealed) opens as null: callers treat it as a miss, never as an error.
+ * Sealing what the gateway writes to Redis: AES-256-GCM under a key derived from GATEWAY_SECRET
+ * (HKDF-SHA256), bound to its key or channel (the additional authenticated data), so a value moved
+ * elsewhere no longer opens. Opened with the current secret, then GATEWAY_SECRET_PREVIOUS;
+ * anything else opens as null, which callers treat as a miss.
  *
  * Layout: version (1 byte, 1) | nonce (12) | ciphertext | tag (16).
  */
@@ -68,10 +63,7 @@ export function createSeal(secret: SealSecret): Seal {
   };
 }
 
-/**
- * Nonces are public (each is stored with its value), so they are drawn 256 at a time: one call
- * to the system's generator instead of one per value, which was a third of sealing a live event.
- */
+/** Nonces are public, so drawn 256 at a time: one per call was a third of sealing a live event. */
 let nonces = Buffer.alloc(0);
 let taken = 0;
 function nextNonce(): Buffer {
