@@ -1,31 +1,20 @@
 /**
- * Built-in upstream simulator: a real HTTP server (node:http, loopback by default)
- * speaking the SMS service's history / owned numbers wire format (as the gateway reads it in
- * src/upstream/wire.ts; its quirks in docs/upstream-quirks.md), backed by the deterministic demo
- * data of ./demo-data.ts.
- *
- * Decisions the upstream document leaves open (the simulator's choices):
- * - Parameters are read from the `application/x-www-form-urlencoded` body and from the
- *   URL query string; the body wins on conflict. Within one source, the first occurrence
- *   of a repeated parameter is used. A non-empty body with another content type is 415.
- * - History range: positions are 0-based over the number's messages ordered newest first
- *   (position 0 = newest). `history_start` is inclusive; `history_end` is exclusive by
- *   default, so the response holds positions [history_start, history_end), or inclusive
- *   with `historyEnd: 'inclusive'` (positions [history_start, history_end], as a real
- *   service might: `npm run doctor` tells them apart). A range reaching past the end
- *   returns whatever exists (possibly an empty `messages`). `message_count_requested ` is
- *   the number of positions the range names; `history_end < history_start` is a 400.
- * - For a number without messages, `most_recent_msg_id` is 0 and `most_recent_date`
- *   equals `created_date`.
- * - Status codes: unknown path 404, known path with a method other than POST 405,
- *   bad credentials 401 (checked before the other parameters), invalid parameters 400,
- *   body over 64 KiB 413. A tid the account does not own, or a `number` that does not
- *   match the tid, is HTTP 200 with `{"success":"0","error":"number not found"}`.
- * - Error messages never echo parameter values (so never the credentials either).
- * - `latencyMs` delays every response, errors included, measured from when the request
- *   body has been read.
- * Tests and benches record its calls and add accounts through `observer` and `accounts`
- * (support/recording-upstream.ts); the demo uses neither.
+ * The stand-in for the SMS service: a real HTTP server on 127.0.0.1 speaking the service's wire
+ * format (as src/upstream/wire.ts reads it; its quirks in docs/upstream-quirks.md) over the
+ * deterministic data of ./demo-data.ts. Where the service's documentation leaves a choice open:
+ * - Parameters come from the form body and the query string, the body winning; within one of
+ *   them, the first of a repeated parameter. A non-empty body of another content type is 415.
+ * - Positions count from 0 over the number's messages, newest first. `history_start` is
+ *   inclusive; `history_end` is exclusive ([start, end)), or inclusive with `historyEnd:
+ *   'inclusive'` as a real service might be (`npm run doctor` tells them apart). A range past
+ *   the end returns what exists; `message_count_requested ` is the number of positions the range
+ *   names; `history_end < history_start` is 400.
+ * - A number without messages has `most_recent_msg_id` 0 and `most_recent_date` = `created_date`.
+ * - Unknown path 404; a method other than POST 405; bad credentials 401 (checked before the other
+ *   parameters); invalid parameters 400; a body over 64 KiB 413. A tid the account does not own,
+ *   or a `number` that is not the tid's, is 200 with `{"success":"0","error":"number not found"}`.
+ * - Error messages never echo a parameter's value (so never the credentials).
+ * - `latencyMs` delays every answer, errors included, from when the request body has been read.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -58,24 +47,14 @@ export interface SimulatorObserver {
 }
 
 export interface SimulatorOptions {
-  /** Default 127.0.0.1. */
-  host?: string;
-  /** Default 0 (an ephemeral port). */
-  port?: number;
-  /** Default 0; artificial delay before each response. */
+  /** Artificial delay before each answer; default 0. */
   latencyMs?: number;
   /** Accounts answered beside the demo ones; those sharing one `numbers` array share its JSON. */
   accounts?: Iterable<DemoAccount>;
   observer?: SimulatorObserver;
-  /**
-   * Default 0 (never); every this many ms an inbound message arrives on the first demo
-   * account's first number, so live updates have something to show in demo mode.
-   */
+  /** Every this many ms an inbound message arrives on the demo account's first number; 0 never. */
   arrivalsEveryMs?: number;
-  /**
-   * How `history_end` is read: `exclusive` (the default; positions [start, end)) or
-   * `inclusive` (positions [start, end]), so both kinds of service can be tested.
-   */
+  /** How `history_end` is read: `exclusive` ([start, end), the default) or `inclusive`. */
   historyEnd?: 'exclusive' | 'inclusive';
 }
 
@@ -89,16 +68,13 @@ export interface RunningSimulator {
 }
 
 // ---------------------------------------------------------------------------
-// Precomputed responses
+// Precomputed answers
 
 interface PreparedNumber {
   readonly demo: DemoNumber;
-  /** UTF-8 JSON of all messages (newest first), joined by ','. */
+  /** The messages' JSON, newest first, joined by ','. */
   readonly messagesJson: Buffer;
-  /**
-   * Byte offset where message i starts in messagesJson; the extra last entry is
-   * messagesJson.length + 1, so message i spans [offsets[i], offsets[i + 1] - 1).
-   */
+  /** Message i spans [offsets[i], offsets[i + 1] - 1) of messagesJson (one extra last entry). */
   readonly offsets: readonly number[];
   /** `,"total_message_count":...,...,"messages":[` (everything after the requested count). */
   readonly middle: string;
@@ -107,23 +83,18 @@ interface PreparedNumber {
 interface PreparedAccount {
   readonly account: DemoAccount;
   readonly byTid: ReadonlyMap<string, PreparedNumber>;
-  readonly ownedLocal: Buffer;
-  readonly ownedTollfree: Buffer;
-  readonly ownedAll: Buffer;
+  /** The ownednumbers answers by number_type, and the allownednumbers answer. */
+  readonly owned: Readonly<Record<DemoNumberType | 'all', Buffer>>;
 }
 
 function ownedNumbersBody(numbers: readonly DemoNumber[]): Buffer {
-  return Buffer.from(
-    JSON.stringify({
-      success: '1',
-      data: numbers.map((n) => ({
-        number: n.number,
-        tid: n.tid,
-        type: n.type,
-        webhook: n.webhook,
-      })),
-    }),
-  );
+  const data = numbers.map((n) => ({
+    number: n.number,
+    tid: n.tid,
+    type: n.type,
+    webhook: n.webhook,
+  }));
+  return Buffer.from(JSON.stringify({ success: '1', data }));
 }
 
 function integerJson(value: number, loose: boolean): string {
@@ -164,9 +135,11 @@ function prepareAccount(account: DemoAccount): PreparedAccount {
   if (prepared === undefined) {
     prepared = {
       byTid: new Map(numbers.map((n) => [n.tid, prepareNumber(n)])),
-      ownedLocal: ownedNumbersBody(numbers.filter((n) => n.type === 'local')),
-      ownedTollfree: ownedNumbersBody(numbers.filter((n) => n.type === 'tollfree')),
-      ownedAll: ownedNumbersBody(numbers),
+      owned: {
+        local: ownedNumbersBody(numbers.filter((n) => n.type === 'local')),
+        tollfree: ownedNumbersBody(numbers.filter((n) => n.type === 'tollfree')),
+        all: ownedNumbersBody(numbers),
+      },
     };
     preparedNumbers.set(numbers, prepared);
   }
@@ -177,35 +150,17 @@ const PREPARED_BY_SYS_ID: ReadonlyMap<string, PreparedAccount> = new Map(
   DEMO_ACCOUNTS.map((a) => [a.credentials.sysId, prepareAccount(a)]),
 );
 
-/** `prepared` with `message` at its head, as when a message arrives. */
-function withArrival(
-  prepared: PreparedAccount,
-  tid: string,
-  message: DemoMessage,
-): PreparedAccount {
-  const numbers = prepared.account.numbers.map((n) =>
-    n.tid === tid ? { ...n, messages: [message, ...n.messages] } : n,
-  );
-  const changed = numbers.find((n) => n.tid === tid);
-  if (!changed) throw new RangeError(`no number with tid ${tid}`);
-  const byTid = new Map(prepared.byTid);
-  byTid.set(tid, prepareNumber(changed));
-  return { ...prepared, account: { ...prepared.account, numbers }, byTid };
-}
-
 /**
- * A new inbound message for `number`, at the head of its history, dated when it arrives (so
- * arrivals every 5 s are 5 s apart). The seeded demo history ends when the simulator starts, so an
- * arrival is the newest by date as well as by position and system id.
+ * A new inbound message for `number`, at the head of its history, dated when it arrives. The
+ * seeded demo history ends when the simulator starts, so it is the newest by date as well.
  */
 function arrivingMessage(number: DemoNumber, body: string): DemoMessage {
   const newest = number.messages[0];
   const systemId = newest === undefined ? 1 : Number(newest.system_id) + 1;
-  const epochSeconds = Math.floor(Date.now() / 1000);
   return {
     system_id: number.looselyTyped ? String(systemId) : systemId,
     message_id: randomBytes(16).toString('hex'),
-    GMTdate: formatUpstreamTimestamp(epochSeconds),
+    GMTdate: formatUpstreamTimestamp(Math.floor(Date.now() / 1000)),
     tid: number.tid,
     phone: newest?.phone ?? '15550100000',
     direction: 'inbound',
@@ -219,9 +174,8 @@ function arrivingMessage(number: DemoNumber, body: string): DemoMessage {
 const HISTORY_TAIL = Buffer.from(']}');
 
 /**
- * History response as chunks: a small per-request head, a zero-copy view of the
- * precomputed message JSON for positions [start, end), and the closing ']}'. `end` is
- * exclusive here; the caller turns an inclusive `history_end` into it.
+ * A history answer as chunks: its own head, a view of the prepared messages' JSON for positions
+ * [start, end) (`end` exclusive here), and the closing ']}'.
  */
 function historyBody(prepared: PreparedNumber, start: number, end: number): Buffer[] {
   const loose = prepared.demo.looselyTyped;
@@ -263,18 +217,21 @@ const OPERATIONS: ReadonlyMap<string, SimulatorOperation> = new Map([
 // Request handling
 
 interface Outcome {
-  status: number;
-  /** Sent as-is; an array is sent as consecutive chunks of one body. */
-  body: Buffer | readonly Buffer[];
-  headers?: Record<string, string>;
+  readonly status: number;
+  /** An array is sent as consecutive chunks of one body. */
+  readonly body: Buffer | readonly Buffer[];
+  readonly headers?: Record<string, string>;
+  /** The account whose credentials were accepted. */
+  readonly accountSysId?: string;
 }
 
-/** First occurrence of each key wins within one source. */
-function addParams(into: Map<string, string>, source: URLSearchParams, seen: Set<string>): void {
-  for (const [key, value] of source) {
+/** Sets `params` from `query`, over what is there; the first of a repeated parameter wins. */
+function addParams(params: Map<string, string>, query: string): void {
+  const seen = new Set<string>();
+  for (const [key, value] of new URLSearchParams(query)) {
     if (seen.has(key)) continue;
     seen.add(key);
-    into.set(key, value);
+    params.set(key, value);
   }
 }
 
@@ -284,8 +241,8 @@ function isFormContentType(header: string | undefined): boolean {
   return mediaType === '' || mediaType === 'application/x-www-form-urlencoded';
 }
 
-function parseNonNegativeInteger(value: string | undefined): number | null {
-  if (value === undefined || !/^[0-9]+$/.test(value)) return null;
+function parseNonNegativeInteger(value: string): number | null {
+  if (!/^[0-9]+$/.test(value)) return null;
   const parsed = Number(value);
   return Number.isSafeInteger(parsed) ? parsed : null;
 }
@@ -303,8 +260,8 @@ function handleHistory(
   const tid = params.get('tid');
   const rawStart = params.get('history_start');
   const rawEnd = params.get('history_end');
-  if (number === undefined || number === '') return badRequest('missing parameter: number');
-  if (tid === undefined || tid === '') return badRequest('missing parameter: tid');
+  if (!number) return badRequest('missing parameter: number');
+  if (!tid) return badRequest('missing parameter: tid');
   if (rawStart === undefined) return badRequest('missing parameter: history_start');
   if (rawEnd === undefined) return badRequest('missing parameter: history_end');
   const start = parseNonNegativeInteger(rawStart);
@@ -322,17 +279,14 @@ function handleHistory(
 }
 
 function handleOwnedNumbers(account: PreparedAccount, params: Map<string, string>): Outcome {
-  const numberType = params.get('number_type');
-  if (numberType === undefined) return badRequest('missing parameter: number_type');
-  const type: DemoNumberType | null =
-    numberType === 'local' || numberType === 'tollfree' ? numberType : null;
-  if (type === null) return badRequest("invalid number_type: must be 'local' or 'tollfree'");
-  return { status: 200, body: type === 'local' ? account.ownedLocal : account.ownedTollfree };
+  const type = params.get('number_type');
+  if (type === undefined) return badRequest('missing parameter: number_type');
+  if (type !== 'local' && type !== 'tollfree')
+    return badRequest("invalid number_type: must be 'local' or 'tollfree'");
+  return { status: 200, body: account.owned[type] };
 }
 
 export function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const host = options.host ?? '127.0.0.1';
-  const port = options.port ?? 0;
   const latencyMs = options.latencyMs ?? 0;
   const { observer } = options;
   const inclusiveEnd = options.historyEnd === 'inclusive';
@@ -353,21 +307,19 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   function send(
     res: ServerResponse,
     outcome: Outcome,
-    operation: SimulatorOperation | null = null,
-    params: ReadonlyMap<string, string> = new Map(),
-    accountSysId: string | null = null,
+    operation: SimulatorOperation | null,
+    params: ReadonlyMap<string, string>,
   ): void {
-    const { status } = outcome;
+    const { status, body, accountSysId = null } = outcome;
     const delayMs =
       latencyMs + (observer?.answering({ operation, accountSysId, params, status }) ?? 0);
     const write = (): void => {
       observer?.written();
       if (res.destroyed || res.writableEnded) return;
-      const { body } = outcome;
       const chunks: readonly Buffer[] = Buffer.isBuffer(body) ? [body] : body;
       let length = 0;
       for (const chunk of chunks) length += chunk.length;
-      res.writeHead(outcome.status, {
+      res.writeHead(status, {
         'Content-Type': 'application/json',
         'Content-Length': length,
         ...outcome.headers,
@@ -398,88 +350,62 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     fire();
   }
 
-  function handleOperation(
-    operation: SimulatorOperation,
-    params: Map<string, string>,
-  ): { outcome: Outcome; accountSysId: string | null } {
+  function handleOperation(operation: SimulatorOperation, params: Map<string, string>): Outcome {
     const sysId = params.get('sys_id');
-    const authToken = params.get('auth_token');
     const account = sysId === undefined ? undefined : accounts.get(sysId);
-    if (
-      account === undefined ||
-      authToken === undefined ||
-      account.account.credentials.authToken !== authToken
-    ) {
-      return { outcome: { status: 401, body: INVALID_CREDENTIALS_BODY }, accountSysId: null };
-    }
-    const accountSysId = account.account.credentials.sysId;
-    switch (operation) {
-      case 'smshistory':
-        return { outcome: handleHistory(account, params, inclusiveEnd), accountSysId };
-      case 'ownednumbers':
-        return { outcome: handleOwnedNumbers(account, params), accountSysId };
-      case 'allownednumbers':
-        return { outcome: { status: 200, body: account.ownedAll }, accountSysId };
-    }
+    if (account === undefined || account.account.credentials.authToken !== params.get('auth_token'))
+      return { status: 401, body: INVALID_CREDENTIALS_BODY };
+    const outcome =
+      operation === 'smshistory'
+        ? handleHistory(account, params, inclusiveEnd)
+        : operation === 'ownednumbers'
+          ? handleOwnedNumbers(account, params)
+          : { status: 200, body: account.owned.all };
+    return { ...outcome, accountSysId: account.account.credentials.sysId };
   }
 
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     const rawUrl = req.url ?? '/';
     const queryIndex = rawUrl.indexOf('?');
-    const path = queryIndex === -1 ? rawUrl : rawUrl.slice(0, queryIndex);
-    const query = queryIndex === -1 ? '' : rawUrl.slice(queryIndex + 1);
-    const operation = OPERATIONS.get(path);
-
+    const operation = OPERATIONS.get(queryIndex === -1 ? rawUrl : rawUrl.slice(0, queryIndex));
     if (operation === undefined) {
       req.resume();
-      send(res, { status: 404, body: NOT_FOUND_BODY });
+      send(res, { status: 404, body: NOT_FOUND_BODY }, null, new Map());
       return;
     }
-
-    const queryParams = new Map<string, string>();
-    addParams(queryParams, new URLSearchParams(query), new Set());
-
+    const params = new Map<string, string>();
+    addParams(params, queryIndex === -1 ? '' : rawUrl.slice(queryIndex + 1));
     if (req.method !== 'POST') {
       req.resume();
-      const outcome = { status: 405, body: METHOD_NOT_ALLOWED_BODY, headers: { Allow: 'POST' } };
-      send(res, outcome, operation, queryParams);
+      const headers = { Allow: 'POST' };
+      send(res, { status: 405, body: METHOD_NOT_ALLOWED_BODY, headers }, operation, params);
       return;
     }
 
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
     req.on('data', (chunk: Buffer) => {
-      if (tooLarge) return;
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        tooLarge = true;
-        chunks.length = 0;
-        return;
-      }
-      chunks.push(chunk);
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     req.on('error', () => {
       // Client went away mid-request; nothing to answer.
     });
     req.on('end', () => {
-      if (tooLarge) {
+      if (size > MAX_BODY_BYTES) {
         const headers = { Connection: 'close' };
-        send(res, { status: 413, body: PAYLOAD_TOO_LARGE_BODY, headers }, operation, queryParams);
+        send(res, { status: 413, body: PAYLOAD_TOO_LARGE_BODY, headers }, operation, params);
         return;
       }
-      const params = queryParams;
       if (size > 0) {
         if (!isFormContentType(req.headers['content-type'])) {
           send(res, { status: 415, body: UNSUPPORTED_MEDIA_TYPE_BODY }, operation, params);
           return;
         }
-        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
         // Body parameters override query parameters.
-        addParams(params, new URLSearchParams(body.toString('utf8')), new Set());
+        addParams(params, Buffer.concat(chunks).toString('utf8'));
       }
-      const { outcome, accountSysId } = handleOperation(operation, params);
-      send(res, outcome, operation, params, accountSysId);
+      send(res, handleOperation(operation, params), operation, params);
     });
   }
 
@@ -488,10 +414,11 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     const number = prepared?.account.numbers.find((n) => n.tid === tid);
     if (!prepared || !number) throw new RangeError(`no number with tid ${tid} for that account`);
     const message = arrivingMessage(number, body);
+    const numbers = prepared.account.numbers.map((n) =>
+      n === number ? { ...n, messages: [message, ...n.messages] } : n,
+    );
     // Copy on write: the prepared demo data is shared by every simulator in the process.
-    const next = new Map(accounts);
-    next.set(sysId, withArrival(prepared, tid, message));
-    accounts = next;
+    accounts = new Map(accounts).set(sysId, prepareAccount({ ...prepared.account, numbers }));
     return message;
   }
 
@@ -513,13 +440,11 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
   return new Promise<RunningSimulator>((resolve, reject) => {
     const onListenError = (error: Error): void => reject(error);
     server.once('error', onListenError);
-    server.listen(port, host, () => {
+    server.listen(0, '127.0.0.1', () => {
       server.off('error', onListenError);
-      const address = server.address() as AddressInfo;
-      const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       let closed: Promise<void> | null = null;
       resolve({
-        url: `http://${urlHost}:${address.port}`,
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
         deliver,
         close(): Promise<void> {
           if (closed !== null) return closed;
