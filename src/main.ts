@@ -28,13 +28,8 @@ async function main(): Promise<void> {
   const endpoint = `http://${shownHost(config.host)}:${port}${GRAPHQL_PATH}`;
   // The human lines go to stderr: stdout carries only JSON log lines, for log shippers.
   const cors = { origins: config.corsOrigins, allowLoopback: simulator !== null };
-  console.error(
-    banner(
-      endpoint,
-      simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin },
-      cors,
-    ),
-  );
+  const where = simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin };
+  console.error(banner(endpoint, where, cors));
   // Demo mode says so in the JSON log too, where an operator who misspelt UPSTREAM_URL looks.
   const upstream = simulator
     ? { upstream: 'simulator', simulatorUrl: simulator.url, secretSource: config.secret.source }
@@ -94,11 +89,7 @@ async function main(): Promise<void> {
 
 /** One line a person can act on; a port in use is the usual one. */
 function startFailure(error: unknown): string {
-  const { code, port, address } = (error ?? {}) as {
-    code?: unknown;
-    port?: unknown;
-    address?: unknown;
-  };
+  const { code, port, address } = (error ?? {}) as Record<string, unknown>;
   if (code === 'EADDRINUSE') {
     return `port ${String(port)} on ${String(address)} is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`;
   }

@@ -63,10 +63,7 @@ export async function createApp(
   });
 }
 
-/**
- * How long start-up waits for Redis: a reachable one connects, so the first requests share the
- * cache; an unreachable one costs no more (the copy serves degraded and reconnects meanwhile).
- */
+/** How long start-up waits for Redis: the first requests share a reachable one; else degraded. */
 const REDIS_START_WAIT_MS = 300;
 
 /** One connection per use of Redis the Config turns on (src/redis), opened together. */

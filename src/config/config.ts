@@ -28,10 +28,7 @@ export {
   type HostPort,
 } from './settings.js';
 
-/**
- * The configuration loadConfig returns: its shape is the object `read` builds below, where each
- * field names its variable (settings.ts) or fixed value (fixed.ts); frozen all the way down.
- */
+/** What loadConfig returns, frozen: the object `read` builds from settings.ts and fixed.ts. */
 export type Config = Frozen<ReturnType<typeof read>>;
 type Frozen<T> = T extends URL | readonly unknown[]
   ? T
@@ -54,11 +51,7 @@ export type RedisSettings = NonNullable<Config['redis']>;
 /** The fair queue in front of every request (src/traffic/fair-admission.ts). */
 export type AdmissionSettings = Config['admission'];
 
-/**
- * The gateway's one secret (GATEWAY_SECRET, formerly CACHE_HMAC_KEY): it signs cursors and resume
- * tokens, names accounts and keys credential fingerprints (docs/deploy.md "The secret and its
- * rotation").
- */
+/** The gateway's one secret: docs/deploy.md "The secret and its rotation". */
 interface SecretSettings {
   /** Signs new tokens; null: a random key of this process. Demo mode: DEMO_SECRET. */
   readonly current: string | null;
@@ -79,9 +72,8 @@ export class ConfigError extends Error {
 export const DEFAULT_CACHE_MAX_BYTES = SETTINGS.CACHE_MAX_BYTES.fallback;
 
 /**
- * The secret of demo mode when GATEWAY_SECRET is not set: fixed, so a restarted demo keeps its
- * cursors and resume tokens valid. It is public (derived from this text), so it is used only
- * while the built-in simulator serves, never with UPSTREAM_URL naming a real service.
+ * Demo mode's secret without GATEWAY_SECRET: fixed, so a restarted demo's tokens stay valid; public
+ * (derived from this text), so used only while the built-in simulator serves.
  */
 export const DEMO_SECRET = createHash('sha256')
   .update('sms-graphql-gateway demo mode: not a secret, never used with a real service')
@@ -297,14 +289,10 @@ export function loadDoctorSettings(env: Env) {
     problems.push(...error.problems);
   }
   const url = gateway?.upstream.url ?? null;
-  if (gateway !== null && url === null) {
+  if (gateway !== null && url === null)
     problems.push('UPSTREAM_URL is not set: the doctor asks the real service, at its base URL');
-  }
-  const { SMS_SYS_ID: sysId, SMS_AUTH_TOKEN: authToken } = readSettings(
-    DOCTOR_SETTINGS,
-    env,
-    problems,
-  );
+  const doctor = readSettings(DOCTOR_SETTINGS, env, problems);
+  const { SMS_SYS_ID: sysId, SMS_AUTH_TOKEN: authToken } = doctor;
   if (!sysId) problems.push("SMS_SYS_ID is not set: one account's sys_id");
   if (!authToken) problems.push("SMS_AUTH_TOKEN is not set: that account's auth_token");
   if (problems.length > 0 || url === null || gateway === null || !sysId || !authToken)

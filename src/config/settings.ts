@@ -166,10 +166,7 @@ const URL_KINDS = {
   redis: { schemes: ['redis', 'rediss'], what: 'a redis:// or rediss:// URL' },
 };
 
-/**
- * An absolute URL of one kind; `refuse` may say what else it must not be. Problems never echo
- * the value: it may carry a password.
- */
+/** An absolute URL of one kind; `refuse` says what else it must not be. Never echoed (passwords). */
 function url(
   kind: keyof typeof URL_KINDS,
   example: string,
@@ -396,10 +393,7 @@ type Former = keyof typeof fixed extends infer K
 const fixedAt = (...names: Former[]): Record<string, string> =>
   Object.fromEntries(names.map((name) => [name, String(fixed[`FIXED_${name}`])]));
 
-/**
- * Former variables -> what they are fixed at (fixed.ts), as the line that refuses one says it:
- * `MAX_TOKENS is no longer a setting: it is fixed at 2000 (docs/configuration.md#fixed-values)`.
- */
+/** Former variables -> what they are fixed at (fixed.ts), as the line refusing one says it. */
 export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
   UPSTREAM_ATTEMPT_TIMEOUT_MS: 'the whole UPSTREAM_TIMEOUT_MS',
   UPSTREAM_CONCURRENCY: 'none per request: the shared adaptive limit alone',

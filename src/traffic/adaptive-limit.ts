@@ -84,10 +84,7 @@ export class AdaptiveLimit {
     return this.baselines.get(operation)?.ms ?? null;
   }
 
-  /**
-   * One call of `operation` the service answered after `rttMs`, with `inFlight` calls out (itself
-   * included); `queued` when other calls were waiting for a slot as it ended.
-   */
+  /** A call answered after `rttMs` with `inFlight` out (itself too); `queued`: others waited. */
   sample(rttMs: number, inFlight: number, queued = false, operation = DEFAULT_OPERATION): void {
     const own = this.options.ownDelayMs?.(this.now() - rttMs) ?? 0;
     const serviceMs = Math.max(rttMs - own, 0);

@@ -77,10 +77,9 @@ export function requestAdmission(
 }
 
 /**
- * The gateway's listener behind admission. Every request but preflights and probes waits its
- * tenant's turn, whatever its path, so no request is answered outside every seat. An unknown
- * pair's request waits in its own line, and its call is its verification: verifying before the
- * wait ran one call per invented pair outside every seat (a bystander's p50 went to 156 ms).
+ * The listener behind admission: every request but preflights and probes waits its turn, whatever
+ * its path. An unknown pair waits in its own line and its call is its verification (verifying
+ * before the wait ran a call per invented pair outside every seat: a bystander's p50 of 156 ms).
  */
 export function admitRequests(
   listener: TicketedListener,

@@ -7,8 +7,7 @@
  */
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Credentials } from '../core/credentials.js';
-import type { RefusalReason } from '../core/signals.js';
-import type { Logger } from '../observability/logger.js';
+import type { TrafficOptions } from './traffic.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
 import type { Release } from './fair-scheduler.js';
 import { ServiceHealth } from './service-health.js';
@@ -18,17 +17,10 @@ import type { CredentialMemory } from './verification.js';
 /** A Retry-After longer than this is read as this: the gateway never pauses an account for hours. */
 const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
-export interface CallGateOptions {
+type Configured =
+  'breakerThreshold' | 'breakerCooldownMs' | 'defaultRetryAfterMs' | 'attemptTimeoutMs';
+export interface CallGateOptions extends Pick<TrafficOptions, Configured | 'logger' | 'onRefused'> {
   readonly memory: CredentialMemory;
-  readonly breakerThreshold: number;
-  readonly breakerCooldownMs: number;
-  /** The 429 window when the service sends no usable Retry-After. */
-  readonly defaultRetryAfterMs: number;
-  /** One attempt's limit. */
-  readonly attemptTimeoutMs: number;
-  readonly logger?: Logger | undefined;
-  /** Told of each call refused without reaching the service. */
-  readonly onRefused?: ((reason: RefusalReason) => void) | undefined;
 }
 
 /** Where a 429 window opened by credentials not accepted lately is kept. */
@@ -114,9 +106,8 @@ export class CallGate {
     }
     const now = Date.now();
     if (error.code === ErrorCode.RateLimited) {
-      // About this account only: its window, never the shared limit. Credentials the service has
-      // not accepted lately open a window for the sys_id's unaccepted tokens alone: a wrong token
-      // never pauses the account's own calls, nor can a new token per request walk through it.
+      // The account's window, not the shared limit. Unaccepted credentials open it for the sys_id's
+      // unaccepted tokens alone: a wrong token never pauses the account; new tokens share the window.
       const windowMs = Math.min(
         error.retryAfterMs ?? this.options.defaultRetryAfterMs,
         MAX_RETRY_AFTER_MS,

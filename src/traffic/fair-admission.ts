@@ -5,6 +5,7 @@
  * flows (accounts, classes for the rest) are ours, and a library limiter knows neither.
  */
 import { performance as perfHooks } from 'node:perf_hooks';
+import type { AdmissionSettings } from '../config/config.js';
 
 /** `account:<account>`, `unverified:<pair>`, or `anonymous`. */
 export type Tenant = string;
@@ -64,18 +65,13 @@ export interface LoopLoad {
   /** The last window's event-loop utilization, 0 to 1 (reported as a metric). */
   readonly utilization: number;
   /** Called with the new state each time busy starts or ends. */
-  onChange(listener: (busy: boolean) => void): () => void;
+  onChange(listener: (busy: boolean) => void): void;
   /** Called after each window is sampled. */
-  onSample?(listener: (utilization: number) => void): () => void;
+  onSample?(listener: (utilization: number) => void): void;
 }
 
-export interface AdmissionOptions {
-  /** The fewest requests that run while the loop is busy; 0 turns admission off. */
-  readonly minSeats: number;
-  /** Requests one line may have waiting; more are refused at once. */
-  readonly maxWaiting: number;
-  /** The longest a request waits before it is refused, in ms. */
-  readonly maxWaitMs: number;
+/** `minSeats` run while the loop is busy (0: admission off); lines hold `maxWaiting`, `maxWaitMs`. */
+export interface AdmissionOptions extends AdmissionSettings {
   readonly load: LoopLoad;
   readonly now?: () => number;
   /** The loop's busy time so far, in ms. @default perf_hooks eventLoopUtilization().active */

@@ -1,10 +1,8 @@
 /**
- * Slots for calls to the service, shared by every request of this copy: at most the adaptive
- * limit in flight. A freed slot goes to the waiting account that has used least lately, by
- * admission's ledger (fair-admission.ts `useOf`), so one 200-number fan-out waits beside another
- * account's single call, not in front of it. Work-conserving, as a partitioned limiter that lends
- * unused room: an account alone may use every slot but RESERVE_FRACTION (a newcomer's first call
- * never waits behind its hung ones); while others wait, each holds at most `share` of the limit.
+ * Slots for calls to the service, at most the adaptive limit in flight. A freed slot goes to the
+ * waiting account that used least lately by admission's ledger (`useOf`): a 200-number fan-out
+ * waits beside another account's single call. Work-conserving: an account alone may use all but
+ * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share` of the limit.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
 
@@ -56,10 +54,7 @@ export class FairScheduler {
     return this.waitingCount;
   }
 
-  /**
-   * Resolves with a release function once the call may go; rejects with `signal.reason` if the
-   * signal aborts first (the call's deadline), leaving the queue as if it had never come.
-   */
+  /** A release once the call may go; `signal.reason` if it aborts first (leaving no trace). */
   acquire(account: string, signal: AbortSignal, flow = account): Promise<Release> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     if (
@@ -121,10 +116,7 @@ export class FairScheduler {
     };
   }
 
-  /**
-   * Fills free slots from the queues: each to the waiting account under its share that has used
-   * least lately (ties: the one served longest ago), which then goes last in the turn.
-   */
+  /** Fills free slots: each to the account under its share that used least (ties: in turn). */
   private dispatch(): void {
     while (this.waitingCount > 0 && this.inFlightCount < this.limit.current) {
       let next: string | undefined;

@@ -58,15 +58,13 @@ export class LoopMonitor {
   }
 
   /** Called with the new state each time busy starts or ends. */
-  onChange(listener: (busy: boolean) => void): () => void {
+  onChange(listener: (busy: boolean) => void): void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /** Called with each window's utilization, after busy is updated. */
-  onSample(listener: (utilization: number) => void): () => void {
+  onSample(listener: (utilization: number) => void): void {
     this.samplers.add(listener);
-    return () => this.samplers.delete(listener);
   }
 
   /** The length of the last stall if it ended after `sinceMs` (else 0), in ms. */

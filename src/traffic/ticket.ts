@@ -44,10 +44,7 @@ const WITHOUT_TICKET: Ticket = Object.freeze({
   waitedMs: 0,
 }) as Ticket;
 
-/**
- * The ticket a server context carries. A context without one (a path no edge issued for) reads
- * as a caller without credentials: it can reach nothing behind them.
- */
+/** The ticket a server context carries; without one, a caller without credentials. */
 export function ticketOf(context: unknown): Ticket {
   return (context as Ticketed | undefined)?.ticket ?? WITHOUT_TICKET;
 }

@@ -1,15 +1,12 @@
 /**
- * The service treated as a shared, finite resource. Every call (one attempt each) goes through:
- * 1. Gate (call-gate.ts): refused lately, 429 window, breakers; the account is the sys_id.
- * 2. Deadline (deadline.ts): `timeoutMs` bounds slot, attempts and backoffs; each attempt has its
- *    own limit, so a hung attempt can still be retried in time.
- * 3. Slot (fair-scheduler.ts) under the adaptive limit (adaptive-limit.ts).
- * 4. Retry: transient faults only, decorrelated-jitter backoff (cockatiel's), when the time left
- *    holds the backoff plus a typical answer. A 429 is never retried.
- * 5. Record (call-gate.ts): verdicts, the account's window and breaker, the service's, the limit.
+ * The service as a shared, finite resource (docs/limits.md "Calls to the service"). Each call
+ * passes the gate (call-gate.ts), starts its deadline (deadline.ts; each attempt has its own limit,
+ * so a hung one can be retried in time), waits for a slot (fair-scheduler.ts), is sent, retried on
+ * transient faults when the time left allows (never a 429), and recorded (call-gate.ts).
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { Credentials } from '../core/credentials.js';
+import type { UpstreamSettings } from '../config/config.js';
 import type { CredentialMemory } from './verification.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
@@ -23,27 +20,23 @@ import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import { FairScheduler, type Release } from './fair-scheduler.js';
 import { accountTenant, UNVERIFIED } from './fair-admission.js';
 
-export interface TrafficOptions {
-  /** The whole wait for one answer, retries and backoff included. */
-  readonly timeoutMs: number;
-  /** One attempt's own limit (at most timeoutMs). */
-  readonly attemptTimeoutMs: number;
-  /** Extra attempts after a transient failure. */
-  readonly retries: number;
-  /** First backoff delay; later ones grow exponentially (with jitter) up to 2 s. */
-  readonly retryBaseDelayMs: number;
-  /** Faults in a row that open a breaker (an account's, or the service's on service-wide evidence). */
-  readonly breakerThreshold: number;
-  /** How long an open breaker fails fast before letting a probe through. */
-  readonly breakerCooldownMs: number;
+/** The deadline, retries (backoff up to 2 s), breakers and 429 window, as configured. */
+export interface TrafficOptions extends Pick<
+  UpstreamSettings,
+  | 'timeoutMs'
+  | 'attemptTimeoutMs'
+  | 'retries'
+  | 'retryBaseDelayMs'
+  | 'breakerThreshold'
+  | 'breakerCooldownMs'
+  | 'defaultRetryAfterMs'
+> {
   /** Hard cap of calls in flight from this copy (the pool's connections). */
   readonly maxInFlight: number;
   /** Where the adaptive limit starts. @default maxInFlight (open until the service slows) */
   readonly initialConcurrency?: number;
   /** The adaptive limit's floor. @default min(4, maxInFlight) */
   readonly minConcurrency?: number;
-  /** The 429 window when the service sends no usable Retry-After. */
-  readonly defaultRetryAfterMs: number;
   /** The fraction of the adaptive limit one account may hold while others wait. */
   readonly accountShare: number;
   /** Verdicts on credentials and the names of accounts. */
@@ -67,10 +60,7 @@ export interface ManagedUpstreamClient extends UpstreamClient {
   accountStates(): { breakerOpen: number; rateLimited: number };
   /** Verdicts on credentials, and the names of accounts (shared with the response cache). */
   readonly credentials: CredentialMemory;
-  /**
-   * Whether the service accepts these credentials: from memory, else one ownednumbers call shared
-   * by concurrent checks of the pair. Throws when the service could not say (an outage).
-   */
+  /** Whether the service accepts these: remembered, else one shared call; throws in an outage. */
   verify(credentials: Credentials): Promise<boolean>;
 }
 

@@ -65,9 +65,8 @@ export class CredentialMemory {
   }
 
   /**
-   * The service refused these credentials. A pair it accepted lately is only forgotten, not
-   * marked refused: one call's 401 (a number the account may not read) must not refuse every
-   * call of a working pair, and the next check asks the service again (a revoked token).
+   * The service refused these. A pair accepted lately is only forgotten: one call's 401 (a number
+   * it may not read) must not refuse a working pair; the next check asks again (a revoked token).
    */
   refused(credentials: Credentials): void {
     const pair = this.identities.of(credentials).pair;
