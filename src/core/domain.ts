@@ -40,10 +40,7 @@ export interface Message {
   readonly status: MessageStatus;
 }
 
-/**
- * A record of a history page that could not be read (not an object, no `message_id`, a timestamp
- * that is not one, …). It keeps its place in the page, so only that record fails, at its index.
- */
+/** A history record that could not be read, kept in its place so only it fails, at its index. */
 export interface UnreadableMessage {
   readonly unreadable: true;
   /** The record's `message_id` when at least that could be read, so paging can still find it. */
@@ -72,10 +69,7 @@ export interface History {
   readonly messages: readonly MessageRecord[];
 }
 
-/**
- * A history page: positions [start, end) of one number, like every Range. The client sends the
- * service its own reading of the end (src/upstream/history-end.ts, UPSTREAM_HISTORY_END).
- */
+/** A history page: positions [start, end) of one number (the wire's reading: history-end.ts). */
 export interface HistoryRequest {
   readonly tid: string;
   readonly number: string;
@@ -83,10 +77,7 @@ export interface HistoryRequest {
   readonly end: number;
 }
 
-/**
- * Positions in a number's history, half-open [start, end), 0 being the newest message: how
- * history ranges are coalesced (src/upstream/ranges.ts) and paged (src/graph/paging.ts).
- */
+/** Positions in a number's history, half-open [start, end), 0 being the newest message. */
 export interface Range {
   readonly start: number;
   readonly end: number;

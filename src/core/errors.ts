@@ -1,10 +1,8 @@
 import { GraphQLError } from 'graphql';
 
 /**
- * Every code a client can see in `extensions.code`, produced here or by the libraries the gateway
- * runs (graphql-js, yoga and its plugins). docs/errors.md has one row per member, with its HTTP
- * statuses; test/docs/errors-table.test.ts fails when the two differ, and when `src/` writes a
- * code as a string literal instead of naming it here.
+ * Every code a client can see in `extensions.code`, ours or the libraries'. docs/errors.md has one
+ * row per member (test/docs/errors-table.test.ts checks it, and that src/ names codes from here).
  */
 export const ErrorCode = {
   /** No usable credentials (no upstream call made), or the service refused them. */
@@ -25,10 +23,7 @@ export const ErrorCode = {
   LiveUpdatesOff: 'LIVE_UPDATES_OFF',
   /** Too many live subscriptions for one account, or operations on one WebSocket. */
   SubscriptionLimit: 'SUBSCRIPTION_LIMIT',
-  /**
-   * A live stream's resume token is too old, or events were lost; or a cursor or resume token is
-   * well-formed but signed with a key this gateway no longer has: refetch, then subscribe afresh.
-   */
+  /** A resume token too old or events lost, or a token signed with a key no longer had. */
   ResyncRequired: 'RESYNC_REQUIRED',
   /** A live stream ended for falling behind; `extensions.resumeToken` resumes it. */
   SlowConsumer: 'SLOW_CONSUMER',
@@ -51,7 +46,7 @@ export const ErrorCode = {
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** Every code, for the docs test and for anyone who needs the list. */
+/** Every code. */
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 
 /** The codes an upstream call can fail with. */
@@ -65,29 +60,19 @@ export type UpstreamErrorCode =
 
 export interface UpstreamErrorOptions {
   readonly cause?: unknown;
-  /** Safe to try again: the call is a read and the failure was transient (reset, 502/503/504, timeout). */
+  /** A transient failure of a read (reset, 502/503/504, timeout): safe to try again. */
   readonly retryable?: boolean;
-  /** Says the service is unwell for this call (counts towards opening the circuit breakers). */
+  /** The service is unwell for this call (counts towards opening the circuit breakers). */
   readonly upstreamFault?: boolean;
-  /**
-   * The service could not be reached at all (refused, unresolvable, connect timeout): evidence
-   * about the service as a whole, whichever account made the call.
-   */
+  /** The service could not be reached at all: evidence about it whichever account called. */
   readonly connectionFault?: boolean;
   /** RATE_LIMITED only: how long the service asked this account to stay away, in milliseconds. */
   readonly retryAfterMs?: number;
-  /**
-   * Set on a call refused inside the gateway, without reaching the service (a 429 window, an
-   * open breaker): whose calls are paused, the pseudonymous account id or "service". Logs
-   * collapse such refusals to one line per account and window.
-   */
+  /** A call refused inside the gateway: whose calls are paused, an account id or "service". */
   readonly refusedFor?: string;
 }
 
-/**
- * A failed upstream call. The message is safe to show a client (no credentials, no raw body);
- * `cause` keeps the low-level error for the server's own log.
- */
+/** A failed upstream call; its message is safe to show a client, `cause` is for the log. */
 export class UpstreamError extends Error {
   override readonly name = 'UpstreamError';
   readonly retryable: boolean;
@@ -124,11 +109,7 @@ export function resyncRequired(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: ErrorCode.ResyncRequired } });
 }
 
-/**
- * Turns the error behind a field into what the client sees: upstream failures keep their
- * message and stable code; anything unexpected is masked. Returns `null` for errors this
- * module does not know, so the caller can apply its default masking.
- */
+/** An upstream failure as the client sees it (its message and code); null for any other error. */
 export function upstreamErrorToGraphQL(error: GraphQLError): GraphQLError | null {
   const original = error.originalError;
   if (!(original instanceof UpstreamError)) return null;

@@ -1,18 +1,11 @@
 /**
- * Who is asking, read once: the credentials a request carries and the two names everything
- * else keys by, computed together under the gateway's one secret.
- * - `account`: a keyed hash of the sys_id alone. Everything kept per account (fair share,
- *   breakers, 429 windows, subscription caps, the cache's share, log lines) is keyed by it, so
- *   inventing tokens for one sys_id makes no new account.
- * - `pair`: a keyed hash of sys_id and token. Answers and verdicts are scoped to it (cache keys,
- *   the credential memory, event stream owners), and a pair the service has not accepted is its
- *   own small tenant.
- * Neither can be turned back into credentials. Without a secret, the names are this process's
- * (fingerprintKey): the same everywhere in it, different on every other copy.
- *
- * Reading is memoised by the credential headers' text (bounded), so admission, APQ, the cache,
- * the context, the request log and WebSockets all get the same Identity object for the same
- * headers, and its hashes are computed once per distinct header set, not once per place.
+ * Who is asking, read once: the credentials a request carries and the two names everything else
+ * keys by, under the gateway's one secret (without one, this process's key: fingerprintKey).
+ * - `account`, a keyed hash of the sys_id alone: everything kept per account (fair share,
+ *   breakers, 429 windows, caps, cache share, logs), so new tokens for a sys_id make no account;
+ * - `pair`, a keyed hash of sys_id and token: what answers and verdicts are scoped to.
+ * Readings are memoised by the headers' text, so every layer gets the same Identity object and
+ * the hashes are computed once per distinct header set.
  */
 import { LRUCache } from 'lru-cache';
 import {

@@ -1,8 +1,4 @@
-/**
- * What the calls to the service report, as plain types: the upstream client and traffic control
- * (src/traffic/traffic.ts) emit them, observability (metrics) consumes them, and neither imports
- * the other for it.
- */
+/** What calls to the service report: upstream and traffic emit them, metrics consume them. */
 
 /** The service's three operations (docs/upstream-quirks.md). */
 export type UpstreamOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
