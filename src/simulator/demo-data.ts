@@ -1,28 +1,17 @@
 /**
- * Deterministic demo data for the built-in upstream simulator.
- *
- * Everything here is computed once, at module load, from fixed specs and a small
- * seeded PRNG (mulberry32). Nothing depends on Math.random or the environment, so
- * every process sees the same messages, ids and order. Only the dates move: the
- * history as a whole is dated so that it ends when the module loads (the
- * simulator's start), never in the future (DEMO_HISTORY_ENDS_AT).
+ * The simulator's demo data, made at module load from fixed specs and seeded PRNGs: every process
+ * sees the same messages, ids and order. Only the dates move: the history is dated to end when
+ * the module loads (DEMO_HISTORY_ENDS_AT), never in the future.
  */
-
 import {
   DEMO_CREDENTIALS,
   SECOND_DEMO_CREDENTIALS,
   type SimulatorCredentials,
 } from './demo-credentials.js';
 
-export { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS, type SimulatorCredentials };
-
 export type DemoNumberType = 'local' | 'tollfree';
 
-/**
- * One message record as the upstream sends it (section 2.2 of the interface doc).
- * `system_id` is a JSON integer, except for the loosely typed demo number, where
- * the upstream sends it as a numeric string (e.g. "4100123").
- */
+/** A message record as the service sends it (`system_id` a numeric string on a loose number). */
 export interface DemoMessage {
   readonly system_id: number | string;
   readonly message_id: string;
@@ -45,11 +34,7 @@ export interface DemoNumber {
   readonly optin: 'yes' | 'no';
   /** When the number was created, `YYYY-MM-DD HH:MM:SS` (UTC). */
   readonly createdDate: string;
-  /**
-   * When true, the history response for this number sends its integer fields
-   * (`message_count_requested `, `total_message_count`, `most_recent_msg_id`,
-   * each message's `system_id`) as numeric strings.
-   */
+  /** Its history sends every integer field (counts, ids) as a numeric string. */
   readonly looselyTyped: boolean;
   /** Newest first: index 0 is the most recent message. Timestamps strictly decrease. */
   readonly messages: readonly DemoMessage[];
@@ -92,9 +77,7 @@ function hex8(value: number): string {
 }
 
 function pick<T>(rand: () => number, items: readonly T[]): T {
-  const item = items[Math.floor(rand() * items.length)];
-  if (item === undefined) throw new Error('demo-data: pick from empty list');
-  return item;
+  return items[Math.floor(rand() * items.length)] as T;
 }
 
 /** Seconds since the epoch (UTC) -> `YYYY-MM-DD HH:MM:SS`. */
@@ -102,10 +85,9 @@ export function formatUpstreamTimestamp(epochSeconds: number): string {
   return new Date(epochSeconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
 }
 
-function parseUtc(iso: string): number {
-  const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) throw new Error(`demo-data: bad timestamp ${iso}`);
-  return ms / 1000;
+/** A spec's ISO date, moved so that the newest demo message is dated DEMO_HISTORY_ENDS_AT. */
+function shifted(iso: string): number {
+  return Date.parse(iso) / 1000 + HISTORY_SHIFT_SECONDS;
 }
 
 // ---------------------------------------------------------------------------
@@ -198,6 +180,12 @@ function accountSpec(
   return { credentials, systemIdBase, contacts: contacts.split(' '), numbers };
 }
 
+/**
+ * When the seeded history ends (epoch seconds): the start of this process, so that arrivals
+ * (dated when they arrive) are the newest by date as well as by position.
+ */
+export const DEMO_HISTORY_ENDS_AT = Math.floor(Date.now() / 1000);
+
 /** The demo accounts; numbers in allownednumbers order (local and tollfree interleaved). */
 export const DEMO_ACCOUNT_SPECS: readonly AccountSpec[] = [
   accountSpec(
@@ -229,6 +217,14 @@ export const DEMO_ACCOUNT_SPECS: readonly AccountSpec[] = [
   ),
 ];
 
+const HISTORY_SHIFT_SECONDS =
+  DEMO_HISTORY_ENDS_AT -
+  Math.max(
+    ...DEMO_ACCOUNT_SPECS.flatMap((a) => a.numbers.filter((n) => n.messageCount > 0)).map(
+      (n) => Date.parse(n.newest) / 1000,
+    ),
+  );
+
 // ---------------------------------------------------------------------------
 // Generation
 
@@ -240,7 +236,8 @@ interface DraftMessage {
   body: string;
   mmsExtension: string | null;
   status: string;
-  idWords: [number, number, number];
+  /** message_id past its first 8 hex digits, which come from the (unique) system_id. */
+  idTail: string;
   systemId: number;
 }
 
@@ -248,8 +245,8 @@ interface DraftMessage {
 function messageTimestamps(spec: NumberSpec, rand: () => number): number[] {
   const n = spec.messageCount;
   if (n === 0) return [];
-  const created = parseUtc(spec.created) + historyShiftSeconds();
-  const newest = parseUtc(spec.newest) + historyShiftSeconds();
+  const created = shifted(spec.created);
+  const newest = shifted(spec.newest);
   const width = Math.floor((newest - created) / n);
   if (width < 2) throw new Error(`demo-data: time span too small for ${spec.tid}`);
   const times: number[] = [];
@@ -268,17 +265,15 @@ function draftMessages(
   numberIndex: number,
 ): DraftMessage[] {
   const rand = mulberry32(spec.seed);
+  const randomWord = () => Math.floor(rand() * 4294967296);
   return messageTimestamps(spec, rand).map((epochSeconds): DraftMessage => {
     const inbound = rand() < 0.22;
     const mms = rand() < 0.18;
-    let status: string;
-    if (inbound) {
-      status = '200 Message received';
-    } else if (rand() < 0.09) {
-      status = pick(rand, FAILED_STATUSES);
-    } else {
-      status = '200 Message delivered';
-    }
+    const status = inbound
+      ? '200 Message received'
+      : rand() < 0.09
+        ? pick(rand, FAILED_STATUSES)
+        : '200 Message delivered';
     return {
       epochSeconds,
       numberIndex,
@@ -287,13 +282,7 @@ function draftMessages(
       body: pick(rand, inbound ? INBOUND_BODIES : OUTBOUND_BODIES),
       mmsExtension: mms ? pick(rand, MMS_EXTENSIONS) : null,
       status,
-      // Pseudo-random tail of message_id; its first word is derived from the (unique)
-      // system_id in buildAccount, which makes every message_id unique.
-      idWords: [
-        Math.floor(rand() * 4294967296),
-        Math.floor(rand() * 4294967296),
-        Math.floor(rand() * 4294967296),
-      ],
+      idTail: hex8(randomWord()) + hex8(randomWord()) + hex8(randomWord()),
       systemId: 0,
     };
   });
@@ -324,11 +313,7 @@ export function buildAccount(account: AccountSpec): DemoAccount {
       .slice()
       .reverse()
       .map((draft): DemoMessage => {
-        const messageId =
-          hex8(fmix32(draft.systemId ^ 0x5bd1e995)) +
-          hex8(draft.idWords[0]) +
-          hex8(draft.idWords[1]) +
-          hex8(draft.idWords[2]);
+        const messageId = hex8(fmix32(draft.systemId ^ 0x5bd1e995)) + draft.idTail;
         return Object.freeze({
           system_id: spec.looselyTyped ? String(draft.systemId) : draft.systemId,
           message_id: messageId,
@@ -351,31 +336,13 @@ export function buildAccount(account: AccountSpec): DemoAccount {
       type: spec.type,
       webhook: spec.webhook,
       optin: spec.optin,
-      createdDate: formatUpstreamTimestamp(parseUtc(spec.created) + historyShiftSeconds()),
+      createdDate: formatUpstreamTimestamp(shifted(spec.created)),
       looselyTyped: spec.looselyTyped,
       messages: Object.freeze(messages),
     });
   });
 
   return Object.freeze({ credentials: account.credentials, numbers: Object.freeze(numbers) });
-}
-
-/**
- * When the seeded history ends (epoch seconds): its newest message is dated then, the start of
- * this process to the second. Arrivals (dated when they arrive) are then the newest by date as
- * well as by position, where specs dated for a fixed year would have put old messages in the
- * future of every arrival.
- */
-export const DEMO_HISTORY_ENDS_AT = Math.floor(Date.now() / 1000);
-
-/** How far the specs' fixed dates move: their newest message lands on DEMO_HISTORY_ENDS_AT. */
-function historyShiftSeconds(): number {
-  const newest = Math.max(
-    ...DEMO_ACCOUNT_SPECS.flatMap((a) => a.numbers.filter((n) => n.messageCount > 0)).map((n) =>
-      parseUtc(n.newest),
-    ),
-  );
-  return DEMO_HISTORY_ENDS_AT - newest;
 }
 
 /** Both demo accounts: [demo account, second demo account]. */

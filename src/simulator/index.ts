@@ -2,7 +2,6 @@ export { startSimulator } from './server.js';
 export type {
   AnsweredRequest,
   RunningSimulator,
-  SimulatorObserver,
   SimulatorOperation,
   SimulatorOptions,
 } from './server.js';
@@ -10,18 +9,9 @@ export {
   buildAccount,
   DEMO_ACCOUNT,
   DEMO_ACCOUNT_SPECS,
-  DEMO_ACCOUNTS,
-  DEMO_CREDENTIALS,
   DEMO_HISTORY_ENDS_AT,
   SECOND_DEMO_ACCOUNT,
-  SECOND_DEMO_CREDENTIALS,
 } from './demo-data.js';
-export type {
-  AccountSpec,
-  DemoAccount,
-  DemoMessage,
-  DemoNumber,
-  DemoNumberType,
-  NumberSpec,
-  SimulatorCredentials,
-} from './demo-data.js';
+export type { DemoAccount, DemoMessage, DemoNumber, NumberSpec } from './demo-data.js';
+export { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from './demo-credentials.js';
+export type { SimulatorCredentials } from './demo-credentials.js';
