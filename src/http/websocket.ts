@@ -43,10 +43,9 @@ const CLOSE_GRACE_MS = 1_000;
 /** RFC 6455 5.5. */
 const MAX_REASON_BYTES = 123;
 
-const REFUSED_CREDENTIALS = 'The SMS service refused the credentials';
-
 export const CLOSE_REASON_MISSING_CREDENTIALS =
   'Credentials required: connectionParams {"Authorization":"Basic base64(sys_id:auth_token)"}';
+const CREDENTIAL_HEADERS = new Set(['authorization', 'x-sys-id', 'x-auth-token']);
 
 export interface WebSocketOptions {
   readonly path: string;
@@ -87,16 +86,11 @@ function headersFromConnectionParams(params: unknown): Headers {
   const headers = new Headers();
   if (!params || typeof params !== 'object') return headers;
   for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
-    const lower = name.toLowerCase();
-    if (
-      typeof value === 'string' &&
-      (lower === 'authorization' || lower === 'x-sys-id' || lower === 'x-auth-token')
-    ) {
-      try {
-        headers.set(lower, value);
-      } catch {
-        // A value no header could carry: left out, so the credentials read as malformed or missing.
-      }
+    if (typeof value !== 'string' || !CREDENTIAL_HEADERS.has(name.toLowerCase())) continue;
+    try {
+      headers.set(name.toLowerCase(), value);
+    } catch {
+      // A value no header could carry: left out, so the credentials read as malformed or missing.
     }
   }
   return headers;
@@ -120,8 +114,8 @@ export function attachWebSocket(
     // Until ws handles the upgrade the socket has no `error` listener: a client resetting then
     // would be an uncaught ECONNRESET that ends the process.
     socket.on('error', destroyQuietly);
-    const origin = request.headers.origin;
-    if (options.cors && origin !== undefined && !upgradeOriginAllowed(options.cors, request)) {
+    const { origin, host } = request.headers;
+    if (options.cors && origin !== undefined && !upgradeOriginAllowed(options.cors, origin, host)) {
       refuseOrigin(socket, origin);
       return;
     }
@@ -156,7 +150,10 @@ export function attachWebSocket(
     unverified.set(socket, window);
     socket.once('close', () => leaveUnverified(socket));
     socket.once('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
-      firstMessageBytes.set(socket, byteLength(data));
+      const bytes = Array.isArray(data)
+        ? data.reduce((sum, part) => sum + part.length, 0)
+        : data.byteLength;
+      firstMessageBytes.set(socket, bytes);
     });
     // ws reports an oversized frame (closed 1009) as an error, which graphql-ws would log as an
     // internal one: its listener is replaced by one that cuts the socket once the 1009 is out,
@@ -203,7 +200,7 @@ export function attachWebSocket(
           options.onConnected?.(socket, accepted);
           if (socket.readyState !== socket.OPEN) return false;
           if (!accepted) {
-            closeSoon(socket, 4403, REFUSED_CREDENTIALS);
+            closeSoon(socket, 4403, 'The SMS service refused the credentials');
             return false;
           }
           const slot = options.held?.hold(read.account) ?? noop;
@@ -311,12 +308,10 @@ function closeSoon(socket: WebSocket, code: number, reason: string): void {
 }
 
 /** An origin CORS_ORIGINS allows, or the gateway's own (its Host), as over HTTP. */
-function upgradeOriginAllowed(cors: CorsSettings, request: IncomingMessage): boolean {
-  const origin = request.headers.origin;
-  if (origin === undefined) return true;
+function upgradeOriginAllowed(cors: CorsSettings, origin: string, host?: string): boolean {
   if (originAllowed(cors, origin)) return true;
   try {
-    return request.headers.host !== undefined && new URL(origin).host === request.headers.host;
+    return host !== undefined && new URL(origin).host === host;
   } catch {
     return false;
   }
@@ -330,11 +325,6 @@ function refuseOrigin(socket: Duplex, origin: string): void {
     `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nVary: Origin\r\nConnection: close\r\n\r\n${body}`,
   );
-}
-
-function byteLength(data: Buffer | ArrayBuffer | Buffer[]): number {
-  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
-  return data.byteLength;
 }
 
 /** A close reason cut to MAX_REASON_BYTES (the reasons here are ASCII). */

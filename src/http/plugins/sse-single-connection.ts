@@ -18,6 +18,7 @@ import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Credentials } from '../../core/credentials.js';
+import type { Identity } from '../../core/identity.js';
 import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 import type { HeldStreams } from '../../traffic/held-streams.js';
 import { ErrorCode } from '../../core/errors.js';
@@ -44,8 +45,8 @@ interface Reservation {
   /** The pair that reserved it. */
   readonly owner: string;
   readonly release: () => void;
-  opened: boolean;
   operations: number;
+  /** Cleared once the stream is opened. */
   readonly expiry: NodeJS.Timeout;
   /** Ends the open stream (set while it is open). */
   end?: () => void;
@@ -73,7 +74,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
   /** Drops a reservation that was never opened: the library frees a stream once it is read. */
   const expire = async (token: string): Promise<void> => {
     const reservation = reservations.get(token);
-    if (!reservation || reservation.opened || !handler) return;
+    if (!reservation || !handler) return;
     forget(token);
     const opening = new Request(`http://gateway.internal${GRAPHQL_PATH}`, {
       headers: { accept: 'text/event-stream', [TOKEN_HEADER_KEY]: token },
@@ -161,54 +162,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
         );
         return;
       }
-      if (request.method === 'PUT') {
-        if (options.live?.closing) {
-          refuse(503, 'This gateway copy is shutting down; reserve the stream again (any copy)');
-          return;
-        }
-        const reserve = handler;
-        return options.verify(identity.credentials).then(
-          (accepted) => {
-            if (!accepted) {
-              refuse(401, 'The SMS service refused the credentials', ErrorCode.Unauthenticated);
-              return undefined;
-            }
-            const slot = options.held.hold(identity.account);
-            if (typeof slot !== 'function') {
-              const status = slot === 'account-full' ? 429 : 503;
-              refuse(
-                status,
-                options.held.message(slot),
-                status === 429 ? SUBSCRIPTION_LIMIT : undefined,
-              );
-              return undefined;
-            }
-            const fresh = randomUUID();
-            issued.set(request, fresh);
-            return reserve(request).then((response) => {
-              if (response.status !== 201) slot();
-              else {
-                const ttl = options.reservationTtlMs ?? RESERVATION_TTL_MS;
-                const expiry = setTimeout(() => void expire(fresh), ttl).unref();
-                reservations.set(fresh, {
-                  owner: identity.pair,
-                  release: slot,
-                  opened: false,
-                  operations: 0,
-                  expiry,
-                });
-              }
-              endResponse(response);
-            });
-          },
-          () =>
-            refuse(
-              503,
-              'The SMS service could not check the credentials; try again shortly',
-              ErrorCode.UpstreamUnavailable,
-            ),
-        );
-      }
+      if (request.method === 'PUT') return reserve(request, identity, refuse, endResponse);
       const reservation = reservations.get(token ?? '');
       if (!reservation || token === null) {
         refuse(404, 'No such event stream: reserve one with PUT first (it lasts while it is open)');
@@ -228,6 +182,46 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
     },
   };
 
+  /** A stream for credentials the service accepts (invented ones would hold slots for free). */
+  async function reserve(
+    request: Request,
+    identity: Extract<Identity, { kind: 'present' }>,
+    refuse: (status: number, message: string, code?: string) => void,
+    endResponse: (response: Response) => void,
+  ): Promise<void> {
+    if (!handler) return;
+    if (options.live?.closing) {
+      return refuse(503, 'This gateway copy is shutting down; reserve the stream again (any copy)');
+    }
+    const accepted = await options.verify(identity.credentials).catch(() => null);
+    if (accepted === null) {
+      const message = 'The SMS service could not check the credentials; try again shortly';
+      return refuse(503, message, ErrorCode.UpstreamUnavailable);
+    }
+    if (!accepted) {
+      return refuse(401, 'The SMS service refused the credentials', ErrorCode.Unauthenticated);
+    }
+    const slot = options.held.hold(identity.account);
+    if (typeof slot !== 'function') {
+      const full = slot === 'account-full';
+      return refuse(
+        full ? 429 : 503,
+        options.held.message(slot),
+        full ? SUBSCRIPTION_LIMIT : undefined,
+      );
+    }
+    const token = randomUUID();
+    issued.set(request, token);
+    const response = await handler(request);
+    if (response.status !== 201) slot();
+    else {
+      const ttl = options.reservationTtlMs ?? RESERVATION_TTL_MS;
+      const expiry = setTimeout(() => void expire(token), ttl).unref();
+      reservations.set(token, { owner: identity.pair, release: slot, operations: 0, expiry });
+    }
+    endResponse(response);
+  }
+
   /** The stream's response, ended by us on shutdown; its end frees the reservation. */
   function openStream(
     token: string,
@@ -235,7 +229,6 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
     response: Response,
     api: { Response: typeof Response; ReadableStream: typeof ReadableStream },
   ): Response {
-    reservation.opened = true;
     clearTimeout(reservation.expiry);
     const reader = response.body!.getReader();
     let ended = false;
@@ -252,13 +245,10 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
       async pull(controller) {
         const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
         if (ended) return;
-        if (next.done) {
-          ended = true;
-          forget(token);
-          controller.close();
-        } else {
-          controller.enqueue(next.value);
-        }
+        if (!next.done) return controller.enqueue(next.value);
+        ended = true;
+        forget(token);
+        controller.close();
       },
       async cancel(reason) {
         ended = true;
