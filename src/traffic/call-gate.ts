@@ -31,22 +31,16 @@ export class CallGate {
   readonly service: ServiceHealth;
 
   constructor(private readonly options: CallGateOptions) {
-    const { logger: log, breakerThreshold, breakerCooldownMs } = options;
-    this.accounts = new AccountTraffic(breakerThreshold, breakerCooldownMs, (account, state) => {
+    const { logger: log, breakerThreshold: threshold, breakerCooldownMs: cooldownMs } = options;
+    this.accounts = new AccountTraffic(threshold, cooldownMs, (account, state) => {
       if (state === 'open') log?.warn({ account }, "an account's calls keep failing: pausing them");
       else if (state === 'closed') log?.info({ account }, "an account's calls succeed again");
     });
-    const serviceBreaker = new Breaker(breakerThreshold, breakerCooldownMs, (state) => {
-      if (state === 'open') {
-        log?.error(
-          { cooldownMs: breakerCooldownMs },
-          'upstream circuit breaker opened: failing fast',
-        );
-      } else if (state === 'half-open') {
-        log?.warn('upstream circuit breaker half-open: probing');
-      } else {
-        log?.info('upstream circuit breaker closed: upstream healthy again');
-      }
+    const serviceBreaker = new Breaker(threshold, cooldownMs, (state) => {
+      if (state === 'open')
+        log?.error({ cooldownMs }, 'upstream circuit breaker opened: failing fast');
+      else if (state === 'half-open') log?.warn('upstream circuit breaker half-open: probing');
+      else log?.info('upstream circuit breaker closed: upstream healthy again');
     });
     this.service = new ServiceHealth(serviceBreaker);
   }
@@ -99,7 +93,11 @@ export class CallGate {
     operation: string,
   ): unknown {
     const { memory } = this.options;
-    if (!(error instanceof UpstreamError)) {
+    // No answer from the service, or a timeout spent mostly waiting in this copy: abandoned.
+    if (
+      !(error instanceof UpstreamError) ||
+      (error.code === ErrorCode.UpstreamTimeout && rttMs < this.options.attemptTimeoutMs / 2)
+    ) {
       release();
       this.abandoned(account);
       return error;
@@ -117,11 +115,6 @@ export class CallGate {
       this.accounts.rateLimited(scope, now, windowMs);
       this.service.breaker.success();
       return new UpstreamError(error.code, error.message, { retryAfterMs: windowMs });
-    }
-    if (error.code === ErrorCode.UpstreamTimeout && rttMs < this.options.attemptTimeoutMs / 2) {
-      release();
-      this.abandoned(account);
-      return error;
     }
     if (error.upstreamFault) {
       const serviceWide = this.service.fault(account, now, error.connectionFault);

@@ -96,18 +96,12 @@ export class FairScheduler {
     this.inFlightCount += 1;
     this.perAccount.set(account, (this.perAccount.get(account) ?? 0) + 1);
     let released = false;
-    return (feedback) => {
+    return ({ rttMs, operation, overloaded } = {}) => {
       if (released) return;
       released = true;
-      if (feedback?.overloaded) this.limit.overloaded();
-      else if (feedback?.rttMs !== undefined) {
-        this.limit.sample(
-          feedback.rttMs,
-          this.inFlightCount,
-          this.queues.size > 0,
-          feedback.operation,
-        );
-      }
+      if (overloaded) this.limit.overloaded();
+      else if (rttMs !== undefined)
+        this.limit.sample(rttMs, this.inFlightCount, this.queues.size > 0, operation);
       this.inFlightCount -= 1;
       const left = (this.perAccount.get(account) ?? 1) - 1;
       if (left > 0) this.perAccount.set(account, left);

@@ -20,17 +20,8 @@ import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import { FairScheduler, type Release } from './fair-scheduler.js';
 import { accountTenant, UNVERIFIED } from './fair-admission.js';
 
-/** The deadline, retries (backoff up to 2 s), breakers and 429 window, as configured. */
-export interface TrafficOptions extends Pick<
-  UpstreamSettings,
-  | 'timeoutMs'
-  | 'attemptTimeoutMs'
-  | 'retries'
-  | 'retryBaseDelayMs'
-  | 'breakerThreshold'
-  | 'breakerCooldownMs'
-  | 'defaultRetryAfterMs'
-> {
+/** The upstream settings (deadline, retries with backoff up to 2 s, breakers, 429 window), and: */
+export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
   /** Hard cap of calls in flight from this copy (the pool's connections). */
   readonly maxInFlight: number;
   /** Where the adaptive limit starts. @default maxInFlight (open until the service slows) */
@@ -68,7 +59,8 @@ export function withTrafficControl(
   client: UpstreamClient,
   options: TrafficOptions,
 ): ManagedUpstreamClient {
-  const attemptTimeoutMs = Math.min(options.attemptTimeoutMs, options.timeoutMs);
+  const { timeoutMs, retries } = options;
+  const attemptTimeoutMs = Math.min(options.attemptTimeoutMs, timeoutMs);
   const limit = new AdaptiveLimit({
     initial: options.initialConcurrency ?? options.maxInFlight,
     min: options.minConcurrency ?? Math.min(4, options.maxInFlight),
@@ -91,10 +83,8 @@ export function withTrafficControl(
     const account = memory.account(credentials);
     const startedAt = Date.now();
     gate.check(credentials, account, startedAt);
-    const deadlineAt = startedAt + options.timeoutMs;
-    const deadline = abortAfter(options.timeoutMs, () =>
-      timeoutError(operation, options.timeoutMs),
-    );
+    const deadlineAt = startedAt + timeoutMs;
+    const deadline = abortAfter(timeoutMs, () => timeoutError(operation, timeoutMs));
     let backoff: IBackoff<unknown> | undefined;
     try {
       for (let attempt = 1; ; attempt += 1) {
@@ -126,21 +116,10 @@ export function withTrafficControl(
           gate.answered(credentials, account);
           return result;
         } catch (error) {
-          const failure = gate.settle(
-            error,
-            credentials,
-            account,
-            release,
-            performance.now() - sent,
-            operation,
-          );
-          if (
-            !(failure instanceof UpstreamError) ||
-            !failure.retryable ||
-            attempt > options.retries
-          ) {
+          const rttMs = performance.now() - sent;
+          const failure = gate.settle(error, credentials, account, release, rttMs, operation);
+          if (!(failure instanceof UpstreamError) || !failure.retryable || attempt > retries)
             throw failure;
-          }
           backoff = backoff ? backoff.next(undefined) : backoffFactory.next();
           const delayMs = backoff.duration;
           // A retry must fit its backoff plus a typical answer (the baseline, else this attempt's).
