@@ -1,18 +1,16 @@
 /**
  * Where live events travel between the poll loop of a topic (one account's number) and its
- * subscribers, and who polls. In one process (LocalBus) the copy always polls and events go
- * straight to its listeners. With Redis (redis-bus.ts) copies share the work: one holds the
- * topic's lock and polls, every copy with subscribers listens on the topic's channel.
+ * subscribers, and who polls: in one process (LocalBus) this copy; with Redis (redis-bus.ts) the
+ * copy holding the topic's lock, every copy with subscribers listening on its channel.
  */
-import type { Message } from '../core/domain.js';
+import { isUnreadable, type Message, type MessageRecord } from '../core/domain.js';
 import type { SeenState } from './detect.js';
 
 /**
- * Where a message sits in its number's history, counted from the oldest (0). The service only
- * ever adds at the head, so this never changes: it orders and de-duplicates events, and a gap in
- * it shows that an event was lost on the way.
+ * A message's place in its history from the oldest (0). The service only adds at the head, so it
+ * never changes: it orders and de-duplicates events, and a gap in it shows a lost event.
  */
-export interface Sequenced {
+interface Sequenced {
   readonly seq: number;
   /** total_message_count when the message was read (its position then: total - 1 - seq). */
   readonly total: number;
@@ -28,14 +26,19 @@ export type LiveEvent =
     } & Sequenced)
   /** The topic's polls keep failing; `code` and `message` are safe to show a client. */
   | { readonly kind: 'error'; readonly code: string; readonly message: string }
-  /**
-   * A poll loop's first look at a number: where its history stood then. A subscriber whose own
-   * first read came earlier checks the history for what arrived in between, which the loop saw
-   * already and will never publish.
-   */
+  /** A poll loop's first look: a subscriber that read before it checks for what came between. */
   | ({ readonly kind: 'head' } & Sequenced)
   /** Never published: the bus may have lost events (a reconnect); listeners check the history. */
   | { readonly kind: 'resync' };
+
+export type SequencedEvent = Extract<LiveEvent, { kind: 'message' | 'unreadable' }>;
+
+/** The event of the record at `seq` of a history of `total` messages. */
+export function sequencedEvent(record: MessageRecord, seq: number, total: number): SequencedEvent {
+  return isUnreadable(record)
+    ? { kind: 'unreadable', id: record.id, reason: record.error.message, seq, total }
+    : { kind: 'message', message: record, seq, total };
+}
 
 /** held: this copy polled it already; acquired: it was free; took-over: its holder went quiet. */
 export type Claim = 'held' | 'acquired' | 'took-over' | null;
@@ -84,7 +87,7 @@ export class LocalBus implements LiveBus {
     return Promise.resolve();
   }
 
-  // The poll loop keeps its own memory; there is no other copy to hand it to.
+  // No other copy to hand the seen state to.
   loadSeen(): Promise<SeenState | null> {
     return Promise.resolve(null);
   }

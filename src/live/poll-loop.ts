@@ -1,23 +1,14 @@
 /**
- * The poll loop of one topic (one account's number): every `pollMs`, if this copy holds the
- * topic (bus.claim), read the newest page through the traffic layer (deadline, breakers, 429,
- * fair share apply to polls as to queries), find what is new (detect.ts) and publish it, each
- * event with its place in the history (`seq`), which subscribers use to order, de-duplicate and
- * notice gaps (src/live/subscription.ts).
- *
- * A copy that does not hold the topic asks again every quarter interval, so when the holder dies
- * (its lock lapses 1.5 intervals after its last renewal) another takes over within two.
- *
- * A failed poll is simply tried again on the next tick; only when `failuresBeforeError` polls in
- * a row have failed is an error event published (once, until a poll succeeds again). A bus that
- * cannot be reached is not logged here: the bus logs one line per outage.
+ * The poll loop of one topic (one account's number): every `pollMs`, if this copy holds the topic
+ * (bus.claim), read the newest page through the traffic layer, find what is new (detect.ts) and
+ * publish it, each event with its `seq` (subscription.ts). After `failuresBeforeError` failed
+ * polls in a row, one error event is published (again only after a success).
  */
 import type { Credentials } from '../core/credentials.js';
-import { isUnreadable } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
-import type { LiveBus, LiveEvent } from './bus.js';
+import { sequencedEvent, type LiveBus, type LiveEvent } from './bus.js';
 import { detectNew, seenFrom, type SeenState } from './detect.js';
 import type { LiveObserver } from './observer.js';
 
@@ -36,6 +27,21 @@ export interface PollLoopOptions {
 export interface PollTarget {
   readonly tid: string;
   readonly number: string;
+}
+
+/** The `count` newest messages of the target's history. */
+export function readNewest(
+  client: UpstreamClient,
+  credentials: Credentials,
+  { tid, number }: PollTarget,
+  count: number,
+) {
+  return client.history(credentials, { tid, number, start: 0, end: count });
+}
+
+/** The code a failed read shows subscribers. */
+export function failureCode(error: unknown): string {
+  return error instanceof UpstreamError ? error.code : ErrorCode.UpstreamError;
 }
 
 export class PollLoop {
@@ -58,7 +64,7 @@ export class PollLoop {
   ) {}
 
   start(): void {
-    // The first tick at once: it learns what is there already, so only later arrivals are sent.
+    // At once: it learns what is there already, so only later arrivals are sent.
     this.schedule(0);
   }
 
@@ -81,10 +87,8 @@ export class PollLoop {
     this.timer = setTimeout(() => {
       const started = Date.now();
       this.running = this.tick().finally(() => {
-        // The holder keeps its cadence (the renewal must beat the lock's expiry); the others
-        // ask four times per interval, so a lapsed lock is taken within a quarter interval: a
-        // takeover 1.75 intervals after the last renewal at worst, under the 2 promised even
-        // when a busy machine's timers run late.
+        // The holder keeps its cadence (renewal must beat the lock's 1.5-interval expiry); the
+        // others ask four times per interval: a takeover 1.75 intervals after the last renewal.
         const every = this.polling ? this.options.pollMs : this.options.pollMs / 4;
         this.schedule(Math.max(0, every - (Date.now() - started)));
       });
@@ -116,7 +120,7 @@ export class PollLoop {
       }
       if (this.seen) await this.bus.saveSeen(this.topic, this.seen);
     } catch (error) {
-      // The bus is unreachable: it logs once per outage; the next tick tries again.
+      // The bus is unreachable (it logs once per outage); the next tick tries again.
       this.options.logger?.debug(
         { code: (error as { code?: string }).code },
         `live poll tick failed: ${(error as Error).message}`,
@@ -125,14 +129,12 @@ export class PollLoop {
   }
 
   private async poll(): Promise<LiveEvent[]> {
-    const pageSize = this.options.pageSize ?? 20;
     try {
-      const page = await this.read(pageSize);
+      const page = await this.read(this.options.pageSize ?? 20);
       const previous = this.seen;
       this.failures = 0;
       if (!previous) {
-        // Nothing is news on a first look, but a subscriber that read the head before it would
-        // miss what arrived in between: it hears where the head stands and checks.
+        // Nothing is news on a first look; subscribers hear where the head stands.
         this.seen = seenFrom(page.totalCount, page.messages);
         return [{ kind: 'head', seq: page.totalCount - 1, total: page.totalCount }];
       }
@@ -146,41 +148,18 @@ export class PollLoop {
       // `added` is oldest first and sits at the head: the newest of them has seq total - 1.
       const { total } = detection.next;
       const first = total - detection.added.length;
-      return detection.added.map((record, i): LiveEvent =>
-        isUnreadable(record)
-          ? {
-              kind: 'unreadable',
-              id: record.id,
-              reason: record.error.message,
-              seq: first + i,
-              total,
-            }
-          : { kind: 'message', message: record, seq: first + i, total },
-      );
+      return detection.added.map((record, i) => sequencedEvent(record, first + i, total));
     } catch (error) {
       this.options.observer?.pollFailed();
       this.failures += 1;
-      const threshold = this.options.failuresBeforeError ?? 3;
-      if (this.failures !== threshold) return [];
-      const known = error instanceof UpstreamError;
-      return [
-        {
-          kind: 'error',
-          code: known ? error.code : ErrorCode.UpstreamError,
-          message: known
-            ? `Live updates for ${this.target.tid} are failing: ${error.message}`
-            : `Live updates for ${this.target.tid} are failing`,
-        },
-      ];
+      if (this.failures !== (this.options.failuresBeforeError ?? 3)) return [];
+      const failing = `Live updates for ${this.target.tid} are failing`;
+      const message = error instanceof UpstreamError ? `${failing}: ${error.message}` : failing;
+      return [{ kind: 'error', code: failureCode(error), message }];
     }
   }
 
   private read(count: number) {
-    return this.client.history(this.credentials, {
-      tid: this.target.tid,
-      number: this.target.number,
-      start: 0,
-      end: count,
-    });
+    return readNewest(this.client, this.credentials, this.target, count);
   }
 }

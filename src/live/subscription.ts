@@ -1,26 +1,16 @@
 /**
- * One live subscriber: where it is in each number's history, and its own bounded queue.
- *
- * Every event names its place in the history (`seq`, counted from the oldest), so a subscriber
- * keeps, per number, the last message it was given and takes the next one only: an event it
- * already has is dropped (a bus or a new poller repeating itself), and an event further on shows
- * a gap (pub/sub lost something: a Redis outage, a takeover), filled by reading the history.
- * The same read starts a subscription: from the head of the history (nothing that was there
- * already is sent), or from a resume point, delivering what arrived since, oldest first; past
- * `resumeLimit` messages it ends with RESYNC_REQUIRED.
- *
- * The queue is bounded: a subscriber whose reader falls `queueLimit` events behind is ended with
- * SLOW_CONSUMER and the resume point of the last event its reader took, and the fan-out to every
- * other subscriber goes on. Pushing never waits and never throws, so a message is delivered as
- * soon as it is in every live subscriber's queue.
+ * One live subscriber: its position in each number's history and its own bounded queue. Per
+ * number it takes only the event after the last one it has (by `seq`): a repeat is dropped, a gap
+ * (pub/sub lost something) is filled by reading the history, as are a fresh start (at the head)
+ * and a resume (past `resumeLimit` messages: RESYNC_REQUIRED). A reader `queueLimit` events
+ * behind is ended with SLOW_CONSUMER; pushing never waits or throws, so others are not held up.
  */
 import type { Credentials } from '../core/credentials.js';
-import { isUnreadable, type Message } from '../core/domain.js';
-import { ErrorCode, UpstreamError } from '../core/errors.js';
+import { ErrorCode } from '../core/errors.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
-import type { LiveEvent } from './bus.js';
+import { sequencedEvent, type LiveEvent, type SequencedEvent as Sequenced } from './bus.js';
 import type { LiveObserver } from './observer.js';
-import type { PollTarget } from './poll-loop.js';
+import { failureCode, readNewest, type PollTarget } from './poll-loop.js';
 
 /** The last message a subscriber has of one number: its seq and id ('' when unknown). */
 export interface Position {
@@ -31,63 +21,44 @@ export interface Position {
 /** Resume point of a subscription: a position per tid. */
 export type Positions = ReadonlyMap<string, Position>;
 
+/** `positions`: set on SLOW_CONSUMER, where to resume. */
+interface Failure {
+  readonly kind: 'error';
+  readonly code: string;
+  readonly message: string;
+  readonly positions: Positions | null;
+}
+
+/** An event of a number, with the resume point once it is taken; or a failure. */
 export type Delivery =
-  | {
-      readonly kind: 'message';
-      readonly tid: string;
-      readonly message: Message;
-      readonly seq: number;
-      readonly total: number;
-      /** Where the subscription stands once this event is taken: its resume point. */
-      readonly positions: Positions;
-    }
-  | {
-      readonly kind: 'unreadable';
-      readonly tid: string;
-      readonly reason: string;
-      readonly positions: Positions;
-    }
-  | {
-      readonly kind: 'error';
-      readonly code: string;
-      readonly message: string;
-      /** Set on SLOW_CONSUMER: where to resume. */
-      readonly positions: Positions | null;
-    };
+  (Sequenced & { readonly tid: string; readonly positions: Positions }) | Failure;
 
-type Sequenced = Extract<LiveEvent, { kind: 'message' | 'unreadable' }>;
-
-/** Queued, not yet taken: a sequenced event carries its position, applied when taken. */
+/** Queued, not yet taken; a sequenced event's position applies when taken. */
 type Pending =
-  | { readonly tid: string; readonly position: Position; readonly event: Sequenced }
-  | {
-      readonly tid: null;
-      readonly error: { code: string; message: string; positions: Positions | null };
-    };
+  { readonly tid: string; readonly position: Position; readonly event: Sequenced } | Failure;
 
 interface Track {
   readonly target: PollTarget;
   /** The last position queued; null until the first read of the history. */
   at: Position | null;
-  /** Events held while the history is being read. */
+  /** Events held while the history is read. */
   buffer: Sequenced[];
   busy: boolean;
   /** The furthest head a poll loop's first look reported (-1: none): read up to it. */
   head: number;
-  /** A resync came during a read, which may have looked before what the bus lost: read again. */
+  /** A resync came during a read: read again. */
   again: boolean;
 }
 
 export interface SubscriptionOptions {
   readonly client: UpstreamClient;
-  /** Held while the subscription lives, to read the history it catches up from. */
+  /** Held while the subscription lives, to read the history. */
   readonly credentials: Credentials;
   readonly targets: readonly PollTarget[];
   /** Resume point; tids it does not name start at the head. */
   readonly start: Positions | null;
-  /** Events queued for a reader before it is ended as too slow. */
   readonly queueLimit: number;
-  /** Most messages per number delivered from the history when resuming or filling a gap. */
+  /** Most messages per number read from the history when resuming or filling a gap. */
   readonly resumeLimit: number;
   /** Wait before reading the history again after a failed read. */
   readonly retryMs: number;
@@ -124,15 +95,12 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     for (const track of this.tracks.values()) void this.fill(track);
   }
 
-  /** An event of one of its numbers, from the bus. Never throws, never waits. */
+  /** An event of one of its numbers, from the bus. */
   onEvent(tid: string, event: LiveEvent): void {
     const track = this.tracks.get(tid);
     if (!track || this.ended) return;
     if (event.kind === 'error') {
-      this.push({
-        tid: null,
-        error: { code: event.code, message: event.message, positions: null },
-      });
+      this.push({ ...event, positions: null });
     } else if (event.kind === 'resync') {
       track.again = true;
       void this.fill(track);
@@ -164,9 +132,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     this.queue = [];
     this.cleanup();
     // A read waiting for the next event ends now, or whoever awaits it would hold on.
-    const wake = this.waiting;
-    this.waiting = null;
-    wake?.({ value: undefined, done: true });
+    this.wake({ value: undefined, done: true });
     return Promise.resolve({ value: undefined, done: true });
   }
 
@@ -207,14 +173,11 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
         break;
       } catch (error) {
         if (this.ended) return;
-        const known = error instanceof UpstreamError;
         this.push({
-          tid: null,
-          error: {
-            code: known ? error.code : ErrorCode.UpstreamError,
-            message: `Live updates for ${track.target.tid} could not read the history; trying again`,
-            positions: null,
-          },
+          kind: 'error',
+          code: failureCode(error),
+          message: `Live updates for ${track.target.tid} could not read the history; trying again`,
+          positions: null,
         });
         await new Promise((resolve) => setTimeout(resolve, this.options.retryMs));
         if (this.ended) return;
@@ -225,19 +188,17 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     const buffered = track.buffer.sort((a, b) => a.seq - b.seq);
     track.buffer = [];
     for (const event of buffered) this.accept(track, event);
-    // A resync during the read, or a loop's first look at a head past what it reached: read again.
     if (!track.busy && track.at !== null && (track.again || track.head > track.at.seq))
       void this.fill(track);
   }
 
   private async catchUp(track: Track): Promise<void> {
-    const { tid, number } = track.target;
-    const read = (count: number) =>
-      this.options.client.history(this.options.credentials, { tid, number, start: 0, end: count });
+    const { tid } = track.target;
+    const { client, credentials } = this.options;
+    const read = (count: number) => readNewest(client, credentials, track.target, count);
     let page = await read(FIRST_READ);
     const at = track.at;
     if (at === null) {
-      // A new subscription starts at the head: what is there already is not sent.
       const newest = page.messages[0];
       track.at = { seq: page.totalCount - 1, id: newest ? (newest.id ?? '') : '' };
       this.taken.set(tid, track.at);
@@ -251,7 +212,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
       page = await read(missing + 1);
       missing = page.totalCount - 1 - at.seq;
     }
-    // Checked on the last read: a page that more arrivals pushed short of `at` would skip a gap.
+    // Checked on the last read: arrivals may have pushed it short of `at`.
     const anchor = page.messages[missing];
     const changed = anchor !== undefined && at.id !== '' && anchor.id !== at.id;
     if (missing < 0 || missing > this.options.resumeLimit || !reaches() || changed) {
@@ -260,13 +221,8 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     }
     const total = page.totalCount;
     for (let position = missing - 1; position >= 0; position -= 1) {
-      const record = page.messages[position]!;
-      const seq = total - 1 - position;
-      const event: Sequenced = isUnreadable(record)
-        ? { kind: 'unreadable', id: record.id, reason: record.error.message, seq, total }
-        : { kind: 'message', message: record, seq, total };
-      // What comes from the history waits for room: a resume never overflows its own queue.
-      // Every take wakes every waiting read, so room is checked again just before delivering.
+      const event = sequencedEvent(page.messages[position]!, total - 1 - position, total);
+      // A resume never overflows its own queue; every take wakes every waiter, so check again.
       while (this.queue.length >= this.options.queueLimit && !this.ended)
         await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
       if (this.ended) return;
@@ -277,9 +233,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   private push(item: Pending): void {
     if (this.ended) return;
     if (this.waiting) {
-      const wake = this.waiting;
-      this.waiting = null;
-      wake({ value: this.take(item), done: false });
+      this.wake({ value: this.take(item), done: false });
       return;
     }
     if (this.queue.length < this.options.queueLimit) {
@@ -290,6 +244,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     this.queue = [];
     this.options.observer?.dropped('slow');
     this.finish({
+      kind: 'error',
       code: ErrorCode.SlowConsumer,
       message: `This subscriber fell ${this.options.queueLimit} events behind and was ended; subscribe again with extensions.resumeToken to resume`,
       positions: new Map(this.taken),
@@ -300,6 +255,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     if (this.ended) return;
     this.options.observer?.dropped('resync');
     this.finish({
+      kind: 'error',
       code: ErrorCode.ResyncRequired,
       message: `Live updates for ${tid} cannot resume: more than ${this.options.resumeLimit} messages arrived since, or the history changed. Refetch Number.messages, then subscribe again without a resume token`,
       positions: null,
@@ -307,38 +263,28 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
   }
 
   /** No more events; `error` (if any) is the last thing the reader gets. */
-  private finish(
-    error: { code: string; message: string; positions: Positions | null } | null,
-  ): void {
+  private finish(error: Failure | null): void {
     if (this.ended) return;
     this.ended = true;
-    if (error) this.queue.push({ tid: null, error });
-    // Stop listening now: a subscriber that is not live does not hold up the fan-out.
+    if (error) this.queue.push(error);
     this.cleanup();
     if (this.waiting) {
-      const wake = this.waiting;
-      this.waiting = null;
       const item = this.queue.shift();
-      wake(item ? { value: this.take(item), done: false } : { value: undefined, done: true });
+      this.wake(item ? { value: this.take(item), done: false } : { value: undefined, done: true });
     }
+  }
+
+  private wake(result: IteratorResult<Delivery>): void {
+    const waiting = this.waiting;
+    this.waiting = null;
+    waiting?.(result);
   }
 
   private take(item: Pending): Delivery {
     for (const wake of this.roomWaiters.splice(0)) wake();
-    if (item.tid === null) return { kind: 'error', ...item.error };
+    if (!('event' in item)) return item;
     this.taken.set(item.tid, item.position);
-    const positions = new Map(this.taken);
-    const { event } = item;
-    return event.kind === 'message'
-      ? {
-          kind: 'message',
-          tid: item.tid,
-          message: event.message,
-          seq: event.seq,
-          total: event.total,
-          positions,
-        }
-      : { kind: 'unreadable', tid: item.tid, reason: event.reason, positions };
+    return { ...item.event, tid: item.tid, positions: new Map(this.taken) };
   }
 
   private cleanup(): void {

@@ -95,7 +95,10 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
     const { result, context } = await resolve({
       kind: 'unreadable',
       tid: 'T-A',
+      id: 'm-bad',
       reason: 'GMTdate "soon"',
+      seq: 3,
+      total: 4,
       positions,
     });
     const token = takeResumeToken(context);
@@ -151,7 +154,15 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
     });
 
     const unreadable = await resolve(
-      { kind: 'unreadable', tid: 'T-A', reason: 'no date', positions: at({ 'T-A': [7, ''] }) },
+      {
+        kind: 'unreadable',
+        tid: 'T-A',
+        id: null,
+        reason: 'no date',
+        seq: 7,
+        total: 8,
+        positions: at({ 'T-A': [7, ''] }),
+      },
       EDGE,
     );
     expect(unreadable.result.errors?.[0]?.message).toBe(
