@@ -61,15 +61,12 @@ interface Gathered {
   readonly owned: Json[];
 }
 
-/** What a probe needs, to say why it was not asked. */
-type Needs = 'a number' | 'a message' | 'nothing';
-
 interface Question {
   readonly id: string;
   readonly question: string;
   readonly gatewayAssumes: string | ((gateway: GatewayAssumptions) => string);
-  /** What its probe needed; the judge returns null when the probe was not made. */
-  readonly needs?: Needs;
+  /** What its probe needs; the judge returns null when the probe was not made. */
+  readonly needs?: 'a number' | 'a message';
   readonly judge: (gathered: Gathered) => Verdict | null;
 }
 
@@ -85,7 +82,7 @@ export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): F
     numberLists,
     owned: numberLists.flatMap((list) => objectsIn(list.data)),
   };
-  return QUESTIONS.map(({ id, question, gatewayAssumes, needs = 'nothing', judge }) => {
+  return QUESTIONS.map(({ id, question, gatewayAssumes, needs, judge }) => {
     const { answer, evidence, holds, set = '' } = judge(gathered) ?? notAsked(seen, needs);
     const assumes = typeof gatewayAssumes === 'string' ? gatewayAssumes : gatewayAssumes(gateway);
     return { id, question, answer, evidence, gatewayAssumes: assumes, holds, set };
@@ -265,28 +262,20 @@ function historyEnd({ seen, gateway }: Gathered): Verdict {
   const probe = seen.end;
   if (!probe) {
     const { looked, mostMessages } = seen.endSearch;
-    return {
-      answer: 'unknown',
-      evidence: [
-        `looked at ${looked} number(s): the most messages one had was ${mostMessages}; telling the readings apart needs one with 3`,
-      ],
-      holds: null,
-    };
+    const evidence = `looked at ${looked} number(s): the most messages one had was ${mostMessages}; telling the readings apart needs one with 3`;
+    return { answer: 'unknown', evidence: [evidence], holds: null };
   }
   const { reference, zeroToOne, oneToTwo } = probe;
   const at = (ids: readonly string[] | null) =>
     ids === null
       ? 'no answer'
       : `${ids.length} message(s)${ids.length > 0 ? `, position(s) ${ids.map((id) => reference.indexOf(id)).join(', ')}` : ''}`;
-  const same = (ids: readonly string[] | null, expected: readonly (string | undefined)[]) =>
-    ids !== null && ids.length === expected.length && ids.every((id, i) => id === expected[i]);
-  const [m0, m1, m2] = reference;
-  const reading: HistoryEndReading | 'unknown' =
-    same(zeroToOne, [m0]) && same(oneToTwo, [m1])
-      ? 'exclusive'
-      : same(zeroToOne, [m0, m1]) && same(oneToTwo, [m1, m2])
-        ? 'inclusive'
-        : 'unknown';
+  const same = (ids: readonly string[] | null, expected: readonly string[]) =>
+    ids !== null && JSON.stringify(ids) === JSON.stringify(expected);
+  // Exclusive: 0..1 and 1..2 hold one message each; inclusive: two each.
+  const each = (n: number) =>
+    same(zeroToOne, reference.slice(0, n)) && same(oneToTwo, reference.slice(1, 1 + n));
+  const reading = each(1) ? 'exclusive' : each(2) ? 'inclusive' : 'unknown';
   const evidence = [
     `number ${probe.tid}, ${probe.total} messages; history_start=0, history_end=5 gave ${reference.length} (the reference positions)`,
     `history_start=0, history_end=1 gave ${at(zeroToOne)}`,
@@ -444,11 +433,11 @@ function values(
 }
 
 function timestamps({ histories, messages }: Gathered): Verdict {
-  const fields: [string, unknown][] = [
-    ...messages.map((m): [string, unknown] => ['GMTdate', m.GMTdate]),
-    ...histories.flatMap((h): [string, unknown][] => [
-      ['created_date', h.created_date],
-      ['most_recent_date', h.most_recent_date],
+  const fields = [
+    ...messages.map((m) => ['GMTdate', m.GMTdate] as const),
+    ...histories.flatMap((h) => [
+      ['created_date', h.created_date] as const,
+      ['most_recent_date', h.most_recent_date] as const,
     ]),
   ];
   const present = fields.filter(([, v]) => v !== undefined && v !== null && v !== '');
@@ -457,15 +446,14 @@ function timestamps({ histories, messages }: Gathered): Verdict {
       typeof v !== 'string' ||
       (parseTimestamp(v) === null && !(name !== 'GMTdate' && v === '0000-00-00 00:00:00')),
   );
-  const dates = messages
-    .map((m) => (typeof m.GMTdate === 'string' ? parseTimestamp(m.GMTdate) : null))
-    .filter((d): d is Date => d !== null);
-  const newest = dates.reduce<Date | null>((a, d) => (a === null || d > a ? d : a), null);
   const evidence = [
     `${present.length} timestamps read${unreadable.length > 0 ? `; ${unreadable.length} not YYYY-MM-DD HH:MM:SS (${[...new Set(unreadable.map(([n]) => n))].join(', ')})` : ''}`,
   ];
-  if (newest) {
-    const hours = (Date.now() - newest.getTime()) / 3_600_000;
+  const times = messages.flatMap((m) =>
+    typeof m.GMTdate === 'string' ? (parseTimestamp(m.GMTdate)?.getTime() ?? []) : [],
+  );
+  if (times.length > 0) {
+    const hours = (Date.now() - Math.max(...times)) / 3_600_000;
     evidence.push(
       `read as UTC, the newest message is ${Math.abs(hours).toFixed(1)} h ${hours >= 0 ? 'old' : 'in the future'} (a whole-hour offset from what you expect points to local time)`,
     );
@@ -515,10 +503,10 @@ function latency({ seen, gateway }: Gathered): Verdict {
  * there was none, or else the budget ran out (the timing samples spend whatever is left, so a
  * spent budget alone does not say why).
  */
-function notAsked(seen: Observations, needs: Needs): Verdict {
+function notAsked(seen: Observations, needs: Question['needs']): Verdict {
   const { looked, mostMessages } = seen.endSearch;
   const why =
-    needs !== 'nothing' && seen.numbers.length === 0
+    needs && seen.numbers.length === 0
       ? 'the account has no numbers'
       : needs === 'a message' && looked > 0 && mostMessages === 0
         ? `none of the ${looked} number(s) looked at has a message`
