@@ -1,11 +1,7 @@
 /**
- * The one place where the gateway's history ranges meet the service's reading of `history_end`.
- *
- * Inside the gateway every range is half-open, [start, end), position 0 being the newest message:
- * `history(start, end)`, Relay paging, range coalescing and live gap filling all compute that way.
- * Here a range becomes the service's `history_start` / `history_end` (UPSTREAM_HISTORY_END says
- * which reading the service has; `npm run doctor` finds out), and its answer is cut back to the
- * range, so every caller gets exactly positions [start, end) from either kind of service.
+ * The one place where the gateway's half-open ranges [start, end) meet the service's reading of
+ * `history_end` (UPSTREAM_HISTORY_END; `npm run doctor` finds out): a range becomes the wire's
+ * bounds, and the answer is cut back to exactly [start, end).
  */
 import type { HistoryEndReading } from '../config/config.js';
 import type { History, Range } from '../core/domain.js';
@@ -28,10 +24,8 @@ export function wireBounds(range: Range, reading: HistoryEndReading): WireBounds
 }
 
 /**
- * The answer cut to positions [start, end): at most `end - start` messages. A service that reads
- * the end inclusively while the gateway is told `exclusive` sends one message too many, at the
- * end; cutting it keeps paging free of duplicates even before UPSTREAM_HISTORY_END is set.
- * `requestedCount` says what the gateway asked for when it had to widen an empty range.
+ * The answer cut to at most `end - start` messages: an inclusive service read as `exclusive` sends
+ * one too many, and paging must not repeat it. An empty range's `requestedCount` is 0.
  */
 export function fitToRange(history: History, range: Range): History {
   const count = range.end - range.start;

@@ -16,21 +16,16 @@ export interface Upstream {
   readonly pool: Pool;
 }
 
-export interface UpstreamExtras {
+/** What traffic control is told beyond the settings (see TrafficOptions). */
+export interface UpstreamExtras extends Partial<
+  Pick<TrafficOptions, 'warnings' | 'onAttempt' | 'usage'>
+> {
   readonly logger?: Logger;
-  /** Where retries are rolled up (TrafficOptions.warnings). */
-  readonly warnings?: TrafficOptions['warnings'];
   readonly observer?: UpstreamObserver;
   /** Fine-tuning of the adaptive limit (tests, bench); defaults otherwise. */
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
-  /** Verdicts on credentials, shared with the response cache. @default a new one (see settings) */
+  /** Verdicts on credentials, shared with the response cache. @default a new one */
   readonly credentials?: CredentialMemory;
-  /** The secret naming accounts (GATEWAY_SECRET) when no memory is given. @default this process's key */
-  readonly secret?: string | null;
-  /** Told of each attempt sent to the service (TrafficOptions.onAttempt). */
-  readonly onAttempt?: TrafficOptions['onAttempt'];
-  /** Admission's ledger, which orders waiting calls (TrafficOptions.usage). */
-  readonly usage?: TrafficOptions['usage'];
 }
 
 export function createUpstream(
@@ -39,34 +34,28 @@ export function createUpstream(
   extras: UpstreamExtras = {},
 ): Upstream {
   const { timeoutMs, connections, accountSharePercent, verifiedTtlMs, refusedTtlMs } = settings;
+  const { observer } = extras;
   const pool = createUpstreamPool(baseUrl, { connections, timeoutMs });
-  const managed = withTrafficControl(
-    createUpstreamClient({
-      dispatcher: pool,
-      baseUrl,
-      timeoutMs,
-      historyEnd: settings.historyEnd,
-      ...(extras.observer ? { observer: extras.observer } : {}),
-    }),
-    {
-      ...settings,
-      maxInFlight: connections,
-      accountShare: accountSharePercent / 100,
-      credentials:
-        extras.credentials ??
-        new CredentialMemory({
-          secret: extras.secret ?? null,
-          acceptedTtlMs: verifiedTtlMs,
-          refusedTtlMs,
-        }),
-      ...extras.traffic,
-      ...(extras.logger ? { logger: extras.logger } : {}),
-      ...(extras.warnings ? { warnings: extras.warnings } : {}),
-      ...(extras.observer?.refused ? { onRefused: extras.observer.refused } : {}),
-      ...(extras.onAttempt ? { onAttempt: extras.onAttempt } : {}),
-      ...(extras.usage ? { usage: extras.usage } : {}),
-    },
-  );
-  const client = shareCallsInFlight(managed, extras.observer);
-  return { client, pool };
+  const client = createUpstreamClient({
+    dispatcher: pool,
+    baseUrl,
+    timeoutMs,
+    historyEnd: settings.historyEnd,
+    observer,
+  });
+  const managed = withTrafficControl(client, {
+    ...settings,
+    ...extras.traffic,
+    maxInFlight: connections,
+    accountShare: accountSharePercent / 100,
+    credentials:
+      extras.credentials ??
+      new CredentialMemory({ secret: null, acceptedTtlMs: verifiedTtlMs, refusedTtlMs }),
+    logger: extras.logger,
+    warnings: extras.warnings,
+    onRefused: observer?.refused,
+    onAttempt: extras.onAttempt,
+    usage: extras.usage,
+  });
+  return { client: shareCallsInFlight(managed, observer), pool };
 }

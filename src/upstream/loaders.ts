@@ -1,17 +1,9 @@
 /**
- * Per-request upstream access: built by the context factory for one request's credentials and
- * dropped with it, so nothing cached here can reach another request or account.
- * Within a request:
- * - identical calls are made once (DataLoader's cache);
- * - the history ranges of one number asked for together (aliases, a `messages` page beside a
- *   `history`) are served by the fewest calls that cover them, each caller getting its slice
- *   (ranges.ts);
- * - every owned-number need (`ownedNumbers(LOCAL|TOLLFREE|none)`, `number(tid)`, `_entities`)
- *   is served by one call where one can: the typed call when only one type is asked for,
- *   otherwise one `allownednumbers`, filtered locally;
- * - at most `maxCalls` upstream calls are made in all (a list's length is only known at run
- *   time, so this backs up the static cost limit); how many run at once is the shared traffic
- *   layer's call (src/traffic/traffic.ts: adaptive limit, fair between accounts).
+ * Per-request upstream access, dropped with its request, so nothing here reaches another. Within
+ * a request: identical calls are made once; history ranges of one number asked for together are
+ * served by the fewest calls (ranges.ts); owned-number needs share one call (the typed one when
+ * only one type is asked for, else `allownednumbers` filtered here); and at most `maxCalls` calls
+ * are made, backing up the static cost limit (a list's length is only known at run time).
  */
 import DataLoader from 'dataloader';
 import type { Credentials } from '../core/credentials.js';
@@ -33,10 +25,7 @@ export interface RequestLoaderOptions {
   readonly maxCalls: number;
   /** Widest history call made by merging ranges (one range wider than it still gets its call). */
   readonly maxCallSpan?: number;
-  /**
-   * When the request arrived (performance.now()): which calls of other requests it may join
-   * (CallOptions.arrivedAt).
-   */
+  /** When the request arrived (CallOptions.arrivedAt). */
   readonly arrivedAt: number;
 }
 

@@ -1,9 +1,7 @@
 /**
- * Range coalescing for history calls: the ranges of one number that one request asks for are
- * served by the fewest upstream calls that cover them, and each asker gets exactly its slice.
- * Ranges are half-open, [start, end), position 0 being the newest message, whatever the service's
- * reading of history_end: the client translates each call's range to it and serves exactly
- * [start, end) back (history-end.ts), which slicing a wider answer relies on.
+ * Range coalescing for history calls: the ranges of one number one request asks for are served by
+ * the fewest calls that cover them, each asker getting its slice. Slicing relies on the client
+ * serving exactly [start, end) back (history-end.ts).
  */
 import type { Range } from '../core/domain.js';
 

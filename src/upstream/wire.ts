@@ -1,18 +1,8 @@
 /**
  * The upstream's raw JSON -> the gateway's records. Every quirk of the service's wire format is
- * handled here and nowhere else:
- * - the history key `message_count_requested ` carries a trailing space;
- * - `success` is the string "1"; anything else is a failure, whatever the HTTP status was; a
- *   failure whose `error` text speaks of the credentials (refusesCredentials) is UNAUTHENTICATED,
- *   like a 401/403: the service refused who asked, it did not fail;
- * - integers may arrive as numeric strings (and identifiers or phone numbers as integers);
- * - timestamps are `YYYY-MM-DD HH:MM:SS`, read as UTC;
- * - `mms` is "yes"/"no"; "" means none for `mms_url` and `webhook`;
- * - `status` is a code followed by text; unknown codes are kept;
- * - `type` and `direction` may carry values beyond the documented ones: they map to UNKNOWN;
- * - one unreadable message record fails alone: it is kept in its place as an UnreadableMessage,
- *   and the page's other messages and counts are served.
- * Errors name the field and the kind of value found, never the value itself.
+ * handled here and nowhere else (docs/upstream-quirks.md lists them). One unreadable message
+ * record fails alone, kept in its place as an UnreadableMessage. Errors name the field and the
+ * kind of value found, never the value itself.
  */
 import type {
   History,
@@ -25,7 +15,6 @@ import type {
   OwnedNumber,
 } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
-
 import type { UpstreamOperation } from '../core/signals.js';
 
 export type { UpstreamOperation };
@@ -41,15 +30,10 @@ class Reader {
   ) {}
 
   fail(key: string, expected: string, value: unknown): never {
-    throw new UpstreamError(
-      ErrorCode.UpstreamError,
-      `The SMS service sent an unexpected ${this.operation} response: ` +
-        `\`${this.at}${key}\` should be ${expected}, got ${describe(value)}`,
+    throw unexpected(
+      this.operation,
+      `\`${this.at}${key}\` should be ${expected}, got ${describe(value)}`,
     );
-  }
-
-  raw(key: string): unknown {
-    return this.object[key];
   }
 
   /** A text field; integers are accepted and kept as their decimal text. */
@@ -62,16 +46,13 @@ class Reader {
 
   /** Like text(), but a missing field, null or "" become `fallback`. */
   textOr<T>(key: string, fallback: T): string | T {
-    const value = this.object[key];
-    if (value === undefined || value === null || value === '') return fallback;
-    return this.text(key);
+    return isNone(this.object[key]) ? fallback : this.text(key);
   }
 
   /** An integer, sent either as a JSON number or as a numeric string. */
   integer(key: string): number {
     const value = this.object[key];
-    const parsed = toInteger(value);
-    return parsed ?? this.fail(key, 'an integer', value);
+    return toInteger(value) ?? this.fail(key, 'an integer', value);
   }
 
   /** An identifier documented as an integer: kept as text so large ids lose no digits. */
@@ -93,10 +74,24 @@ class Reader {
   /** Missing, "" and all-zero dates mean "none"; anything else must be a valid timestamp. */
   optionalTimestamp(key: string): Date | null {
     const value = this.object[key];
-    if (value === undefined || value === null || value === '' || value === ZERO_TIMESTAMP)
-      return null;
-    return this.timestamp(key);
+    return isNone(value) || value === ZERO_TIMESTAMP ? null : this.timestamp(key);
   }
+}
+
+/** A field the service left out, null or "". */
+function isNone(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function unexpected(operation: UpstreamOperation, what: string): UpstreamError {
+  return new UpstreamError(
+    ErrorCode.UpstreamError,
+    `The SMS service sent an unexpected ${operation} response: ${what}`,
+  );
 }
 
 const INTEGER_TEXT = /^-?\d+$/;
@@ -221,9 +216,8 @@ function timestampPartsByPattern(text: string): TimestampParts | null {
 }
 
 /**
- * A history repeats a handful of statuses ("200 Message delivered") on every message: each one is
- * read once and shared (a MessageStatus is immutable). Bounded: past STATUS_MEMORY distinct texts
- * (a service embedding ids in them) the memory starts over.
+ * A history repeats a handful of statuses on every message: each is read once and shared (frozen).
+ * Past STATUS_MEMORY distinct texts (a service embedding ids in them) the memory starts over.
  */
 const STATUS_MEMORY = 256;
 const statuses = new Map<string, MessageStatus>();
@@ -245,75 +239,58 @@ function readStatus(raw: string): MessageStatus {
   return { code, text: (m[2] ?? '').trim(), ok: code >= 200 && code < 300, raw };
 }
 
+const NUMBER_TYPES = new Map<string, NumberType>([
+  ['local', 'LOCAL'],
+  ['tollfree', 'TOLLFREE'],
+  ['toll-free', 'TOLLFREE'],
+  ['toll_free', 'TOLLFREE'],
+]);
+
 export function parseNumberType(raw: string): NumberType {
-  switch (raw.trim().toLowerCase()) {
-    case 'local':
-      return 'LOCAL';
-    case 'tollfree':
-    case 'toll-free':
-    case 'toll_free':
-      return 'TOLLFREE';
-    default:
-      return 'UNKNOWN';
-  }
+  return NUMBER_TYPES.get(raw.trim().toLowerCase()) ?? 'UNKNOWN';
 }
 
+const DIRECTIONS = new Map<string, MessageDirection>([
+  ['outbound', 'OUTBOUND'],
+  ['inbound', 'INBOUND'],
+]);
+
 export function parseDirection(raw: string): MessageDirection {
-  switch (raw.trim().toLowerCase()) {
-    case 'outbound':
-      return 'OUTBOUND';
-    case 'inbound':
-      return 'INBOUND';
-    default:
-      return 'UNKNOWN';
-  }
+  return DIRECTIONS.get(raw.trim().toLowerCase()) ?? 'UNKNOWN';
 }
+
+const YES_NO = new Map<string, boolean>([
+  ['yes', true],
+  ['true', true],
+  ['1', true],
+  ['no', false],
+  ['false', false],
+  ['0', false],
+]);
 
 /** "yes"/"no" as documented; true/false and 1/0 tolerated; null when it is none of these. */
 export function parseYesNo(value: unknown): boolean | null {
   if (typeof value === 'boolean') return value;
   if (value === 1 || value === 0) return value === 1;
-  if (typeof value !== 'string') return null;
-  switch (value.trim().toLowerCase()) {
-    case 'yes':
-    case 'true':
-    case '1':
-      return true;
-    case 'no':
-    case 'false':
-    case '0':
-      return false;
-    default:
-      return null;
-  }
+  return typeof value === 'string' ? (YES_NO.get(value.trim().toLowerCase()) ?? null) : null;
 }
 
 /** The body's JSON object after checking `success`; throws UPSTREAM_ERROR otherwise. */
 function successfulObject(operation: UpstreamOperation, json: unknown): JsonObject {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    throw new UpstreamError(
-      ErrorCode.UpstreamError,
-      `The SMS service sent an unexpected ${operation} response: expected a JSON object, got ${describe(json)}`,
-    );
+  if (!isObject(json)) throw unexpected(operation, `expected a JSON object, got ${describe(json)}`);
+  if (json.success === '1') return json;
+  if (refusesCredentials(json.error)) {
+    throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
   }
-  const object = json as JsonObject;
-  if (object.success !== '1') {
-    if (refusesCredentials(object.error)) {
-      throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
-    }
-    throw new UpstreamError(
-      ErrorCode.UpstreamError,
-      `The SMS service reported a failure for ${operation} (success was not "1")`,
-    );
-  }
-  return object;
+  throw new UpstreamError(
+    ErrorCode.UpstreamError,
+    `The SMS service reported a failure for ${operation} (success was not "1")`,
+  );
 }
 
 /**
- * Words by which a failure's `error` text refuses the caller rather than the request: the
- * credentials, the token, the sys_id, the account's access. Matched loosely (any case, any
- * wording around them) because the service documents no error shape; a false match costs an
- * UNAUTHENTICATED where UPSTREAM_ERROR was due, which serves nothing stale either way.
+ * Words by which a failure's `error` text refuses the caller rather than the request, matched
+ * loosely on purpose (docs/upstream-quirks.md "Refusals in the body").
  */
 const CREDENTIAL_REFUSAL =
   /credential|auth|token|sys_?id|password|log ?in|forbidden|access denied|permission|(invalid|unknown|disabled|suspended|locked|revoked|expired) account|account (not found|disabled|suspended|locked|revoked|expired)/i;
@@ -351,7 +328,7 @@ export function parseHistory(json: unknown, request: HistoryRequest): History {
   // The documented key has a trailing space; the unspaced spelling is accepted should it be fixed.
   const requestedKey =
     HISTORY_REQUESTED_KEY in object ? HISTORY_REQUESTED_KEY : HISTORY_REQUESTED_KEY.trim();
-  const mostRecentId = r.raw('most_recent_msg_id');
+  const mostRecentId = object.most_recent_msg_id;
   const rawMessages = object.messages ?? [];
   if (!Array.isArray(rawMessages)) r.fail('messages', 'an array', rawMessages);
   return {
@@ -362,10 +339,7 @@ export function parseHistory(json: unknown, request: HistoryRequest): History {
     createdAt: r.optionalTimestamp('created_date'),
     // 0, "" or absent: the number has no newest message.
     mostRecentMessageId:
-      mostRecentId === undefined ||
-      mostRecentId === null ||
-      mostRecentId === '' ||
-      toInteger(mostRecentId) === 0
+      isNone(mostRecentId) || toInteger(mostRecentId) === 0
         ? null
         : r.integerId('most_recent_msg_id'),
     mostRecentAt: r.optionalTimestamp('most_recent_date'),
@@ -382,15 +356,15 @@ function parseMessageRecord(item: unknown, at: string, historyTid: string): Mess
     return parseMessage(item, at, historyTid);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
-    const rawId =
-      typeof item === 'object' && item !== null ? (item as JsonObject).message_id : null;
+    const rawId = isObject(item) ? item.message_id : null;
     const id = typeof rawId === 'string' && rawId !== '' ? rawId : null;
     return { unreadable: true, id, error };
   }
 }
 
 function parseMessage(item: unknown, at: string, historyTid: string): Message {
-  const r = new Reader('smshistory', asObject('smshistory', item, at), at);
+  const object = asObject('smshistory', item, at);
+  const r = new Reader('smshistory', object, at);
   const mediaUrl = r.textOr('mms_url', null);
   return {
     id: r.text('message_id'),
@@ -401,17 +375,13 @@ function parseMessage(item: unknown, at: string, historyTid: string): Message {
     direction: parseDirection(r.textOr('direction', '')),
     body: r.textOr('body', ''),
     // An unreadable mms flag is inferred from the presence of media rather than failing the page.
-    mms: parseYesNo(r.raw('mms')) ?? mediaUrl !== null,
+    mms: parseYesNo(object.mms) ?? mediaUrl !== null,
     mediaUrl,
     status: parseStatus(r.textOr('status', '')),
   };
 }
 
 function asObject(operation: UpstreamOperation, value: unknown, at: string): JsonObject {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value))
-    return value as JsonObject;
-  throw new UpstreamError(
-    ErrorCode.UpstreamError,
-    `The SMS service sent an unexpected ${operation} response: \`${at.slice(0, -1)}\` should be an object, got ${describe(value)}`,
-  );
+  if (isObject(value)) return value;
+  throw unexpected(operation, `\`${at.slice(0, -1)}\` should be an object, got ${describe(value)}`);
 }
