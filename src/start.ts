@@ -29,16 +29,14 @@ export async function createApp(
   const tracing = tracingEndpoint
     ? (await import('./observability/tracing.js')).startTracing(tracingEndpoint, identity)
     : null;
-  const simulator =
-    config.upstream.url === null
-      ? await (
-          await import('./simulator/index.js')
-        ).startSimulator({
-          latencyMs: config.simulatorLatencyMs,
-          arrivalsEveryMs: config.simulatorArrivalsMs,
-          historyEnd: config.simulatorHistoryEnd,
-        })
-      : null;
+  const demo = config.upstream.url === null ? await import('./simulator/index.js') : null;
+  const simulator = demo
+    ? await demo.startSimulator({
+        latencyMs: config.simulatorLatencyMs,
+        arrivalsEveryMs: config.simulatorArrivalsMs,
+        historyEnd: config.simulatorHistoryEnd,
+      })
+    : null;
   const redis = await connectRedisUses(config, logger, !persistedOperations);
   // With REDIS_URL, APQ hashes are shared by every copy, their texts sealed with the one secret.
   const apqStore = redis.apq
@@ -75,9 +73,8 @@ async function connectRedisUses(
   if (config.redis === null) return {};
   const target = config.redis;
   const uses: Partial<Record<RedisUse, RedisConnection>> = {};
-  if (config.responseCache.ttlMs > 0) {
+  if (config.responseCache.ttlMs > 0)
     uses.cache = (await import('./cache/redis-store.js')).connectRedis(target, logger);
-  }
   if (apqOn) uses.apq = (await import('./cache/apq-store.js')).connectApqRedis(target, logger);
   if (config.live.pollMs > 0) {
     const { connectRedis } = await import('./redis/connection.js');

@@ -10,7 +10,6 @@ import {
   CONFIG_VARIABLES,
   DEFAULT_PRODUCTION_METRICS_PORT,
   DOCTOR_SETTINGS,
-  fallbacks,
   MIN_SECRET_LENGTH,
   readSettings,
   RETIRED_VARIABLES,
@@ -185,7 +184,7 @@ function limits(v: Settings) {
 }
 
 /** The limits an empty environment gives: what tests and embedders start from. */
-export const DEFAULT_LIMITS: GatewayLimits = Object.freeze(limits(fallbacks(SETTINGS)));
+export const DEFAULT_LIMITS: GatewayLimits = Object.freeze(limits(readSettings(SETTINGS, {}, [])));
 
 /** A copy's default name: the host (a container's is its id or pod name) and the process id. */
 export function defaultInstanceId(): string {

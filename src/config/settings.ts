@@ -436,10 +436,3 @@ export function readSettings<S extends Record<string, Setting>>(
   }
   return values as Values<S>;
 }
-
-/** What an empty environment reads as, taken from the table without reading anything. */
-export function fallbacks<S extends Record<string, Setting>>(settings: S): Values<S> {
-  return Object.fromEntries(
-    Object.entries(settings).map(([name, setting]) => [name, setting.fallback]),
-  ) as Values<S>;
-}

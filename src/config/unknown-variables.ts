@@ -33,12 +33,11 @@ export const GATEWAY_PREFIXES = [
  */
 const SERVICE_LINK =
   /_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT_\d+_(TCP|UDP|SCTP)(_(ADDR|PORT|PROTO))?)$/;
-const SERVICE_LINK_PORT = /_PORT$/;
-const SERVICE_LINK_ADDRESS = /^(tcp|udp|sctp):\/\//;
 
 function isServiceLink(name: string, value: string | undefined): boolean {
-  if (SERVICE_LINK.test(name)) return true;
-  return SERVICE_LINK_PORT.test(name) && SERVICE_LINK_ADDRESS.test(value ?? '');
+  return (
+    SERVICE_LINK.test(name) || (/_PORT$/.test(name) && /^(tcp|udp|sctp):\/\//.test(value ?? ''))
+  );
 }
 
 /**
@@ -46,14 +45,10 @@ function isServiceLink(name: string, value: string | undefined): boolean {
  * cost 1. Not graphql-js's `suggestionList`: it gives no distances, and would take HOSTNAME for HOST.
  */
 function editDistance(a: string, b: string): number {
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i += 1) {
+  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
+  for (let i = 1; i <= a.length; i += 1) {
     const row: number[] = [i];
     for (let j = 1; j <= b.length; j += 1) {
-      if (i === 0) {
-        row.push(j);
-        continue;
-      }
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       const above = rows[i - 1]!;
       let best = Math.min(above[j]! + 1, row[j - 1]! + 1, above[j - 1]! + cost);

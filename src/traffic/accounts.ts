@@ -4,7 +4,8 @@
  * tokens for one sys_id share its window and breaker instead of walking around them. Bounded: an
  * account with nothing to remember is dropped, and past MAX_ACCOUNTS the oldest (failing open).
  */
-import { Breaker, type BreakerState } from './breaker.js';
+import type { BreakerState } from '../core/signals.js';
+import { Breaker } from './breaker.js';
 
 /** Calls a recovering account's breaker lets through at once, so a burst is not all refused. */
 const ACCOUNT_BREAKER_PROBES = 3;

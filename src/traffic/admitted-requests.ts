@@ -163,13 +163,11 @@ function run(
 function contentTypeOf(response: ServerResponse, args: unknown[]): unknown {
   for (const arg of args) {
     if (Array.isArray(arg)) {
-      for (let i = 0; i + 1 < arg.length; i += 2) {
+      for (let i = 0; i + 1 < arg.length; i += 2)
         if (String(arg[i]).toLowerCase() === 'content-type') return arg[i + 1];
-      }
     } else if (arg && typeof arg === 'object') {
-      for (const [name, value] of Object.entries(arg)) {
+      for (const [name, value] of Object.entries(arg))
         if (name.toLowerCase() === 'content-type') return value;
-      }
     }
   }
   return response.getHeader('content-type');

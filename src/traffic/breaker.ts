@@ -6,8 +6,6 @@
  */
 import type { BreakerState } from '../core/signals.js';
 
-export type { BreakerState };
-
 export class Breaker {
   private stateName: BreakerState = 'closed';
   private faultsInARow = 0;

@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import {
   CONFIG_VARIABLES,
   DOCTOR_SETTINGS,
-  fallbacks,
   readSettings,
   SECTIONS,
   SETTINGS,
@@ -27,7 +26,8 @@ describe('readSettings', () => {
   it('reads an empty environment as the fallbacks, with no problem', () => {
     const { values, problems } = read(SETTINGS, {});
     expect(problems).toEqual([]);
-    expect(values).toEqual(fallbacks(SETTINGS));
+    const fallbacks = Object.entries(SETTINGS).map(([name, setting]) => [name, setting.fallback]);
+    expect(values).toEqual(Object.fromEntries(fallbacks));
     expect(values.PORT).toBe(4000);
     expect(values.LOG_LEVEL).toBe('info');
   });
