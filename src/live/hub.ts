@@ -1,14 +1,8 @@
 /**
- * Live subscriptions of this copy: one poll loop per topic (the same credentials and number),
- * however many subscribers share it; started by the first, stopped when the last one leaves.
- * A topic is an HMAC of sys_id, token and tid under the gateway's secret (or this process's key
- * without one), so subscribers share a loop only if their credentials are identical, and nothing in a
- * key or channel can be turned back into credentials.
- *
- * Each subscriber is a LiveSubscription (subscription.ts): its own position per number and its
- * own bounded queue, so one slow reader never holds up the others.
- *
- * Credentials are held by a running loop only, in memory, for as long as a subscriber needs them.
+ * Live subscriptions of this copy: one poll loop per topic, however many subscribers (each a
+ * LiveSubscription) share it; started by the first, stopped when the last one leaves. A topic is
+ * an HMAC of sys_id, token and tid (GATEWAY_SECRET or this process's key): subscribers share a
+ * loop only with identical credentials, and no key or channel can be turned back into them.
  */
 import {
   accountId,
@@ -27,9 +21,9 @@ import { LiveSubscription, type Delivery, type Positions } from './subscription.
 export { SUBSCRIPTION_LIMIT } from '../traffic/subscription-admission.js';
 
 /** Events a reader may fall behind before it is ended with SLOW_CONSUMER. */
-export const DEFAULT_QUEUE_LIMIT = 1_000;
+const DEFAULT_QUEUE_LIMIT = 1_000;
 /** Messages per number a resume token may be behind; further back is RESYNC_REQUIRED. */
-export const DEFAULT_RESUME_LIMIT = 200;
+const DEFAULT_RESUME_LIMIT = 200;
 
 export interface LiveHubOptions extends PollLoopOptions {
   readonly client: UpstreamClient;
@@ -48,9 +42,12 @@ export interface LiveHubOptions extends PollLoopOptions {
   readonly admission?: Omit<AdmissionOptions, 'maxPerAccount'>;
 }
 
+type Listener = (event: LiveEvent) => void;
+
 interface Topic {
   readonly loop: PollLoop;
-  subscribers: number;
+  /** One per subscription; the topic stops when the last one leaves. */
+  readonly listeners: Set<Listener>;
   /** Stops listening on the bus; set once listening has started. */
   readonly unlisten: Promise<() => Promise<void>>;
 }
@@ -58,9 +55,7 @@ interface Topic {
 export class LiveHub {
   private readonly key: Buffer | string;
   private readonly topics = new Map<string, Topic>();
-  private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   private readonly subscriptions = new Set<LiveSubscription>();
-  /** Topics being stopped (loop stopped, lock released, bus listener removed). */
   private readonly stopping = new Set<Promise<void>>();
   private closingNow = false;
   private readonly closeListeners = new Set<() => void>();
@@ -76,10 +71,7 @@ export class LiveHub {
     });
   }
 
-  /**
-   * Resolves once the service accepts these credentials (src/traffic/subscription-admission.ts);
-   * else UNAUTHENTICATED.
-   */
+  /** Resolves once the service accepts these credentials; else UNAUTHENTICATED. */
   verified(credentials: Credentials): Promise<void> {
     return this.admission.verified(credentials);
   }
@@ -100,10 +92,7 @@ export class LiveHub {
     return this.closingNow;
   }
 
-  /**
-   * Calls `listener` once, as close() begins and before any subscription ends: a transport that
-   * holds streams of its own (graphql-sse's single connection mode) ends them first.
-   */
+  /** Calls `listener` as close() begins, before any subscription ends (graphql-sse's streams). */
   onClose(listener: () => void): void {
     this.closeListeners.add(listener);
   }
@@ -119,8 +108,7 @@ export class LiveHub {
     start: Positions | null = null,
   ): AsyncIterableIterator<Delivery> {
     const release = this.admission.hold(credentials);
-    const topics = targets.map((target) => this.fingerprint(credentials, target.tid));
-    const listeners: Array<(event: LiveEvent) => void> = [];
+    const joined: [topic: string, listener: Listener][] = [];
     const subscription: LiveSubscription = new LiveSubscription({
       client: this.options.client,
       credentials,
@@ -133,25 +121,20 @@ export class LiveHub {
       onEnd: () => {
         this.subscriptions.delete(subscription);
         release();
-        for (const [i, topic] of topics.entries()) {
-          this.removeListener(topic, listeners[i]!);
-          void this.leave(topic);
-        }
+        for (const [topic, listener] of joined) this.leave(topic, listener);
       },
     });
     if (this.closingNow) {
-      // A subscription that arrives as this copy drains (a client reconnecting on a connection
-      // still open) ends at once, as close() ended the others: its client reconnects elsewhere.
+      // Arriving as this copy drains: ended at once, as the others, so its client reconnects.
       subscription.begin();
       subscription.end();
       return subscription;
     }
-    for (const [i, topic] of topics.entries()) {
-      const target = targets[i] as PollTarget;
-      const listener = (event: LiveEvent): void => subscription.onEvent(target.tid, event);
-      listeners.push(listener);
-      this.addListener(topic, listener);
-      this.join(topic, target, credentials);
+    for (const target of targets) {
+      const topic = credentialsHmac(this.key, credentials, target.tid);
+      const listener: Listener = (event) => subscription.onEvent(target.tid, event);
+      joined.push([topic, listener]);
+      this.join(topic, target, credentials, listener);
     }
     this.subscriptions.add(subscription);
     subscription.begin();
@@ -169,14 +152,11 @@ export class LiveHub {
     // Let the WebSocket server close its sockets first (same tick), so a graphql-ws client gets
     // "going away", never a `complete` it would take as final.
     await new Promise((resolve) => setImmediate(resolve));
-    let held = 0;
-    for (const topic of this.topics.values()) if (topic.loop.holding) held += 1;
+    const held = this.stats.locksHeld;
     // Ending the last subscriber of a topic stops its loop (leave()); the others are stopped here.
     for (const subscription of [...this.subscriptions]) subscription.end();
-    for (const topic of [...this.topics.keys()]) void this.stopTopic(topic);
-    // Every loop hands its lock back before the bus closes: the copy that polls next continues
-    // from the seen state as after a handover. Closing first lost the releases, and each drain
-    // showed up on the next copy as a takeover from a copy that had gone quiet.
+    for (const topic of [...this.topics.keys()]) this.stopTopic(topic);
+    // Locks are handed back before the bus closes, or the next copy would log a takeover.
     await Promise.allSettled([...this.stopping]);
     if (held > 0 && !(this.options.bus instanceof LocalBus)) {
       this.options.logger?.info(
@@ -187,18 +167,13 @@ export class LiveHub {
     await this.options.bus.close();
   }
 
-  // --- Topics: one poll loop and one bus listener per topic. ---------------------------------
-
-  private fingerprint(credentials: Credentials, tid: string): string {
-    return credentialsHmac(this.key, credentials, tid);
-  }
-
-  private join(topic: string, target: PollTarget, credentials: Credentials): void {
+  private join(topic: string, target: PollTarget, credentials: Credentials, listener: Listener) {
     const existing = this.topics.get(topic);
     if (existing) {
-      existing.subscribers += 1;
+      existing.listeners.add(listener);
       return;
     }
+    const listeners = new Set([listener]);
     const loop = new PollLoop(
       topic,
       target,
@@ -208,16 +183,16 @@ export class LiveHub {
       this.options,
     );
     const unlisten = this.options.bus.listen(topic, (event) => {
-      for (const listener of this.listeners.get(topic) ?? []) {
+      for (const each of listeners) {
         try {
-          listener(event);
+          each(event);
         } catch (error) {
           // One subscriber's failure must not cost the others this event.
           this.options.logger?.error({ err: error }, 'live updates: a subscriber failed an event');
         }
       }
     });
-    this.topics.set(topic, { loop, subscribers: 1, unlisten });
+    this.topics.set(topic, { loop, listeners, unlisten });
     // Poll only once listening: an event published meanwhile would be lost.
     void unlisten.then(
       () => loop.start(),
@@ -226,16 +201,15 @@ export class LiveHub {
     );
   }
 
-  private async leave(topic: string): Promise<void> {
+  private leave(topic: string, listener: Listener): void {
     const entry = this.topics.get(topic);
-    if (!entry) return;
-    entry.subscribers -= 1;
-    if (entry.subscribers === 0) await this.stopTopic(topic);
+    if (entry?.listeners.delete(listener) && entry.listeners.size === 0) this.stopTopic(topic);
   }
 
-  private stopTopic(topic: string): Promise<void> {
+  /** Stops the loop, releases its lock and stops listening; close() waits for it. */
+  private stopTopic(topic: string): void {
     const entry = this.topics.get(topic);
-    if (!entry) return Promise.resolve();
+    if (!entry) return;
     this.topics.delete(topic);
     const stopped = (async () => {
       await entry.loop.stop();
@@ -243,21 +217,7 @@ export class LiveHub {
         await entry.unlisten.catch(() => () => Promise.resolve())
       )();
     })();
-    // close() waits for it, however the stop began.
     this.stopping.add(stopped);
     void stopped.finally(() => this.stopping.delete(stopped)).catch(() => undefined);
-    return stopped;
-  }
-
-  private addListener(topic: string, listener: (event: LiveEvent) => void): void {
-    let set = this.listeners.get(topic);
-    if (!set) this.listeners.set(topic, (set = new Set()));
-    set.add(listener);
-  }
-
-  private removeListener(topic: string, listener: (event: LiveEvent) => void): void {
-    const set = this.listeners.get(topic);
-    set?.delete(listener);
-    if (set?.size === 0) this.listeners.delete(topic);
   }
 }

@@ -1,26 +1,16 @@
 /**
- * Live updates shared by every gateway copy on one Redis. For each topic (an HMAC of the
- * credentials and number, never the credentials) one copy holds a lock and polls; it publishes
- * what it finds on the topic's channel, and every copy with subscribers listens there. The lock
- * expires `lockTtlMs` after its holder's last renewal, so when the polling copy goes away another
- * copy with subscribers takes over, continuing from the seen state the last poll stored.
+ * Live updates shared by every gateway copy on one Redis: per topic one copy holds a lock (lapsing
+ * `lockTtlMs` after its last renewal, then another takes over from the stored seen state), polls
+ * and publishes on the topic's channel, where every copy with subscribers listens. Pub/sub forgets
+ * what it could not deliver: after a reconnect every listener gets a `resync`.
  *
- * Pub/sub forgets what it could not deliver: after a reconnect of the subscriber connection
- * every listener gets a `resync` event and checks the history for what it missed.
- *
- * Keys and channels: sms-gateway:live:v1:{lock,seen,events}:<topic>. Events and seen states are
- * sealed for their channel or key (src/redis/seal.ts): no tid, number or message text is readable
- * in Redis. One that does not open (another secret, altered) is ignored, never delivered.
+ * Keys and channels: sms-gateway:live:v1:{lock,seen,events}:<topic>, values sealed for their key
+ * or channel (src/redis/seal.ts); one that does not open is ignored, never delivered.
  */
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../core/domain.js';
 import type { Logger } from '../observability/logger.js';
-import {
-  connectRedis,
-  type RedisClient,
-  type RedisConnection,
-  type RedisTarget,
-} from '../redis/connection.js';
+import type { RedisClient, RedisConnection } from '../redis/connection.js';
 import { createSeal, type Seal, type SealSecret } from '../redis/seal.js';
 import type { Claim, LiveBus, LiveEvent } from './bus.js';
 import type { SeenState } from './detect.js';
@@ -34,21 +24,15 @@ const channelOf = (topic: string): string => `${PREFIX}events:${topic}`;
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
-/**
- * Seen state is kept for a few lock lifetimes: enough for a takeover to continue from it. A
- * poll loop starting later learns afresh; subscribers never depend on it (they start from the
- * history's head and fill gaps from it).
- */
+/** Seen state is kept for a few lock lifetimes: enough for a takeover to continue from it. */
 const SEEN_LIFETIMES = 10;
 
 /** Logged once per copy, with nothing of what it held. */
 const UNOPENED = 'live updates: ignored a value sealed under another secret, or altered';
 
-export interface RedisBusOptions {
-  /** Where Redis is (src/redis): a connection is opened for live updates; or give `connection`. */
-  readonly url?: RedisTarget;
-  /** The live use's connection, opened by src/app.ts (its health feeds sms_redis_up). */
-  readonly connection?: RedisConnection;
+interface RedisBusOptions {
+  /** The live use's connection (src/start.ts); closed with the bus. */
+  readonly connection: RedisConnection;
   /** How long a claim holds without renewal; a few poll intervals (rounded to a millisecond). */
   readonly lockTtlMs: number;
   /** GATEWAY_SECRET and GATEWAY_SECRET_PREVIOUS (config.secret): what seals events and states. */
@@ -64,7 +48,6 @@ interface StoredSeen extends SeenState {
 export class RedisBus implements LiveBus {
   /** Identifies this copy's locks. */
   private readonly owner = randomUUID();
-  private readonly connection: RedisConnection;
   private readonly commands: RedisClient;
   private readonly subscriber: RedisClient;
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
@@ -76,26 +59,10 @@ export class RedisBus implements LiveBus {
   constructor(private readonly options: RedisBusOptions) {
     this.seal = createSeal(options.secret);
     this.lockTtlMs = Math.max(1, Math.round(options.lockTtlMs));
-    // While disconnected, commands fail at once (the poll loop retries next tick) instead of
-    // queueing behind the reconnect; the subscriber resubscribes by itself after a reconnect.
-    // An outage is logged once, by the connection (src/redis).
-    const given = options.connection;
-    if (!given && !options.url) throw new Error('RedisBus: give a url or a connection');
-    this.connection =
-      given ??
-      connectRedis(options.url as RedisTarget, 'live', {
-        logger: options.logger ?? false,
-        commandTimeoutMs: 1_000,
-        messages: {
-          down: 'live updates: Redis unavailable, polls wait for it',
-          up: 'live updates: Redis reachable again',
-        },
-      });
-    this.commands = this.connection.client;
-    this.subscriber = this.connection.subscriber();
-    // Back after a cut: whatever was published meanwhile is gone. Listeners check the history
-    // now, and once more a lock lifetime later, by when a poll has found what arrived meanwhile
-    // and the resubscription is surely in place.
+    this.commands = options.connection.client;
+    this.subscriber = options.connection.subscriber();
+    // Back after a cut: listeners check the history now, and again a lock lifetime later, once a
+    // poll has found what arrived meanwhile and the resubscription is surely in place.
     let subscriberCut = false;
     this.subscriber.on('close', () => (subscriberCut = true));
     this.subscriber.on('ready', () => {
@@ -170,7 +137,7 @@ export class RedisBus implements LiveBus {
 
   async publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
     const channel = channelOf(topic);
-    await this.commands.publish(channel, this.seal.seal(encodeEvents(events), channel));
+    await this.commands.publish(channel, this.seal.seal(JSON.stringify(events), channel));
   }
 
   async claim(topic: string): Promise<Claim> {
@@ -185,9 +152,8 @@ export class RedisBus implements LiveBus {
   }
 
   async release(topic: string): Promise<void> {
-    // Handed back on purpose: whoever claims it next starts normally, not as a takeover. The seen
-    // state says so before the lock goes, while no other copy can claim it: marked after, a copy
-    // claiming in between read the state of a copy gone quiet and logged a takeover.
+    // Handed back on purpose, so the next claim is no takeover: marked while the lock is still
+    // held, or a copy claiming in between would read the state of a copy gone quiet.
     const owned = await this.commands.get(lockKey(topic)).catch(() => null);
     if (owned !== this.owner) return;
     const seen = await this.readSeen(topic).catch(() => null);
@@ -208,15 +174,11 @@ export class RedisBus implements LiveBus {
   async close(): Promise<void> {
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.listeners.clear();
-    await this.connection.close();
+    await this.options.connection.close();
   }
 }
 
-/** Messages carry a Date, which JSON turns into a string: revived on the way in. */
-function encodeEvents(events: readonly LiveEvent[]): string {
-  return JSON.stringify(events);
-}
-
+/** The events published as JSON; a message's Date, a string in JSON, is revived. */
 function decodeEvents(payload: string): LiveEvent[] {
   let parsed: unknown;
   try {

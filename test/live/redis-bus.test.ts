@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Claim } from '../../src/live/bus.js';
 import { RedisBus } from '../../src/live/redis-bus.js';
 import type { Logger } from '../../src/observability/logger.js';
+import { connectRedis } from '../../src/redis/connection.js';
 import type { SealSecret } from '../../src/redis/seal.js';
 import { captureLogs } from '../fixtures/captured-logs.js';
 import { liveStacks } from '../fixtures/live-stack.js';
@@ -32,6 +33,10 @@ afterAll(async () => {
   await redis.close();
 });
 
+/** A connection as src/start.ts opens it for live updates. */
+const liveConnection = () =>
+  connectRedis(new URL(redis.url), 'live', { logger: false, commandTimeoutMs: 1_000 });
+
 /** A gateway copy over `upstream` whose live bus is on the one Redis, sealing with `secret`. */
 function copy(
   upstream: GrowingUpstream,
@@ -39,7 +44,7 @@ function copy(
   secret: SealSecret = { current: HMAC_KEY },
   logger: Logger | false = false,
 ) {
-  const bus = new RedisBus({ url: new URL(redis.url), lockTtlMs, secret, logger });
+  const bus = new RedisBus({ connection: liveConnection(), lockTtlMs, secret, logger });
   const stack = stacks.gatewayOver(upstream, {
     live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY },
   });
@@ -168,7 +173,11 @@ describe('live updates across two copies on one Redis', () => {
 describe('a lock handed back (RedisBus.release)', () => {
   it('marks the seen state released before the lock goes: a copy claiming in between never reads a takeover', async () => {
     const bus = () =>
-      new RedisBus({ url: new URL(redis.url), lockTtlMs: 20_000, secret: { current: HMAC_KEY } });
+      new RedisBus({
+        connection: liveConnection(),
+        lockTtlMs: 20_000,
+        secret: { current: HMAC_KEY },
+      });
     const [leaving, staying] = [bus(), bus()];
     /** The bus's claim once it is connected (commands fail at once until then). */
     const claimed = async (copy: RedisBus) => {
