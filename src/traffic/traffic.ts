@@ -162,10 +162,8 @@ export function withTrafficControl(
         },
       );
       verifying.set(pair, pending);
-      void pending.then(
-        () => verifying.delete(pair),
-        () => verifying.delete(pair),
-      );
+      const forget = (): boolean => verifying.delete(pair);
+      void pending.then(forget, forget);
     }
     return pending;
   }
