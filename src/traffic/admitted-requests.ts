@@ -71,6 +71,7 @@ export function requestAdmission(
       queue.chargeWork(tenantOfPair(memory.identities.of(made)), UNITS_PER_CALL),
     /** TrafficOptions.usage: one ledger orders requests and their calls. */
     usage: (flow: string) => queue.useOf(flow),
+    /** `listener` behind admission (admitRequests). */
     listener: (listener: TicketedListener, paths: AdmittedPaths) =>
       admitRequests(listener, queue, memory.identities, tenantOf, paths),
   };
