@@ -38,14 +38,12 @@ export function createRequestLoaders(
 ): RequestLoaders {
   const callOptions = { arrivedAt: options.arrivedAt };
   let calls = 0;
-  function limit<T>(call: () => Promise<T>): Promise<T> {
+  async function limit<T>(call: () => Promise<T>): Promise<T> {
     calls += 1;
     if (calls > options.maxCalls) {
-      return Promise.reject(
-        new UpstreamError(
-          ErrorCode.UpstreamCallLimit,
-          `This request needs more than ${options.maxCalls} calls to the SMS service; ask for fewer histories at once`,
-        ),
+      throw new UpstreamError(
+        ErrorCode.UpstreamCallLimit,
+        `This request needs more than ${options.maxCalls} calls to the SMS service; ask for fewer histories at once`,
       );
     }
     return call();
@@ -83,30 +81,23 @@ export function createRequestLoaders(
 
   const histories = new DataLoader<HistoryRequest, History, string>(
     async (requests) => {
-      const results: (History | Error)[] = new Array<History | Error>(requests.length);
-      const calls: Promise<void>[] = [];
-      for (const group of byNumber(requests)) {
-        for (const call of coalesceRanges(
-          group.map((i) => requests[i] as HistoryRequest),
+      const results = new Array<History | Error>(requests.length);
+      const calls = byNumber(requests).flatMap((group) =>
+        coalesceRanges(
+          group.map((i) => requests[i]!),
           options.maxCallSpan,
-        )) {
-          const members = call.members.map((m) => group[m] as number);
-          const first = requests[members[0] as number] as HistoryRequest;
-          calls.push(
-            limit(() => client.history(credentials, { ...first, ...call.range }, callOptions)).then(
-              (history) => {
-                for (const i of members) {
-                  results[i] = sliceHistory(history, call.range, requests[i] as HistoryRequest);
-                }
-              },
-              // One failed call fails only the fields it serves: their slots carry the Error.
-              (error: unknown) => {
-                for (const i of members) results[i] = toError(error);
-              },
-            ),
-          );
-        }
-      }
+        ).map(async (call) => {
+          const members = call.members.map((m) => group[m]!);
+          const request = { ...requests[members[0]!]!, ...call.range };
+          try {
+            const history = await limit(() => client.history(credentials, request, callOptions));
+            for (const i of members) results[i] = sliceHistory(history, call.range, requests[i]!);
+          } catch (error) {
+            // One failed call fails only the fields it serves: their slots carry the Error.
+            for (const i of members) results[i] = toError(error);
+          }
+        }),
+      );
       await Promise.all(calls);
       return results;
     },
