@@ -41,9 +41,7 @@ export interface GatewayMetrics {
   admissionWaited(seconds: number): void;
   /** A request refused by admission (src/traffic/fair-admission.ts), by the kind of tenant. */
   admissionRefused(kind: 'account' | 'unverified' | 'anonymous'): void;
-  /** An APQ lookup: a hash known, unknown, or a document registered. */
   apqRequest(result: 'hit' | 'miss' | 'registered'): void;
-  /** Feed to the live hub: polls, takeovers, subscribers dropped. */
   readonly live: {
     published(count: number): void;
     pollFailed(): void;
@@ -54,13 +52,11 @@ export interface GatewayMetrics {
   operationDone(operation: OperationRecord): void;
   /** An operation's cost as estimated before it ran, in items (src/graph/estimate-cost.ts). */
   costEstimated(items: number): void;
-  /** The same operation's actual cost once answered: the objects its answer held. */
+  /** The objects its answer held. */
   costActual(items: number): void;
   /** One GraphQL request answered, cached or not, with its outcome: sms_graphql_requests_total. */
   requestDone(request: RequestRecord): void;
-  /** One HTTP request to the GraphQL endpoint answered. */
   httpDone(method: string, status: number, seconds: number): void;
-  /** The text a scrape of /metrics gets. */
   exposition(): Promise<{ readonly contentType: string; readonly body: string }>;
 }
 

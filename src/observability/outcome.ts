@@ -15,26 +15,16 @@ export interface Outcome {
 }
 
 /**
- * Codes the caller causes and the caller fixes. Also RATE_LIMITED (the account's own volume, or
- * its turn refused while the copy is busy: AccountsTakingTurns and ManyAccountsRateLimited watch
- * those) and UPSTREAM_CALL_LIMIT (one request asked for too much).
+ * The codes of the gateway's or the service's failures. Every other code is the caller's to fix,
+ * RATE_LIMITED (AccountsTakingTurns and ManyAccountsRateLimited watch it) and UPSTREAM_CALL_LIMIT
+ * included.
  */
-export const CLIENT_ERROR_CODES: ReadonlySet<string> = new Set<string>([
-  ErrorCode.Unauthenticated,
-  ErrorCode.BadUserInput,
-  ErrorCode.UpstreamCallLimit,
-  ErrorCode.RateLimited,
-  ErrorCode.LiveUpdatesOff,
-  ErrorCode.SubscriptionLimit,
-  ErrorCode.ResyncRequired,
-  ErrorCode.SlowConsumer,
-  ErrorCode.PersistedQueryRequired,
-  ErrorCode.PersistedQueryNotFound,
-  ErrorCode.PersistedQueryMismatch,
-  ErrorCode.RequestEntityTooLarge,
-  ErrorCode.BadRequest,
-  ErrorCode.GraphQLParseFailed,
-  ErrorCode.GraphQLValidationFailed,
+const FAILURE_CODES: ReadonlySet<string> = new Set<string>([
+  ErrorCode.UpstreamTimeout,
+  ErrorCode.UpstreamError,
+  ErrorCode.UpstreamUnavailable,
+  ErrorCode.ResponseTooLarge,
+  ErrorCode.InternalServerError,
 ]);
 
 const KNOWN_CODES: ReadonlySet<string> = new Set<string>(ERROR_CODES);
@@ -53,7 +43,7 @@ export function outcomeOf(result: unknown): Outcome {
   let firstClientCode: string | undefined;
   for (const error of errors) {
     const code = codeOf(error);
-    if (!CLIENT_ERROR_CODES.has(code)) return { outcome: 'error', code };
+    if (FAILURE_CODES.has(code)) return { outcome: 'error', code };
     firstClientCode ??= code;
   }
   return { outcome: 'client_error', code: firstClientCode ?? ErrorCode.InternalServerError };
