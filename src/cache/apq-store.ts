@@ -12,7 +12,6 @@ import type { APQStore } from '@graphql-yoga/plugin-apq';
 /** Every APQ key starts with this. v2: sealed values, never read by v1 copies (clear text). */
 export const APQ_KEY_PREFIX = 'sms-gateway:apq:v2:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
-const COMMAND_TIMEOUT_MS = 500;
 
 export interface RedisApqStore extends APQStore {
   close(): Promise<void>;
@@ -22,7 +21,6 @@ export interface RedisApqStore extends APQStore {
 export function connectApqRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
   return connectRedis(target, 'apq', {
     logger,
-    commandTimeoutMs: COMMAND_TIMEOUT_MS,
     messages: {
       down: 'APQ store unavailable; clients resend whole queries meanwhile',
       up: 'APQ store: Redis reachable again',

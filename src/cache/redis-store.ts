@@ -12,9 +12,6 @@ import {
 import type { Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
-/** A slower command fails: the request is answered without the cache. */
-const REDIS_COMMAND_TIMEOUT_MS = 500;
-
 export type { RedisConnection };
 
 /** Answers in Redis, sealed with `seal`; one that does not open is a miss, logged once. */
@@ -80,7 +77,6 @@ function decode(raw: string): StoredAnswer | undefined {
 export function connectRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
   return connectShared(target, 'cache', {
     logger,
-    commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS,
     messages: {
       down: 'Response cache unavailable, answering without it',
       up: 'Response cache: Redis reachable again',

@@ -6,7 +6,10 @@
  * (src/traffic/verification.ts) store one. Stale-if-error: src/cache/stale.ts.
  */
 import { createHmac } from 'node:crypto';
-import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
+import {
+  useResponseCache,
+  type BuildResponseCacheKeyFunction,
+} from '@graphql-yoga/plugin-response-cache';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createAnswerCache } from './answers.js';
@@ -127,14 +130,9 @@ export function createResponseCache(
     // session for a public answer, shared by everyone.
     enabled: (request, context) => sessionOf(request, context) !== null,
     session: sessionOf,
-    buildResponseCacheKey: ({
-      sessionId,
-      documentString,
-      operationName,
-      variableValues,
-      request,
-    }) => {
-      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(operationKey, documentString, operationName, variableValues)}`;
+    buildResponseCacheKey: (operation) => {
+      const { sessionId, request } = operation;
+      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(operationKey, operation)}`;
       if (sessionId) keys.set(request, key);
       return key;
     },
@@ -212,16 +210,15 @@ function isSingleResult(result: unknown): result is ExecutionResult {
   return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
 }
 
-/** An HMAC, not a plain hash: one of a tid or a number in `variables` could be guessed. */
+/** An HMAC, not a plain hash: a tid or a number in the variables could be guessed. */
 function operationHash(
   key: Buffer | string,
-  documentString: string,
-  operationName: string | null | undefined,
-  variables: Readonly<Record<string, unknown>> | null | undefined,
+  { documentString, operationName, variableValues }: Parameters<BuildResponseCacheKeyFunction>[0],
 ): string {
+  const text = [documentString, operationName ?? null, canonical(variableValues ?? {})];
   return createHmac('sha256', key)
     .update('operation\u0000')
-    .update(JSON.stringify([documentString, operationName ?? null, canonical(variables ?? {})]))
+    .update(JSON.stringify(text))
     .digest('hex');
 }
 
