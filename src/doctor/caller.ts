@@ -10,18 +10,15 @@ import { parseRetryAfter } from '../upstream/client.js';
 
 export interface CallerOptions {
   readonly baseUrl: URL;
-  /** Calls in all; a probe asking for more is told the budget is spent. @default 40 */
+  /** Calls in all; a probe asking for more is told the budget is spent. */
   readonly maxCalls: number;
-  /** Calls a second at most (calls start at least 1/rate apart). @default 4 */
+  /** Calls a second at most (calls start at least 1/rate apart). */
   readonly ratePerSecond: number;
   /** One call's deadline, headers and body included. @default 15000 */
   readonly timeoutMs?: number;
   /** After a 429, the longest the doctor waits before its one retry. @default 10000 */
   readonly maxRetryWaitMs?: number;
-  /**
-   * Applied to every body before it is kept, so a service echoing the credentials leaves no
-   * trace of them in what the findings quote (even cut short). @default none
-   */
+  /** Applied to every body before it is kept, so no trace of a credential the service echoes. */
   readonly redact?: (text: string) => string;
 }
 
@@ -46,8 +43,8 @@ export class BudgetSpent extends Error {
   override readonly name = 'BudgetSpent';
 }
 
-/** Headers that speak of limits: Retry-After and the X-RateLimit-* / RateLimit-* families. */
-const LIMIT_HEADER = /^(retry-after|x-rate-?limit.*|rate-?limit.*|x-ratelimit.*)$/i;
+/** Retry-After and the X-RateLimit-* / RateLimit-* families. */
+const LIMIT_HEADER = /^(retry-after|(x-)?rate-?limit.*)$/i;
 
 export interface Caller {
   call(
@@ -70,10 +67,8 @@ export function createCaller(
   options: CallerOptions,
   credentials: { readonly sysId: string; readonly authToken: string },
 ): Caller {
-  const prefix = options.baseUrl.pathname.replace(/\/+$/, '');
-  const gapMs = 1000 / options.ratePerSecond;
-  const timeoutMs = options.timeoutMs ?? 15_000;
-  const maxRetryWaitMs = options.maxRetryWaitMs ?? 10_000;
+  const { baseUrl, maxCalls, timeoutMs = 15_000, maxRetryWaitMs = 10_000 } = options;
+  const prefix = baseUrl.pathname.replace(/\/+$/, '');
   const answers: Answer[] = [];
   let made = 0;
   let nextAt = 0;
@@ -85,20 +80,20 @@ export function createCaller(
     label: string,
     params: Readonly<Record<string, string>>,
   ): Promise<Answer> {
-    if (made >= options.maxCalls)
-      throw new BudgetSpent(`the budget of ${options.maxCalls} calls is spent`);
+    if (made >= maxCalls) throw new BudgetSpent(`the budget of ${maxCalls} calls is spent`);
     const wait = nextAt - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     made += 1;
-    nextAt = performance.now() + gapMs;
+    nextAt = performance.now() + 1000 / options.ratePerSecond;
     const body = new URLSearchParams({
       sys_id: credentials.sysId,
       auth_token: credentials.authToken,
       ...params,
     });
     const started = performance.now();
+    let answer: Answer;
     try {
-      const response = await request(new URL(`${prefix}/api/${operation}`, options.baseUrl), {
+      const response = await request(new URL(`${prefix}/api/${operation}`, baseUrl), {
         method: 'POST',
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
@@ -116,20 +111,20 @@ export function createCaller(
         if (LIMIT_HEADER.test(name) && value !== undefined)
           limitHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }
-      const rawType = response.headers['content-type'];
-      return record({
+      const contentType = response.headers['content-type'];
+      answer = {
         operation,
         label,
         status: response.statusCode,
         failure: null,
-        contentType: (Array.isArray(rawType) ? rawType[0] : rawType) ?? null,
+        contentType: (Array.isArray(contentType) ? contentType[0] : contentType) ?? null,
         limitHeaders,
         ms,
         json: parseJson(text),
         bytes: Buffer.byteLength(text),
-      });
+      };
     } catch (error) {
-      return record({
+      answer = {
         operation,
         label,
         status: null,
@@ -139,39 +134,33 @@ export function createCaller(
         ms: performance.now() - started,
         json: undefined,
         bytes: 0,
-      });
+      };
     }
-  }
-
-  function record(answer: Answer): Answer {
     answers.push(answer);
     return answer;
   }
 
   /** A 429 is waited out (Retry-After, capped) and tried once more, budget permitting. */
-  async function withOneRetry(
-    operation: UpstreamOperation,
-    label: string,
-    params: Readonly<Record<string, string>>,
-  ): Promise<Answer> {
-    const first = await once(operation, label, params);
-    if (first.status !== 429 || made >= options.maxCalls) return first;
+  async function withOneRetry(...call: Parameters<Caller['call']>): Promise<Answer> {
+    const first = await once(...call);
+    if (first.status !== 429 || made >= maxCalls) return first;
     const retryAfter = parseRetryAfter(first.limitHeaders['retry-after'], Date.now()) ?? 1_000;
     if (retryAfter > maxRetryWaitMs) return first;
     nextAt = Math.max(nextAt, performance.now() + retryAfter);
+    const [operation, label, params] = call;
     return once(operation, `${label} (retried after 429)`, params);
   }
 
   return {
-    call(operation, label, params) {
-      const result = queue.then(() => withOneRetry(operation, label, params));
+    call(...call) {
+      const result = queue.then(() => withOneRetry(...call));
       queue = result.catch(() => undefined);
       return result;
     },
     get made() {
       return made;
     },
-    maxCalls: options.maxCalls,
+    maxCalls,
     answers,
   };
 }
@@ -186,8 +175,7 @@ function parseJson(text: string): unknown {
 
 /** Why no answer came, by error code (never the error's message, which may carry a URL). */
 function describeFailure(error: unknown, timeoutMs: number): string {
-  const code = (error as { code?: unknown; name?: unknown } | null)?.code;
-  const name = (error as { name?: unknown } | null)?.name;
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
   if (name === 'TimeoutError' || (typeof code === 'string' && code.endsWith('_TIMEOUT')))
     return `no answer within ${timeoutMs} ms`;
   if (typeof code === 'string') return `no answer (${code})`;

@@ -13,12 +13,12 @@ import { CouldNotAsk, runProbes } from './probes.js';
 import { createRedactor } from './redact.js';
 import { renderReport } from './report.js';
 
-export const DEFAULT_MAX_CALLS = 40;
-export const DEFAULT_RATE = 4;
+const DEFAULT_MAX_CALLS = 40;
+const DEFAULT_RATE = 4;
 const MAX_RATE = 100;
 const MAX_CALLS_CEILING = 1_000;
 
-export const USAGE = `Usage: npm run doctor -- [--max-calls N] [--rate N] [--json FILE]
+const USAGE = `Usage: npm run doctor -- [--max-calls N] [--rate N] [--json FILE]
 
 Asks the SMS service at UPSTREAM_URL, with the account in SMS_SYS_ID and SMS_AUTH_TOKEN
 (environment only), what its documentation leaves open. Read-only calls.
@@ -37,14 +37,14 @@ export interface DoctorIo {
   readonly err: (text: string) => void;
 }
 
-export interface DoctorOptions {
+interface DoctorOptions {
   readonly maxCalls: number;
   readonly ratePerSecond: number;
   readonly jsonPath: string | null;
 }
 
 /** The options, or the reason they are refused. */
-export function parseOptions(argv: readonly string[]): DoctorOptions | string {
+function parseOptions(argv: readonly string[]): DoctorOptions | string {
   let values: { 'max-calls'?: string; rate?: string; json?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
@@ -92,52 +92,24 @@ export async function runDoctor(io: DoctorIo): Promise<0 | 1 | 2> {
     io.err(`Could not ask the service: ${error.message}\n`);
     return 2;
   }
-  const redact = createRedactor([settings.sysId, settings.authToken]);
-  const out = (text: string) => io.out(redact(text));
-  const err = (text: string) => io.err(redact(text));
-  const caller = createCaller(
-    {
-      baseUrl: settings.url,
-      maxCalls: options.maxCalls,
-      ratePerSecond: options.ratePerSecond,
-      redact,
-    },
-    settings,
-  );
-  const writeJson = async (
-    findings: readonly Finding[],
-    exitCode: 0 | 1 | 2,
-    couldNotAsk: string | null,
-  ) => {
-    if (options.jsonPath === null) return;
-    await writeJsonReport(
-      options.jsonPath,
-      { findings, exitCode, couldNotAsk, calls: caller.made },
-      redact,
-    );
-  };
-  let findings: Finding[];
+  const { url, sysId, authToken, historyEnd, timeoutMs } = settings;
+  const redact = createRedactor([sysId, authToken]);
+  const { maxCalls, ratePerSecond, jsonPath } = options;
+  const caller = createCaller({ baseUrl: url, maxCalls, ratePerSecond, redact }, settings);
+  let findings: Finding[] = [];
+  let couldNotAsk: string | null = null;
   try {
-    const seen = await runProbes(caller);
-    findings = findingsFrom(seen, {
-      historyEnd: settings.historyEnd,
-      timeoutMs: settings.timeoutMs,
-    });
+    findings = findingsFrom(await runProbes(caller), { historyEnd, timeoutMs });
   } catch (error) {
     if (!(error instanceof CouldNotAsk)) throw error;
-    err(`Could not ask the service: ${error.message}\n`);
-    await writeJson([], 2, error.message);
-    return 2;
+    couldNotAsk = error.message;
   }
-  out(
-    renderReport(findings, {
-      url: settings.url.href,
-      callsMade: caller.made,
-      maxCalls: options.maxCalls,
-      ratePerSecond: options.ratePerSecond,
-    }),
-  );
-  const exitCode = findings.some((f) => f.holds === false) ? 1 : 0;
-  await writeJson(findings, exitCode, null);
+  const summary = { url: url.href, callsMade: caller.made, maxCalls, ratePerSecond };
+  if (couldNotAsk === null) io.out(redact(renderReport(findings, summary)));
+  else io.err(redact(`Could not ask the service: ${couldNotAsk}\n`));
+  const exitCode: 0 | 1 | 2 =
+    couldNotAsk !== null ? 2 : findings.some((f) => f.holds === false) ? 1 : 0;
+  const report = { findings, exitCode, couldNotAsk, calls: caller.made };
+  if (jsonPath !== null) await writeJsonReport(jsonPath, report, redact);
   return exitCode;
 }
