@@ -95,7 +95,7 @@ function unexpected(operation: UpstreamOperation, what: string): UpstreamError {
 }
 
 const INTEGER_TEXT = /^-?\d+$/;
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/;
 const ZERO_TIMESTAMP = '0000-00-00 00:00:00';
 const STATUS = /^\s*(\d{3})(?!\d)[\s:.-]*([\s\S]*)$/;
 
@@ -161,11 +161,20 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** `YYYY-MM-DD HH:MM:SS` as UTC; null when the text is not a real date and time. */
+/**
+ * `YYYY-MM-DD HH:MM:SS` as UTC; null when the text is not a real date and time. Checked by a
+ * pattern without groups and read by position: every message has two timestamps, and a match's
+ * arrays were a twentieth of a 50-message page's garbage.
+ */
 export function parseTimestamp(text: string): Date | null {
-  const parts = timestampParts(text) ?? timestampPartsByPattern(text);
-  if (!parts) return null;
-  const [year, month, day, hour, minute, second] = parts;
+  const t = text.trim();
+  if (!TIMESTAMP.test(t)) return null;
+  const year = digits(t, 0, 4);
+  const month = digits(t, 5, 7);
+  const day = digits(t, 8, 10);
+  const hour = digits(t, 11, 13);
+  const minute = digits(t, 14, 16);
+  const second = digits(t, 17, 19);
   const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   // Date.UTC rolls 2026-02-30 over into March; a round trip catches impossible dates.
   const valid =
@@ -178,41 +187,11 @@ export function parseTimestamp(text: string): Date | null {
   return valid ? date : null;
 }
 
-type TimestampParts = readonly [number, number, number, number, number, number];
-
-/**
- * The common case read by position: every message of a page has two timestamps, and the pattern
- * below allocated a match and two arrays for each (a twentieth of a 50-message page's garbage).
- */
-function timestampParts(text: string): TimestampParts | null {
-  if (text.length !== 19) return null;
-  if (text[4] !== '-' || text[7] !== '-' || text[13] !== ':' || text[16] !== ':') return null;
-  if (text[10] !== ' ' && text[10] !== 'T') return null;
-  const year = digits(text, 0, 4);
-  const month = digits(text, 5, 7);
-  const day = digits(text, 8, 10);
-  const hour = digits(text, 11, 13);
-  const minute = digits(text, 14, 16);
-  const second = digits(text, 17, 19);
-  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
-  return [year, month, day, hour, minute, second];
-}
-
-/** The number written in text[from, to), or -1 when a character there is not a digit. */
+/** The number written in text[from, to), all digits. */
 function digits(text: string, from: number, to: number): number {
   let value = 0;
-  for (let i = from; i < to; i += 1) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    value = value * 10 + digit;
-  }
+  for (let i = from; i < to; i += 1) value = value * 10 + text.charCodeAt(i) - 48;
   return value;
-}
-
-/** Anything else (spaces around it, for one): the pattern decides. */
-function timestampPartsByPattern(text: string): TimestampParts | null {
-  const m = TIMESTAMP.exec(text.trim());
-  return m ? (m.slice(1).map(Number) as unknown as TimestampParts) : null;
 }
 
 /**
