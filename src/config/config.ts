@@ -201,11 +201,9 @@ function metricsPort(v: Settings, production: boolean, problems: string[]): numb
     );
     return null;
   }
-  if (v.METRICS_PORT === v.PORT) {
-    problems.push(`METRICS_PORT must differ from PORT (both ${v.PORT})`);
-    return null;
-  }
-  return v.METRICS_PORT;
+  if (v.METRICS_PORT !== v.PORT) return v.METRICS_PORT;
+  problems.push(`METRICS_PORT must differ from PORT (both ${v.PORT})`);
+  return null;
 }
 
 /** Without a secret: the demo one while the simulator serves; refused in production; else none. */

@@ -110,13 +110,12 @@ export function unknownVariables(
     if (isServiceLink(name, env[name])) continue;
     const prefix = GATEWAY_PREFIXES.find((p) => name.startsWith(p));
     const near = closest(name, known);
-    const typo = near.distance <= tolerance(near.name);
     const former = closest(name, retiredNames);
     if (former.distance < near.distance && former.distance <= tolerance(former.name)) {
       problems.push(
         `${name} is not a setting of the gateway, nor is ${former.name} any longer: it is fixed at ${retired[former.name]} (${FIXED_VALUES_DOC})`,
       );
-    } else if (typo) {
+    } else if (near.distance <= tolerance(near.name)) {
       problems.push(`${name} is not a setting of the gateway: did you mean ${near.name}?`);
     } else if (prefix) {
       const same = known.filter((k) => k.startsWith(prefix));
