@@ -1,8 +1,8 @@
 /**
  * Admission of GraphQL requests (and WebSocket `connection_init`s) before any of their work
- * starts: one work-conserving fair queue, after Kubernetes' API Priority and Fairness. The flows,
- * seats, turn order and bounds: this folder's README ("The flow") and docs/limits.md. Written by hand: the
- * flows (accounts, classes for the rest) are ours, and a library limiter knows neither.
+ * starts: one work-conserving fair queue, after Kubernetes' API Priority and Fairness. Flows,
+ * seats, turn order and bounds: this folder's README ("The flow") and docs/limits.md. Written by
+ * hand: the flows (accounts, classes for the rest) are ours, and a library limiter knows neither.
  */
 import { performance as perfHooks } from 'node:perf_hooks';
 import type { AdmissionSettings } from '../config/config.js';
