@@ -25,7 +25,7 @@ export interface AccountRefusal {
 export class AccountTraffic {
   private readonly states = new Map<string, AccountState>();
 
-  /** `onBreakerChange` is told of each account's breaker changes (the account by its keyed name). */
+  /** `onBreakerChange` hears each account's breaker change (the account by its keyed name). */
   constructor(
     private readonly breakerThreshold: number,
     private readonly breakerCooldownMs: number,

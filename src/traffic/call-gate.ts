@@ -104,8 +104,8 @@ export class CallGate {
     }
     const now = Date.now();
     if (error.code === ErrorCode.RateLimited) {
-      // The account's window, not the shared limit. Unaccepted credentials open it for the sys_id's
-      // unaccepted tokens alone: a wrong token never pauses the account; new tokens share the window.
+      // The account's window, not the shared limit. Unaccepted credentials open it for the
+      // sys_id's unaccepted tokens alone: a wrong token never pauses the account; new ones share it.
       const windowMs = Math.min(
         error.retryAfterMs ?? this.options.defaultRetryAfterMs,
         MAX_RETRY_AFTER_MS,

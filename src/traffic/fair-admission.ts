@@ -70,7 +70,7 @@ export interface LoopLoad {
   onSample?(listener: (utilization: number) => void): void;
 }
 
-/** `minSeats` run while the loop is busy (0: admission off); lines hold `maxWaiting`, `maxWaitMs`. */
+/** `minSeats` run while the loop is busy (0: admission off); a line holds `maxWaiting`. */
 export interface AdmissionOptions extends AdmissionSettings {
   readonly load: LoopLoad;
   readonly now?: () => number;
