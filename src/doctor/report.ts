@@ -13,7 +13,7 @@ const COLUMNS = [
   { title: 'Set', width: 30 },
 ] as const;
 
-export function holdsWord(holds: boolean | null): string {
+function holdsWord(holds: boolean | null): string {
   return holds === null ? '?' : holds ? 'yes' : 'NO';
 }
 
@@ -25,29 +25,26 @@ export interface ReportSummary {
 }
 
 export function renderReport(findings: readonly Finding[], summary: ReportSummary): string {
-  const lines: string[] = [
+  const failing = findings.filter((f) => f.holds === false);
+  const unknown = findings.filter((f) => f.holds === null);
+  const toSet = findings.map((f) => f.set).filter((s) => s !== '');
+  const lines = [
     `Doctor: ${summary.url}, ${summary.callsMade} of at most ${summary.maxCalls} calls, at most ${summary.ratePerSecond} a second`,
     '',
     row(COLUMNS.map((c) => c.title)),
     COLUMNS.map((c) => '-'.repeat(c.width)).join('-+-'),
-  ];
-  for (const f of findings) {
-    lines.push(
+    ...findings.map((f) =>
       row([`${f.id}: ${f.question}`, f.answer, f.gatewayAssumes, holdsWord(f.holds), f.set]),
-    );
-  }
-  const failing = findings.filter((f) => f.holds === false);
-  const unknown = findings.filter((f) => f.holds === null);
-  lines.push('');
-  lines.push(
+    ),
+    '',
     `${findings.length - failing.length - unknown.length} hold, ${failing.length} do not, ${unknown.length} could not be told.`,
-  );
-  const toSet = findings.map((f) => f.set).filter((s) => s !== '');
-  if (toSet.length > 0) lines.push(`Set: ${toSet.join('  ')}`);
-  for (const f of [...failing, ...unknown]) {
-    lines.push('', `${f.id} (${holdsWord(f.holds)}):`);
-    for (const e of f.evidence) lines.push(`  - ${e}`);
-  }
+    ...(toSet.length > 0 ? [`Set: ${toSet.join('  ')}`] : []),
+    ...[...failing, ...unknown].flatMap((f) => [
+      '',
+      `${f.id} (${holdsWord(f.holds)}):`,
+      ...f.evidence.map((e) => `  - ${e}`),
+    ]),
+  ];
   return `${lines.join('\n')}\n`;
 }
 
@@ -55,16 +52,12 @@ export function renderReport(findings: readonly Finding[], summary: ReportSummar
 function row(cells: readonly string[]): string {
   const wrapped = cells.map((cell, i) => wrap(cell, COLUMNS[i]?.width ?? 20));
   const height = Math.max(...wrapped.map((w) => w.length));
-  const out: string[] = [];
-  for (let line = 0; line < height; line += 1) {
-    out.push(
-      wrapped
-        .map((w, i) => (w[line] ?? '').padEnd(COLUMNS[i]?.width ?? 20))
-        .join(' | ')
-        .trimEnd(),
-    );
-  }
-  return out.join('\n');
+  return Array.from({ length: height }, (_, line) =>
+    wrapped
+      .map((w, i) => (w[line] ?? '').padEnd(COLUMNS[i]?.width ?? 20))
+      .join(' | ')
+      .trimEnd(),
+  ).join('\n');
 }
 
 /** Words to lines of at most `width`; a longer word is cut. */
