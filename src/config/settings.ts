@@ -166,7 +166,7 @@ const URL_KINDS = {
   redis: { schemes: ['redis', 'rediss'], what: 'a redis:// or rediss:// URL' },
 };
 
-/** An absolute URL of one kind; `refuse` says what else it must not be. Never echoed (passwords). */
+/** An absolute URL of one kind; `refuse` says what else it must not be. Never echoed: passwords. */
 function url(
   kind: keyof typeof URL_KINDS,
   example: string,

@@ -42,7 +42,7 @@ function isServiceLink(name: string, value: string | undefined): boolean {
 
 /**
  * Optimal string alignment distance: insertions, deletions, substitutions and neighbour swaps
- * cost 1. Not graphql-js's `suggestionList`: it gives no distances, and would take HOSTNAME for HOST.
+ * cost 1. Not graphql-js's `suggestionList`: it gives no distances and takes HOSTNAME for HOST.
  */
 function editDistance(a: string, b: string): number {
   const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];

@@ -105,7 +105,8 @@ export class CallGate {
     const now = Date.now();
     if (error.code === ErrorCode.RateLimited) {
       // The account's window, not the shared limit. Unaccepted credentials open it for the
-      // sys_id's unaccepted tokens alone: a wrong token never pauses the account; new ones share it.
+      // sys_id's unaccepted tokens alone: a wrong token never pauses the account, and new tokens
+      // share the window.
       const windowMs = Math.min(
         error.retryAfterMs ?? this.options.defaultRetryAfterMs,
         MAX_RETRY_AFTER_MS,
