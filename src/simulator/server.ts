@@ -146,10 +146,6 @@ function prepareAccount(account: DemoAccount): PreparedAccount {
   return { account, ...prepared };
 }
 
-const PREPARED_BY_SYS_ID: ReadonlyMap<string, PreparedAccount> = new Map(
-  DEMO_ACCOUNTS.map((a) => [a.credentials.sysId, prepareAccount(a)]),
-);
-
 /**
  * A new inbound message for `number`, at the head of its history, dated when it arrives. The
  * seeded demo history ends when the simulator starts, so it is the newest by date as well.
@@ -192,20 +188,9 @@ function historyBody(prepared: PreparedNumber, start: number, end: number): Buff
   return [head, prepared.messagesJson.subarray(sliceStart, sliceEnd), HISTORY_TAIL];
 }
 
-function errorBody(message: string): Buffer {
-  return Buffer.from(JSON.stringify({ success: '0', error: message }));
-}
-
-const NOT_FOUND_BODY = errorBody('not found');
-const METHOD_NOT_ALLOWED_BODY = errorBody('method not allowed; use POST');
-const INVALID_CREDENTIALS_BODY = errorBody('invalid credentials');
-const NUMBER_NOT_FOUND_BODY = errorBody('number not found');
-const UNSUPPORTED_MEDIA_TYPE_BODY = errorBody(
-  'unsupported content type; send parameters as application/x-www-form-urlencoded',
-);
-const PAYLOAD_TOO_LARGE_BODY = errorBody('request body too large');
-
 const MAX_BODY_BYTES = 64 * 1024;
+const UNSUPPORTED_MEDIA_TYPE =
+  'unsupported content type; send parameters as application/x-www-form-urlencoded';
 
 const OPERATIONS: ReadonlyMap<string, SimulatorOperation> = new Map([
   ['/api/smshistory', 'smshistory'],
@@ -247,8 +232,13 @@ function parseNonNegativeInteger(value: string): number | null {
   return Number.isSafeInteger(parsed) ? parsed : null;
 }
 
+/** `{"success":"0","error":...}` with this status. */
+function failure(status: number, error: string, headers?: Record<string, string>): Outcome {
+  return { status, body: Buffer.from(JSON.stringify({ success: '0', error })), headers };
+}
+
 function badRequest(message: string): Outcome {
-  return { status: 400, body: errorBody(message) };
+  return failure(400, message);
 }
 
 function handleHistory(
@@ -273,7 +263,7 @@ function handleHistory(
   }
   const prepared = account.byTid.get(tid);
   if (prepared === undefined || prepared.demo.number !== number) {
-    return { status: 200, body: NUMBER_NOT_FOUND_BODY };
+    return failure(200, 'number not found');
   }
   return { status: 200, body: historyBody(prepared, start, inclusiveEnd ? end + 1 : end) };
 }
@@ -286,19 +276,17 @@ function handleOwnedNumbers(account: PreparedAccount, params: Map<string, string
   return { status: 200, body: account.owned[type] };
 }
 
-export function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const latencyMs = options.latencyMs ?? 0;
-  const { observer } = options;
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const { latencyMs = 0, observer, arrivalsEveryMs = 0 } = options;
   const inclusiveEnd = options.historyEnd === 'inclusive';
-  if (!Number.isFinite(latencyMs) || latencyMs < 0) {
-    return Promise.reject(new RangeError('latencyMs must be a non-negative finite number'));
-  }
-  let accounts: ReadonlyMap<string, PreparedAccount> = PREPARED_BY_SYS_ID;
-  if (options.accounts) {
-    const all = new Map(PREPARED_BY_SYS_ID);
-    for (const a of options.accounts) all.set(a.credentials.sysId, prepareAccount(a));
-    accounts = all;
-  }
+  if (!Number.isFinite(latencyMs) || latencyMs < 0)
+    throw new RangeError('latencyMs must be a non-negative finite number');
+  let accounts: ReadonlyMap<string, PreparedAccount> = new Map(
+    [...DEMO_ACCOUNTS, ...(options.accounts ?? [])].map((a) => [
+      a.credentials.sysId,
+      prepareAccount(a),
+    ]),
+  );
 
   const pendingTimers = new Set<NodeJS.Timeout>();
   let closing = false;
@@ -328,24 +316,17 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
       for (const chunk of chunks) res.write(chunk);
       res.end(); // end() fully uncorks, flushing head and chunks together
     };
-    if (delayMs <= 0) {
-      write();
-      return;
-    }
     // Re-arm until the full delay has elapsed by the high-resolution clock, so the
     // delay is never shorter than latencyMs (libuv timers work on a coarser clock).
     const due = performance.now() + delayMs;
     const fire = (): void => {
       const remaining = due - performance.now();
-      if (remaining > 0 && !closing) {
-        const timer = setTimeout(() => {
-          pendingTimers.delete(timer);
-          fire();
-        }, Math.ceil(remaining));
-        pendingTimers.add(timer);
-        return;
-      }
-      write();
+      if (remaining <= 0 || closing) return write();
+      const timer = setTimeout(() => {
+        pendingTimers.delete(timer);
+        fire();
+      }, Math.ceil(remaining));
+      pendingTimers.add(timer);
     };
     fire();
   }
@@ -354,7 +335,7 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     const sysId = params.get('sys_id');
     const account = sysId === undefined ? undefined : accounts.get(sysId);
     if (account === undefined || account.account.credentials.authToken !== params.get('auth_token'))
-      return { status: 401, body: INVALID_CREDENTIALS_BODY };
+      return failure(401, 'invalid credentials');
     const outcome =
       operation === 'smshistory'
         ? handleHistory(account, params, inclusiveEnd)
@@ -370,18 +351,15 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     const operation = OPERATIONS.get(queryIndex === -1 ? rawUrl : rawUrl.slice(0, queryIndex));
     if (operation === undefined) {
       req.resume();
-      send(res, { status: 404, body: NOT_FOUND_BODY }, null, new Map());
-      return;
+      return send(res, failure(404, 'not found'), null, new Map());
     }
     const params = new Map<string, string>();
     addParams(params, queryIndex === -1 ? '' : rawUrl.slice(queryIndex + 1));
+    const respond = (outcome: Outcome) => send(res, outcome, operation, params);
     if (req.method !== 'POST') {
       req.resume();
-      const headers = { Allow: 'POST' };
-      send(res, { status: 405, body: METHOD_NOT_ALLOWED_BODY, headers }, operation, params);
-      return;
+      return respond(failure(405, 'method not allowed; use POST', { Allow: 'POST' }));
     }
-
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -392,20 +370,15 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
       // Client went away mid-request; nothing to answer.
     });
     req.on('end', () => {
-      if (size > MAX_BODY_BYTES) {
-        const headers = { Connection: 'close' };
-        send(res, { status: 413, body: PAYLOAD_TOO_LARGE_BODY, headers }, operation, params);
-        return;
-      }
+      if (size > MAX_BODY_BYTES)
+        return respond(failure(413, 'request body too large', { Connection: 'close' }));
       if (size > 0) {
-        if (!isFormContentType(req.headers['content-type'])) {
-          send(res, { status: 415, body: UNSUPPORTED_MEDIA_TYPE_BODY }, operation, params);
-          return;
-        }
+        if (!isFormContentType(req.headers['content-type']))
+          return respond(failure(415, UNSUPPORTED_MEDIA_TYPE));
         // Body parameters override query parameters.
         addParams(params, Buffer.concat(chunks).toString('utf8'));
       }
-      send(res, handleOperation(operation, params), operation, params);
+      respond(handleOperation(operation, params));
     });
   }
 
@@ -422,7 +395,6 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     return message;
   }
 
-  const arrivalsEveryMs = options.arrivalsEveryMs ?? 0;
   let arrivals: NodeJS.Timeout | null = null;
   if (arrivalsEveryMs > 0) {
     const { sysId } = DEMO_ACCOUNT.credentials;
@@ -431,34 +403,32 @@ export function startSimulator(options: SimulatorOptions = {}): Promise<RunningS
     arrivals = setInterval(() => {
       count += 1;
       deliver(sysId, tid, `Demo arrival ${count}: is this thing on?`);
-    }, arrivalsEveryMs);
-    arrivals.unref();
+    }, arrivalsEveryMs).unref();
   }
 
   const server = createServer(onRequest);
-
-  return new Promise<RunningSimulator>((resolve, reject) => {
-    const onListenError = (error: Error): void => reject(error);
-    server.once('error', onListenError);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      server.off('error', onListenError);
-      let closed: Promise<void> | null = null;
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        deliver,
-        close(): Promise<void> {
-          if (closed !== null) return closed;
-          closing = true;
-          if (arrivals) clearInterval(arrivals);
-          for (const timer of pendingTimers) clearTimeout(timer);
-          pendingTimers.clear();
-          closed = new Promise<void>((resolveClose, rejectClose) => {
-            server.close((error) => (error ? rejectClose(error) : resolveClose()));
-            server.closeAllConnections();
-          });
-          return closed;
-        },
-      });
+      server.off('error', reject);
+      resolve();
     });
   });
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    deliver,
+    close(): Promise<void> {
+      if (closed !== null) return closed;
+      closing = true;
+      if (arrivals) clearInterval(arrivals);
+      for (const timer of pendingTimers) clearTimeout(timer);
+      pendingTimers.clear();
+      closed = new Promise<void>((resolveClose, rejectClose) => {
+        server.close((error) => (error ? rejectClose(error) : resolveClose()));
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
 }
