@@ -1,33 +1,24 @@
 /**
- * Message cursors: opaque, HMAC-signed names of one message in one number's history. A cursor
- * carries the message id with the position and total count it had when issued, so the next
- * page can find the message again cheaply after new messages arrive at the head. The signature
- * makes a cursor this gateway did not issue (or one edited by hand) fail before any upstream
- * call. Copies of the gateway accept each other's cursors only when they share the key.
- *
- * Checking tells two failures apart: text that is not a cursor at all (`malformed`: a client
- * bug, BAD_USER_INPUT) and a well-formed cursor that no key of this gateway signed (`unknown-key`:
- * issued before a restart without GATEWAY_SECRET or before a rotation, RESYNC_REQUIRED; one
- * edited by hand looks the same, and is answered the same safe way).
+ * Message cursors: HMAC-signed names of one message in one number's history, with the position
+ * and total count it had when issued, so the next page finds it cheaply after new arrivals. Text
+ * that is not a cursor is `malformed` (BAD_USER_INPUT); a well-formed one no key of this gateway
+ * signed (a restart without GATEWAY_SECRET, a rotation, an edit) is `unknown-key` (RESYNC_REQUIRED).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { fingerprintKey } from '../core/credentials.js';
 
 export interface MessageCursor {
-  /** The owned number whose history the cursor points into. */
   readonly tid: string;
   /** The message it names. */
   readonly id: string;
-  /** Its position (0 = newest) when the cursor was issued. */
+  /** Its position (0 = newest) and the history's total count when the cursor was issued. */
   readonly offset: number;
-  /** The history's total count when the cursor was issued. */
   readonly total: number;
 }
 
-/** Why a text was not accepted as a cursor. */
 export type CursorRefusal = 'malformed' | 'unknown-key';
 
-export type DecodedCursor =
+type DecodedCursor =
   | { readonly cursor: MessageCursor; readonly refusal?: undefined }
   | { readonly cursor: null; readonly refusal: CursorRefusal };
 
@@ -63,11 +54,7 @@ function parse(payload: string): MessageCursor | null {
   return { tid, id, offset: position, total: count };
 }
 
-/**
- * `secret`: the gateway's secret (GATEWAY_SECRET) when copies must accept each other's cursors,
- * and cursors must outlive the process; null for this process's own random key.
- * `previous`: GATEWAY_SECRET_PREVIOUS, still accepted while clients move to the current one.
- */
+/** `secret`: GATEWAY_SECRET, or null for this process's own key; `previous`: still accepted. */
 export function createCursorCodec(
   secret: string | Buffer | null,
   previous: string | Buffer | null = null,

@@ -1,13 +1,9 @@
 /**
- * The cost of an operation before it runs, in items (cost.ts), read from the schema's `@cost` and
- * `@listSize` the way the IBM cost specification and the routers read them: an object costs 1
- * (or its `@cost`), a scalar 0, and a list multiplies what is below it by its size. The gateway's
- * refinements come from the fields' `extensions` (cost.ts CostExtensions), and one more: a field
- * whose `@listSize(sizedFields:)` list is not selected still fetches its items, so they are
- * charged once each (`history(0, 1000) { totalCount }` reads 1,000 messages).
- *
- * Written here, not taken from graphql-query-complexity: its estimators see one field at a time,
- * while `sizedFields` sizes a child list from its parent's arguments.
+ * The cost of an operation before it runs, in items (cost.ts), read from `@cost` and `@listSize`
+ * as the IBM cost specification and routers read them, refined by the fields' CostExtensions. A
+ * `@listSize(sizedFields:)` list not selected is still fetched, so charged (`history(0, 1000) {
+ * totalCount }` reads 1,000 messages). Not graphql-query-complexity: its estimators see one field
+ * at a time, while `sizedFields` sizes a child list from its parent's arguments.
  */
 import {
   GraphQLIncludeDirective,
@@ -22,7 +18,6 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
-  type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -37,15 +32,12 @@ export interface CostEstimate {
   readonly byField: ReadonlyMap<string, number>;
 }
 
-export interface EstimateRequest {
+interface EstimateRequest {
   readonly schema: GraphQLSchema;
   readonly document: DocumentNode;
   readonly variables?: Readonly<Record<string, unknown>> | null | undefined;
   readonly operationName?: string | null | undefined;
-  /**
-   * The gateway's limits: a list argument past its field's maximum is counted at that maximum,
-   * so the resolver's BAD_USER_INPUT names it. Without them, as sent (a router's reading).
-   */
+  /** A list argument past its maximum counts at it (the resolver refuses it); absent: as sent. */
   readonly limits?: SizeLimits | undefined;
 }
 
@@ -82,9 +74,8 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
 
   // `sized`: sizes the parent's @listSize gives some child fields; `used` records which were met.
-  // `spread`: the fragments already walked into this selection set. As when graphql-js collects
-  // fields, a fragment spread twice into one selection set counts once; walking it again would
-  // let a document of nested double spreads take exponential time here.
+  // `spread`: fragments already walked into this selection set; as graphql-js does, one spread
+  // twice counts once (nested double spreads would otherwise take exponential time).
   function walkSelections(
     set: SelectionSetNode,
     parent: GraphQLNamedType,
@@ -131,7 +122,10 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     const type = getNamedType(field.type);
     const listSize = directiveArgs<ListSize>(field.extensions, 'listSize');
     const extensions = field.extensions as CostExtensions;
-    const args = listSize || extensions.costListArgument ? argumentsOf(field, node) : {};
+    const args =
+      listSize || extensions.costListArgument
+        ? (getArgumentValues(field, node, variables) as Record<string, unknown>)
+        : {};
     const max = request.limits && extensions.costMaxSize?.(request.limits);
     const bounded = (items: number) => (max === undefined ? items : Math.min(items, max));
 
@@ -164,10 +158,6 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     }
   }
 
-  function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode) {
-    return getArgumentValues(field, node, variables) as Record<string, unknown>;
-  }
-
   walkSelections(operation.selectionSet, root, 1, null, null, new Set());
   return { cost, byField };
 }
@@ -193,10 +183,7 @@ function weightOf(type: GraphQLNamedType): number {
   return own ?? (isCompositeType(type) ? 1 : 0);
 }
 
-/**
- * A directive's arguments as @pothos/plugin-directives keeps them in `extensions.directives`: a
- * list of `{ name, args }`, or an object by name.
- */
+/** A directive's arguments from `extensions.directives` (Pothos: `{ name, args }[]` or by name). */
 function directiveArgs<T>(extensions: unknown, name: string): T | undefined {
   const directives = (extensions as { directives?: unknown } | null | undefined)?.directives;
   if (Array.isArray(directives)) {

@@ -5,10 +5,8 @@ import type { RequestLoaders } from '../upstream/loaders.js';
 import { MAX_PAGE_SIZE } from './paging.js';
 
 /**
- * The service finds messages only through a number's history, so a message id is looked for
- * among the newest MESSAGE_NODE_SCAN messages of each of the account's numbers: one
- * owned-numbers call plus one history call per number, shared with the request's other reads.
- * An older message resolves to null; page to it with `Number.messages` instead.
+ * The service finds messages only through a number's history, so an id is looked for among the
+ * newest MESSAGE_NODE_SCAN messages of each number (one history call per number); older is null.
  */
 export const MESSAGE_NODE_SCAN = MAX_PAGE_SIZE;
 
@@ -18,10 +16,7 @@ interface MessageIndex {
   readonly failure: { readonly reason: unknown } | null;
 }
 
-/**
- * One index per request (keyed by the request's loaders), built once however many ids are looked
- * up: a lookup is then a map read, not a scan of every number's messages per id.
- */
+/** One index per request (by its loaders), built once however many ids are looked up. */
 const indexes = new WeakMap<RequestLoaders, Promise<MessageIndex>>();
 
 export async function findRecentMessage(
@@ -31,7 +26,7 @@ export async function findRecentMessage(
   const index = await messageIndex(context);
   const found = index.byId.get(id);
   if (found) {
-    // Found but unreadable: its own error, as in the history it came from.
+    // Unreadable: its own error, as in its history.
     if (isUnreadable(found)) throw found.error;
     return found;
   }
@@ -63,7 +58,6 @@ async function buildIndex(upstream: RequestLoaders, end: number): Promise<Messag
       continue;
     }
     for (const record of read.value.messages) {
-      // The first occurrence wins, as the scan in number order did.
       if (record.id !== null && !byId.has(record.id)) byId.set(record.id, record);
     }
   }

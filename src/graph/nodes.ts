@@ -1,7 +1,6 @@
 /**
- * Relay object identification: `Node`, `Query.node(id)` and `Query.nodes(ids)` for Number and
- * Message (ids: global-ids.ts). Every lookup reads with the caller's credentials, through the
- * request's loaders, so an id of another account resolves to null and never to its data.
+ * Relay `Node`, `Query.node(id)` and `Query.nodes(ids)` for Number and Message (ids: global-ids.ts),
+ * read with the caller's credentials: another account's id resolves to null.
  */
 import { brandWithType, type OutputType, type SchemaTypes } from '@pothos/core';
 import { isObjectType, type GraphQLSchema } from 'graphql';
@@ -35,11 +34,10 @@ builder.nodeRef<Message, string, typeof MessageRef>(MessageRef, {
   loadOne: async (id, context) => typed(await findRecentMessage(id, context), 'Message'),
 });
 
-// A federation entity too: another subgraph may reference a Message by its id. It resolves the
-// way `node` does (a recent message of the caller's account, else null).
+// A federation entity too, resolved as `node` is.
 builder.asEntity(MessageRef, {
   key: builder.selection<{ id: string }>('id'),
-  // Checks credentials synchronously, as Number's does: one UNAUTHENTICATED for the whole call.
+  // Credentials checked synchronously, as Number's: one UNAUTHENTICATED for the whole call.
   resolveReference: (ref, context) => {
     context.upstream();
     return findRecentMessage(ref.id, context).then(copy);
@@ -51,26 +49,23 @@ function copy<T extends OwnedNumber | Message>(value: T | null): T | null {
 }
 
 /**
- * A copy (loader results may be shared), marked with its type here. The relay plugin marks what
- * it loads only once the whole batch is in, but caches the pending load per request at once: a
- * second alias of the same id (`node` or `nodes`) gets that promise, and its `Node` type was
- * resolved before the mark was set ("must resolve to an Object type at runtime").
+ * A copy (loader results may be shared), marked with its type now: the relay plugin marks it only
+ * once the batch is in, but a second alias of the id gets the pending load before that ("must
+ * resolve to an Object type at runtime").
  */
 function typed<T extends OwnedNumber | Message>(
   value: T | null,
   typename: 'Number' | 'Message',
 ): T | null {
   const result = copy(value);
-  // By name, as the plugin marks it again later (a mark can only be set again to the same value);
-  // the signature takes refs and the builder's declared shapes, not names.
+  // By name, as the plugin marks it again later (only the same value may be set again).
   brandWithType(result, typename as unknown as OutputType<SchemaTypes>);
   return result;
 }
 
 /**
- * The `id` fields as plain functions. The relay plugin resolves every global id through an async
- * function, so each Message in an answer cost a promise and its microtasks: 24,000 of them for
- * one aliased history query, most of what it allocated. Encoding is synchronous (global-ids.ts).
+ * The `id` fields as plain functions: the relay plugin's are async, a promise per Message (24,000
+ * for one aliased history query, most of what it allocated).
  */
 export function syncGlobalIds(schema: GraphQLSchema): void {
   const ids: [string, (source: never) => string][] = [

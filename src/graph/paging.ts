@@ -1,13 +1,11 @@
 /**
- * Number.messages paging over the service's history ranges, newest first. Arguments are checked
- * (and cursors verified) before any upstream call; then a page is read as one window, or two when
- * the history moved since the cursor was issued: the first read tells how many messages arrived,
- * the second reads at the cursor message's new position. Windows go through the request's
- * history loader, so they coalesce with the request's other ranges of the same number.
+ * Number.messages paging over the service's history ranges, newest first (docs/paging.md).
+ * Arguments and cursors are checked before any upstream call; a page is one window, or two when
+ * the history moved since the cursor was issued. Windows go through the request's history
+ * loader, so they coalesce with its other ranges of the same number.
  */
-import type { History, MessageRecord } from '../core/domain.js';
+import type { History, MessageRecord, Range } from '../core/domain.js';
 import { badUserInput, resyncRequired } from '../core/errors.js';
-import type { Range } from '../core/domain.js';
 import type { GatewayLimits } from '../config/config.js';
 import type { CursorCodec, MessageCursor } from './cursors.js';
 
@@ -21,7 +19,7 @@ export function maxPageSize(limits: Pick<GatewayLimits, 'maxHistoryRange'>): num
 /** Page size when neither `first` nor `last` is given. */
 export const DEFAULT_PAGE_SIZE = 20;
 
-export interface PageArgs {
+interface PageArgs {
   readonly first?: number | null | undefined;
   readonly after?: string | null | undefined;
   readonly last?: number | null | undefined;
@@ -29,7 +27,7 @@ export interface PageArgs {
 }
 
 /** What to read: from the head, after or before a cursor's message, or the oldest messages. */
-export type PagePlan =
+type PagePlan =
   | { readonly kind: 'head'; readonly size: number }
   | { readonly kind: 'after'; readonly size: number; readonly cursor: MessageCursor }
   | { readonly kind: 'before'; readonly size: number; readonly cursor: MessageCursor }
@@ -47,12 +45,9 @@ export interface MessagePage {
 }
 
 /** Reads one window of the number's history (positions [start, end), 0 = newest). */
-export type ReadWindow = (range: Range) => Promise<History>;
+type ReadWindow = (range: Range) => Promise<History>;
 
-/**
- * Validates the arguments; throws BAD_USER_INPUT (RESYNC_REQUIRED for a cursor of a key gone),
- * never calling upstream.
- */
+/** Checks the arguments: BAD_USER_INPUT, or RESYNC_REQUIRED for a cursor of a key gone. */
 export function planPage(
   args: PageArgs,
   tid: string,
@@ -61,26 +56,22 @@ export function planPage(
 ): PagePlan {
   const { first, after, last, before } = args;
   const has = (v: unknown) => v !== null && v !== undefined;
-  if (has(first) && has(last)) {
-    throw badUserInput(
-      'messages: pass either `first` (with `after`) or `last` (with `before`), not both',
+  const conflicts: [boolean, string, keyof PageArgs][] = [
+    [
+      has(first) && has(last),
+      'pass either `first` (with `after`) or `last` (with `before`), not both',
       'last',
-    );
-  }
-  if (has(after) && has(before)) {
-    throw badUserInput('messages: pass either `after` or `before`, not both', 'before');
-  }
-  if (has(after) && has(last)) {
-    throw badUserInput(
-      'messages: `after` pages forward and goes with `first`, not `last`',
-      'after',
-    );
-  }
-  if (has(before) && has(first)) {
-    throw badUserInput(
-      'messages: `before` pages backward and goes with `last`, not `first`',
+    ],
+    [has(after) && has(before), 'pass either `after` or `before`, not both', 'before'],
+    [has(after) && has(last), '`after` pages forward and goes with `first`, not `last`', 'after'],
+    [
+      has(before) && has(first),
+      '`before` pages backward and goes with `last`, not `first`',
       'before',
-    );
+    ],
+  ];
+  for (const [conflict, message, argument] of conflicts) {
+    if (conflict) throw badUserInput(`messages: ${message}`, argument);
   }
   const size = (name: 'first' | 'last', value: number | null | undefined): number => {
     if (value === null || value === undefined) return Math.min(DEFAULT_PAGE_SIZE, maxSize);
@@ -157,30 +148,21 @@ export async function loadPage(
   }
 }
 
-interface Located {
-  /** The cursor message's current position. */
-  readonly anchor: number;
-  readonly history: History;
-  readonly range: Range;
-}
-
 /**
- * How many reads `locate` makes at most. Each read after the first follows the message to where
- * the last one saw it; a read only misses again when messages arrived while it was answered, so
- * three reads get a full page unless the history grows faster than reads are answered.
+ * Reads `locate` makes at most: each follows the message to where the last saw it, and misses
+ * again only when messages arrived while it was answered.
  */
 const MAX_LOCATE_READS = 3;
 
 /**
- * Finds the cursor's message now: first at its old position; if it is not there, at the
- * position where the last window saw it (or shifted by the growth in total count). If it is
- * gone altogether (the service dropped it), the shifted position is the best estimate left.
+ * Finds the cursor's message (`anchor`, its position now): at its old position, else where the
+ * last window saw it, else shifted by the growth in total count (also the estimate if it is gone).
  */
 async function locate(
   cursor: MessageCursor,
   windowAt: (anchor: number) => Range,
   read: ReadWindow,
-): Promise<Located> {
+): Promise<{ anchor: number; history: History; range: Range }> {
   let anchor = cursor.offset;
   let range = windowAt(anchor);
   let history = await read(range);

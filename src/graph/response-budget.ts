@@ -1,21 +1,10 @@
 /**
- * The response byte ceiling (MAX_RESPONSE_BYTES), enforced while the answer is built: every list
- * a query's fields return (numbers, messages, edges, nodes, entities) is charged to the request's
- * budget at the bytes its items take as JSON, once per place it appears (29 aliases of one
- * history are charged 29 times, as they are written 29 times). Past the ceiling, that list and
- * every list after it fail with RESPONSE_TOO_LARGE before their resolvers run, so no further
- * upstream call is made and no 70 MB answer is built. The cost limit (estimate-cost.ts) refuses
- * most such operations before they start; this holds for what an estimate cannot see.
- *
- * An item's size is estimated from the domain object with every field (what a client selecting
- * all of them gets), kept per object, so a list the request already sized costs a lookup per item.
- *
- * Refusing must stay cheaper than answering: an admitted query can end with thousands of lists
- * past the ceiling (14 aliases of a history on 200 numbers left 2,107 out), and a GraphQLError
- * with its own stack trace for each held the loop and fed the GC. So a request has one refusal,
- * thrown for every list it refuses (the executors still wrap it per field, with its path, at the
- * price of an object), and the refused lists are folded into one error in the answer
- * (src/http/plugins/response-ceiling.ts). The lists it admits are paced (loop-pacing.ts).
+ * The response byte ceiling (MAX_RESPONSE_BYTES; docs/limits.md), enforced while the answer is
+ * built: every list a query's fields return is charged its items' JSON bytes, once per place it
+ * appears; past the ceiling, that list and every later one fail with RESPONSE_TOO_LARGE before
+ * their resolvers run. Refusing must stay cheaper than answering (thousands of lists can be left
+ * out), so a request has one refusal, thrown for every list, folded into one error by
+ * src/http/plugins/response-ceiling.ts. The lists it admits are paced (loop-pacing.ts).
  */
 import {
   GraphQLError,
@@ -36,61 +25,39 @@ export interface ResponseBudget {
   check(): void;
   /** Runs a list resolver now, or on a later turn once this request has held the loop long enough. */
   readonly pacer: Pacer;
-  readonly spent: number;
-  /** Lists refused so far. */
-  readonly refused: number;
 }
 
 export function createResponseBudget(maxBytes: number): ResponseBudget {
   let spent = 0;
-  let refused = 0;
-  // Per request: the items this request already sized (aliases hand back the same objects). A Map,
-  // not a WeakMap: the items live as long as the request anyway, and a WeakMap's thousands of
-  // ephemeron entries per request were extra work for every GC while the request ran.
+  // The items this request already sized (aliases hand back the same objects). Not a WeakMap:
+  // its thousands of ephemerons per request were extra work for every GC.
   const sizes = new Map<object, number>();
-  // One error per request, whatever the number of lists refused: see the header.
   let refusal: GraphQLError | null = null;
-  const refuse = (): GraphQLError => {
-    refused += 1;
-    refusal ??= responseTooLarge(maxBytes);
-    return refusal;
-  };
   return {
     chargeList(list) {
-      if (refusal) throw refuse();
+      if (refusal) throw refusal;
       spent += listBytes(list, sizes);
-      if (spent > maxBytes) throw refuse();
+      if (spent > maxBytes) {
+        throw (refusal = new GraphQLError(
+          `The answer would pass ${maxBytes} bytes (MAX_RESPONSE_BYTES): this list and the ones after it ` +
+            'are left out. Ask for less at once: narrower history ranges, smaller pages, fewer aliases.',
+          { extensions: { code: ErrorCode.ResponseTooLarge, maxBytes } },
+        ));
+      }
     },
     check() {
-      if (refusal) throw refuse();
+      if (refusal) throw refusal;
     },
     pacer: createPacer(),
-    get spent() {
-      return spent;
-    },
-    get refused() {
-      return refused;
-    },
   };
 }
-
-export function responseTooLarge(maxBytes: number): GraphQLError {
-  return new GraphQLError(
-    `The answer would pass ${maxBytes} bytes (MAX_RESPONSE_BYTES): this list and the ones after it ` +
-      'are left out. Ask for less at once: narrower history ranges, smaller pages, fewer aliases.',
-    { extensions: { code: ErrorCode.ResponseTooLarge, maxBytes } },
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Sizes
 
 /** Objects nested deeper than this (none in this schema's domain) count as a constant. */
 const MAX_DEPTH = 4;
 const DEEP_OBJECT_BYTES = 64;
 
 /** About the bytes `value` takes in a JSON answer with every field selected. */
-export function jsonBytes(value: unknown, sizes: Map<object, number>, depth = 0): number {
+function jsonBytes(value: unknown, sizes: Map<object, number>, depth = 0): number {
   switch (typeof value) {
     case 'string':
       return value.length + 3; // quotes and a comma
@@ -140,9 +107,8 @@ interface BudgetContext {
 }
 
 /**
- * Wraps the resolver of every list field of the built schema so its result is charged to the
- * request's budget (context.responseBudget). Subscriptions are not charged: one runs for hours,
- * and each event is one message.
+ * Charges every list field's result to the request's budget. Not subscriptions: one runs for
+ * hours, and each event is one message.
  */
 export function chargeListFields(schema: GraphQLSchema): void {
   for (const type of Object.values(schema.getTypeMap())) {

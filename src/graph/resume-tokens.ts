@@ -1,22 +1,16 @@
 /**
- * Resume tokens of live subscriptions: where a subscription stands in each number it watches,
- * as the message cursor (src/graph/cursors.ts) of the last message it delivered per number,
- * joined by "~". Signed by the cursor codec, so a token this gateway (or a copy sharing its key)
- * did not issue fails before any upstream call, and the part for a number is a cursor that
- * `Number.messages(after:/before:)` accepts. As with cursors, a token that is not one is
- * `malformed`, and a well-formed one signed with a key this gateway no longer has is `unknown-key`.
- *
- * A message's place in its history never changes (the service adds at the head only): its
- * `seq` counted from the oldest is `total - 1 - offset` of any cursor naming it.
+ * Resume tokens of live subscriptions: per watched number, the message cursor (cursors.ts) of the
+ * last message delivered, joined by "~"; so they are signed, refused as cursors are (`malformed`,
+ * `unknown-key`), and each part is a cursor `Number.messages` accepts. A message's `seq` from the
+ * oldest never changes (the service adds at the head only): `total - 1 - offset` of any cursor.
  */
 import type { Position, Positions } from '../live/subscription.js';
 import type { CursorCodec, CursorRefusal } from './cursors.js';
 
 const SEPARATOR = '~';
 /**
- * The most numbers one subscription watches (src/graph/live.ts refuses more), so the most parts a
- * token of ours has: a token naming more is not ours. At 100-130 bytes per number, a token at the
- * bound (48-65 KB) still fits the default MAX_BODY_BYTES (100,000) when sent back as `resumeToken`.
+ * The most numbers one subscription watches (live.ts), so the most parts a token of ours has. At
+ * 100-130 bytes each, a token at the bound fits the default MAX_BODY_BYTES (100,000).
  */
 export const MAX_WATCHED_NUMBERS = 500;
 /** The id of "no message yet" (an empty history): cursors need a non-empty id. */
@@ -41,10 +35,7 @@ export function encodeResumeToken(codec: CursorCodec, positions: Positions): str
   return parts.join(SEPARATOR);
 }
 
-/**
- * The positions a token names, or why it names none: `malformed` when any part is not a cursor
- * of a position, else `unknown-key` when any part's signature is not this gateway's.
- */
+/** The positions a token names; else `malformed` if any part is, else `unknown-key`. */
 export function decodeResumeToken(codec: CursorCodec, token: string): Positions | CursorRefusal {
   const parts = token.split(SEPARATOR);
   if (token === '' || parts.length > MAX_WATCHED_NUMBERS) return 'malformed';
