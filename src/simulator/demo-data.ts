@@ -46,9 +46,6 @@ export interface DemoAccount {
   readonly numbers: readonly DemoNumber[];
 }
 
-// ---------------------------------------------------------------------------
-// Deterministic helpers
-
 /** mulberry32: tiny seeded PRNG returning floats in [0, 1). */
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -90,9 +87,6 @@ function shifted(iso: string): number {
   return Date.parse(iso) / 1000 + HISTORY_SHIFT_SECONDS;
 }
 
-// ---------------------------------------------------------------------------
-// Content pools
-
 const OUTBOUND_BODIES: readonly string[] = [
   'Your appointment is confirmed for Tuesday at 10:30 AM. Reply C to cancel.',
   'Your verification code is 482913. It expires in 10 minutes.',
@@ -126,9 +120,6 @@ const FAILED_STATUSES: readonly string[] = [
 ];
 
 const MMS_EXTENSIONS: readonly string[] = ['jpg', 'jpg', 'jpg', 'png', 'gif'];
-
-// ---------------------------------------------------------------------------
-// Specs
 
 export interface NumberSpec {
   number: string;
@@ -225,12 +216,8 @@ const HISTORY_SHIFT_SECONDS =
     ),
   );
 
-// ---------------------------------------------------------------------------
-// Generation
-
 interface DraftMessage {
   epochSeconds: number;
-  numberIndex: number;
   phone: string;
   direction: 'outbound' | 'inbound';
   body: string;
@@ -249,21 +236,16 @@ function messageTimestamps(spec: NumberSpec, rand: () => number): number[] {
   const newest = shifted(spec.newest);
   const width = Math.floor((newest - created) / n);
   if (width < 2) throw new Error(`demo-data: time span too small for ${spec.tid}`);
-  const times: number[] = [];
   // Slot i covers [created + i*width + 1, created + (i+1)*width - 1]; slots never overlap,
   // and the newest message sits after the last slot.
-  for (let i = 0; i < n - 1; i++) {
-    times.push(created + i * width + 1 + Math.floor(rand() * (width - 1)));
-  }
-  times.push(newest);
-  return times;
+  const times = Array.from(
+    { length: n - 1 },
+    (_, i) => created + i * width + 1 + Math.floor(rand() * (width - 1)),
+  );
+  return [...times, newest];
 }
 
-function draftMessages(
-  account: AccountSpec,
-  spec: NumberSpec,
-  numberIndex: number,
-): DraftMessage[] {
+function draftMessages(account: AccountSpec, spec: NumberSpec): DraftMessage[] {
   const rand = mulberry32(spec.seed);
   const randomWord = () => Math.floor(rand() * 4294967296);
   return messageTimestamps(spec, rand).map((epochSeconds): DraftMessage => {
@@ -276,7 +258,6 @@ function draftMessages(
         : '200 Message delivered';
     return {
       epochSeconds,
-      numberIndex,
       phone: pick(rand, account.contacts),
       direction: inbound ? 'inbound' : 'outbound',
       body: pick(rand, inbound ? INBOUND_BODIES : OUTBOUND_BODIES),
@@ -290,17 +271,10 @@ function draftMessages(
 
 /** An account's numbers and their messages, as the spec and its seeds make them. */
 export function buildAccount(account: AccountSpec): DemoAccount {
-  const drafts = account.numbers.map((spec, index) => draftMessages(account, spec, index));
-
-  // system_id increases with message time across the whole account, with small gaps
-  // (as if other accounts' traffic were interleaved).
-  const chronological = drafts
-    .flat()
-    .sort((a, b) =>
-      a.epochSeconds !== b.epochSeconds
-        ? a.epochSeconds - b.epochSeconds
-        : a.numberIndex - b.numberIndex,
-    );
+  const drafts = account.numbers.map((spec) => draftMessages(account, spec));
+  // system_id increases with message time across the whole account (a stable sort: ties in
+  // number order), with small gaps as if other accounts' traffic were interleaved.
+  const chronological = drafts.flat().sort((a, b) => a.epochSeconds - b.epochSeconds);
   const gapRand = mulberry32(account.systemIdBase);
   let nextId = account.systemIdBase;
   for (const draft of chronological) {

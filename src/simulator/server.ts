@@ -67,9 +67,6 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-// ---------------------------------------------------------------------------
-// Precomputed answers
-
 interface PreparedNumber {
   readonly demo: DemoNumber;
   /** The messages' JSON, newest first, joined by ','. */
@@ -197,9 +194,6 @@ const OPERATIONS: ReadonlyMap<string, SimulatorOperation> = new Map([
   ['/api/ownednumbers', 'ownednumbers'],
   ['/api/allownednumbers', 'allownednumbers'],
 ]);
-
-// ---------------------------------------------------------------------------
-// Request handling
 
 interface Outcome {
   readonly status: number;
