@@ -28,37 +28,8 @@ export interface RequestRecord extends NameSource, Outcome {
   readonly cached: boolean;
 }
 
-export interface GatewayMetrics {
-  readonly registry: Registry;
-  /** Feed to the upstream client: one observation per attempt. */
-  readonly upstream: UpstreamObserver;
-  cacheLookup(result: 'hit' | 'miss'): void;
-  /** A failed answer replaced by a stale cached one; `code` is the error that failed it. */
-  staleServed(code: string): void;
-  /** Where the gauges read what they report, at each scrape (a source given again replaces it). */
-  watch(sources: Watched): void;
-  /** How long a GraphQL request waited for a seat before it ran (0 when it ran at once). */
-  admissionWaited(seconds: number): void;
-  /** A request refused by admission (src/traffic/fair-admission.ts), by the kind of tenant. */
-  admissionRefused(kind: 'account' | 'unverified' | 'anonymous'): void;
-  apqRequest(result: 'hit' | 'miss' | 'registered'): void;
-  readonly live: {
-    published(count: number): void;
-    pollFailed(): void;
-    takeover(): void;
-    dropped(reason: 'slow' | 'resync'): void;
-  };
-  /** One GraphQL operation answered (src/http/plugins/observe-requests.ts). */
-  operationDone(operation: OperationRecord): void;
-  /** An operation's cost as estimated before it ran, in items (src/graph/estimate-cost.ts). */
-  costEstimated(items: number): void;
-  /** The objects its answer held. */
-  costActual(items: number): void;
-  /** One GraphQL request answered, cached or not, with its outcome: sms_graphql_requests_total. */
-  requestDone(request: RequestRecord): void;
-  httpDone(method: string, status: number, seconds: number): void;
-  exposition(): Promise<{ readonly contentType: string; readonly body: string }>;
-}
+/** The hooks that feed the metrics, and the registry they are in. */
+export type GatewayMetrics = ReturnType<typeof createMetrics>;
 
 /** Items: a single object, a page, a fan-out, the default MAX_QUERY_COST, far past it. */
 const COST_BUCKETS = [1, 10, 100, 1_000, 5_000, 10_000, 25_000, 50_000, 100_000, 1_000_000];
@@ -280,7 +251,7 @@ function child<T>(children: Map<string, T>, key: string, make: () => T): T {
   return found;
 }
 
-export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
+export function createMetrics(options: MetricsOptions = {}) {
   const registry = new Registry();
   // Every series names its copy: the scraper's `instance` (an address) may be rewritten or shared.
   if (options.instanceId) registry.setDefaultLabels({ instance_id: options.instanceId });
@@ -303,6 +274,7 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
 
   return {
     registry,
+    /** Feed to the upstream client: one observation per attempt. */
     upstream: {
       attempt(operation, seconds, outcome) {
         m.sms_upstream_requests_total.inc({ operation, outcome });
@@ -310,22 +282,28 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       },
       refused: (reason) => m.sms_upstream_refused_total.inc({ reason }),
       joined: (operation) => m.sms_upstream_calls_joined_total.inc({ operation }),
-    },
-    cacheLookup: (result) => m.sms_response_cache_lookups_total.inc({ result }),
-    staleServed: (code) => m.sms_response_cache_stale_total.inc({ code }),
-    watch(sources) {
+    } satisfies UpstreamObserver,
+    cacheLookup: (result: 'hit' | 'miss') => m.sms_response_cache_lookups_total.inc({ result }),
+    /** A failed answer replaced by a stale cached one; `code` is the error that failed it. */
+    staleServed: (code: string) => m.sms_response_cache_stale_total.inc({ code }),
+    /** Where the gauges read what they report, at each scrape (a source given again replaces it). */
+    watch(sources: Watched): void {
       watched = { ...watched, ...sources, redis: { ...watched.redis, ...sources.redis } };
     },
-    admissionWaited: (seconds) => m.sms_admission_wait_seconds.observe(seconds),
-    admissionRefused: (tenant) => m.sms_admission_refused_total.inc({ tenant }),
-    apqRequest: (result) => m.sms_apq_requests_total.inc({ result }),
+    /** How long a GraphQL request waited for a seat before it ran (0 when it ran at once). */
+    admissionWaited: (seconds: number) => m.sms_admission_wait_seconds.observe(seconds),
+    /** A request refused by admission (src/traffic/fair-admission.ts), by the kind of tenant. */
+    admissionRefused: (tenant: 'account' | 'unverified' | 'anonymous') =>
+      m.sms_admission_refused_total.inc({ tenant }),
+    apqRequest: (result: 'hit' | 'miss' | 'registered') => m.sms_apq_requests_total.inc({ result }),
     live: {
-      published: (count) => m.sms_live_events_published_total.inc(count),
+      published: (count: number) => m.sms_live_events_published_total.inc(count),
       pollFailed: () => m.sms_live_poll_failures_total.inc(),
       takeover: () => m.sms_live_takeovers_total.inc(),
-      dropped: (reason) => m.sms_live_subscribers_dropped_total.inc({ reason }),
+      dropped: (reason: 'slow' | 'resync') => m.sms_live_subscribers_dropped_total.inc({ reason }),
     },
-    operationDone(operation) {
+    /** One GraphQL operation answered (src/http/plugins/observe-requests.ts). */
+    operationDone(operation: OperationRecord): void {
       const { type, seconds, errorPhase } = operation;
       const operationName = names(operation);
       if (errorPhase) m.graphql_envelop_error_result.inc({ phase: errorPhase, operationName });
@@ -341,9 +319,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       ran.count.inc();
       ran.duration.observe(seconds);
     },
-    costEstimated: (items) => m.graphql_operation_cost_estimated.observe(items),
-    costActual: (items) => m.graphql_operation_cost_actual.observe(items),
-    requestDone(request) {
+    /** An operation's cost as estimated before it ran, in items (src/graph/estimate-cost.ts). */
+    costEstimated: (items: number) => m.graphql_operation_cost_estimated.observe(items),
+    /** The objects its answer held. */
+    costActual: (items: number) => m.graphql_operation_cost_actual.observe(items),
+    /** One GraphQL request answered, cached or not, with its outcome. */
+    requestDone(request: RequestRecord): void {
       const { outcome, code, cached } = request;
       const operationName = names(request);
       const key = `${operationName}\u0000${outcome}\u0000${code}\u0000${cached}`;
@@ -356,12 +337,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
         });
       child(requestChildren, key, make).inc();
     },
-    httpDone(method, status, seconds) {
+    httpDone(method: string, status: number, seconds: number): void {
       const make = () =>
         m.graphql_yoga_http_duration.labels({ method, statusCode: String(status) });
       child(httpChildren, `${method} ${status}`, make).observe(seconds);
     },
-    async exposition() {
+    async exposition(): Promise<{ readonly contentType: string; readonly body: string }> {
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };

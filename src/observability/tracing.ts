@@ -13,7 +13,6 @@ import {
   useOpenTelemetry,
 } from '@envelop/opentelemetry';
 import { print, type DocumentNode } from 'graphql';
-import { defaultInstanceId } from '../config/config.js';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -32,14 +31,14 @@ export interface Tracing {
 /** `endpoint` is the collector's base URL (as OTEL_EXPORTER_OTLP_ENDPOINT); traces go to /v1/traces. */
 export function startTracing(
   endpoint: URL,
-  identity: { readonly instanceId?: string; readonly version?: string } = {},
+  identity: { readonly instanceId: string; readonly version: string },
 ): Tracing {
   const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(endpoint)).href });
   const provider = new NodeTracerProvider({
     resource: new Resource({
       'service.name': SERVICE_NAME,
-      'service.instance.id': identity.instanceId ?? defaultInstanceId(),
-      'service.version': identity.version ?? 'unknown',
+      'service.instance.id': identity.instanceId,
+      'service.version': identity.version,
     }),
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
