@@ -29,7 +29,6 @@ export interface RedisConnectionOptions {
 }
 
 export interface RedisConnection {
-  readonly use: RedisUse;
   readonly topology: RedisTopology;
   readonly client: RedisClient;
   /** Connected and no command failed since the last success: 1 in sms_redis_up. */
@@ -108,7 +107,6 @@ export function connectRedis(
 
   let closed: Promise<void> | null = null;
   return {
-    use,
     topology,
     client,
     get up() {
