@@ -1,19 +1,15 @@
 /**
- * The stand-in for the SMS service: a real HTTP server on 127.0.0.1 speaking the service's wire
- * format (as src/upstream/wire.ts reads it; its quirks in docs/upstream-quirks.md) over the
- * deterministic data of ./demo-data.ts. Where the service's documentation leaves a choice open:
- * - Parameters come from the form body and the query string, the body winning; within one of
- *   them, the first of a repeated parameter. A non-empty body of another content type is 415.
- * - Positions count from 0 over the number's messages, newest first. `history_start` is
- *   inclusive; `history_end` is exclusive ([start, end)), or inclusive with `historyEnd:
- *   'inclusive'` as a real service might be (`npm run doctor` tells them apart). A range past
- *   the end returns what exists; `message_count_requested ` is the number of positions the range
- *   names; `history_end < history_start` is 400.
+ * The stand-in for the SMS service: an HTTP server on 127.0.0.1 speaking its wire format (as
+ * src/upstream/wire.ts reads it) over ./demo-data.ts. Where the service's documentation is open:
+ * - Parameters come from the form body and the query string, the body winning; within one, the
+ *   first of a repeated parameter wins. A non-empty body of another content type is 415.
+ * - Positions count from 0, newest first; `history_start` is inclusive, `history_end` exclusive
+ *   (or inclusive with `historyEnd: 'inclusive'`, as a real service might be). A range past the
+ *   end returns what exists; `message_count_requested ` counts the positions the range names.
  * - A number without messages has `most_recent_msg_id` 0 and `most_recent_date` = `created_date`.
- * - Unknown path 404; a method other than POST 405; bad credentials 401 (checked before the other
- *   parameters); invalid parameters 400; a body over 64 KiB 413. A tid the account does not own,
- *   or a `number` that is not the tid's, is 200 with `{"success":"0","error":"number not found"}`.
- * - Error messages never echo a parameter's value (so never the credentials).
+ * - 404 unknown path, 405 not POST, 401 bad credentials (checked first), 400 bad parameters (end <
+ *   start too), 413 a body over 64 KiB; a tid not the account's, or a `number` not the tid's, is
+ *   200 with `{"success":"0","error":"number not found"}`. Errors never echo a parameter's value.
  * - `latencyMs` delays every answer, errors included, from when the request body has been read.
  */
 import { randomBytes } from 'node:crypto';
@@ -111,7 +107,6 @@ function prepareNumber(n: DemoNumber): PreparedNumber {
     `,"number":${JSON.stringify(n.number)}` +
     `,"optin":${JSON.stringify(n.optin)}` +
     `,"messages":[`;
-  // Key order follows DemoMessage construction, i.e. the order of section 2.2.
   const parts = n.messages.map((m) => JSON.stringify(m));
   const offsets: number[] = [];
   let offset = 0;
@@ -143,10 +138,7 @@ function prepareAccount(account: DemoAccount): PreparedAccount {
   return { account, ...prepared };
 }
 
-/**
- * A new inbound message for `number`, at the head of its history, dated when it arrives. The
- * seeded demo history ends when the simulator starts, so it is the newest by date as well.
- */
+/** A new inbound message at the head of `number`'s history, dated now, after every seeded one. */
 function arrivingMessage(number: DemoNumber, body: string): DemoMessage {
   const newest = number.messages[0];
   const systemId = newest === undefined ? 1 : Number(newest.system_id) + 1;
@@ -166,10 +158,7 @@ function arrivingMessage(number: DemoNumber, body: string): DemoMessage {
 
 const HISTORY_TAIL = Buffer.from(']}');
 
-/**
- * A history answer as chunks: its own head, a view of the prepared messages' JSON for positions
- * [start, end) (`end` exclusive here), and the closing ']}'.
- */
+/** A history answer: its own head, a view of the prepared JSON of [start, end), then ']}'. */
 function historyBody(prepared: PreparedNumber, start: number, end: number): Buffer[] {
   const loose = prepared.demo.looselyTyped;
   const head = Buffer.from(
