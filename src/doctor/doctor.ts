@@ -8,10 +8,9 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadDoctorSettings } from '../config/config.js';
 import { createCaller } from './caller.js';
 import { findingsFrom, type Finding } from './findings.js';
-import { writeJsonReport } from './json-report.js';
 import { CouldNotAsk, runProbes } from './probes.js';
 import { createRedactor } from './redact.js';
-import { renderReport } from './report.js';
+import { renderReport, writeJsonReport } from './report.js';
 
 const DEFAULT_MAX_CALLS = 40;
 const DEFAULT_RATE = 4;

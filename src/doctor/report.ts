@@ -1,8 +1,10 @@
 /**
  * The findings as a table a person reads in a minute: the question, the answer, what the gateway
  * assumes, whether that holds, and what to set; then the evidence of each that does not hold.
- * Plain text, wrapped to fixed columns, so it reads the same in a terminal and in a CI log.
+ * Plain text, wrapped to fixed columns, so it reads the same in a terminal and in a CI log. And
+ * as JSON for scripts (`--json FILE`).
  */
+import { writeFile } from 'node:fs/promises';
 import type { Finding } from './findings.js';
 
 const COLUMNS = [
@@ -81,4 +83,22 @@ export function wrap(text: string, width: number): string[] {
   }
   if (current) lines.push(current);
   return lines.length > 0 ? lines : [''];
+}
+
+export interface JsonReport {
+  readonly findings: readonly Finding[];
+  /** 0: every assumption holds; 1: one does not; 2: the service could not be asked. */
+  readonly exitCode: 0 | 1 | 2;
+  /** Why the service could not be asked (exit 2); null otherwise. */
+  readonly couldNotAsk: string | null;
+  readonly calls: number;
+}
+
+/** Writes `report` to `path`, readable by its owner only, every string passed through `redact`. */
+export async function writeJsonReport(
+  path: string,
+  report: JsonReport,
+  redact: (text: string) => string,
+): Promise<void> {
+  await writeFile(path, `${redact(JSON.stringify(report, null, 2))}\n`, { mode: 0o600 });
 }

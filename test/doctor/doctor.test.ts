@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/doctor/doctor.js';
 import type { Finding } from '../../src/doctor/findings.js';
-import type { JsonReport } from '../../src/doctor/json-report.js';
+import type { JsonReport } from '../../src/doctor/report.js';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { startRecordingUpstream } from '../../support/recording-upstream.js';
 import {
