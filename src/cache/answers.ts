@@ -16,22 +16,10 @@ export interface AnswerCacheOptions {
   readonly now?: () => number;
 }
 
-export interface StaleAnswer {
-  readonly result: ExecutionResult;
-  /** How long ago it was stored, in ms: its age when served. */
-  readonly ageMs: number;
-}
-
-export interface AnswerCache {
-  /** For useResponseCache: hits only while fresh. Entity invalidation is unused (no mutations). */
-  readonly cache: Cache;
-  /** The stored answer under `key` if it is at most `staleIfErrorMs` past its TTL. */
-  stale(key: string): Promise<StaleAnswer | undefined>;
-}
-
-export function createAnswerCache(store: AnswerStore, options: AnswerCacheOptions): AnswerCache {
+export function createAnswerCache(store: AnswerStore, options: AnswerCacheOptions) {
   const now = options.now ?? Date.now;
   return {
+    /** For useResponseCache: hits only while fresh. Entity invalidation is unused (no mutations). */
     cache: {
       async get(key) {
         const answer = await store.get(key);
@@ -46,8 +34,9 @@ export function createAnswerCache(store: AnswerStore, options: AnswerCacheOption
         await store.set(key, answer, ttl + options.staleIfErrorMs);
       },
       invalidate: () => undefined,
-    },
-    async stale(key) {
+    } satisfies Cache,
+    /** The stored answer under `key`, with its age in ms, if at most `staleIfErrorMs` past its TTL. */
+    async stale(key: string): Promise<{ result: ExecutionResult; ageMs: number } | undefined> {
       if (options.staleIfErrorMs <= 0) return undefined;
       const answer = await store.get(key);
       if (!answer) return undefined;

@@ -58,19 +58,7 @@ export type ResponseCacheInput = Pick<ResponseCacheSettings, 'ttlMs' | 'redisUrl
   readonly hmacKey: string | null;
 } & Partial<Pick<ResponseCacheSettings, 'staleIfErrorMs' | 'maxBytes' | 'maxEntryBytes'>>;
 
-export interface ResponseCache {
-  readonly store: CacheStore;
-  /** The yoga plugin; createGateway puts it right after persisted operations. */
-  readonly plugin: Plugin;
-  /** Resolves true once the store can be used (at once for memory), false after `timeoutMs`. */
-  ready(timeoutMs: number): Promise<boolean>;
-  /** Bytes the in-memory store holds (0 with Redis): sms_response_cache_bytes. */
-  bytes(): number;
-  /** Closes the Redis connection, if any. */
-  close(): Promise<void>;
-  /** The credential memory this cache reads verdicts from. */
-  readonly credentials: CredentialMemory;
-}
+export type ResponseCache = NonNullable<ReturnType<typeof createResponseCache>>;
 
 /** Every key starts with this, so the gateway can share a Redis: `v3:<account>:<pair>:<operation>`. */
 export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v3:';
@@ -89,10 +77,7 @@ function pairOf(key: string): string {
 }
 
 /** The cache for `settings`, or null when it is off (CACHE_TTL_MS unset or 0). */
-export function createResponseCache(
-  settings: ResponseCacheInput,
-  options: ResponseCacheOptions,
-): ResponseCache | null {
+export function createResponseCache(settings: ResponseCacheInput, options: ResponseCacheOptions) {
   if (settings.ttlMs <= 0) return null;
   const verdicts = options.credentials ?? new CredentialMemory({ secret: settings.hmacKey });
   const store: CacheStore = settings.redisUrl ? 'redis' : 'memory';
@@ -194,11 +179,15 @@ export function createResponseCache(
 
   return {
     store,
+    /** The yoga plugin; createGateway puts it right after persisted operations. */
     plugin,
+    /** The credential memory this cache reads verdicts from. */
     credentials: verdicts,
-    ready: (timeoutMs) => (redis ? redis.ready(timeoutMs) : Promise.resolve(true)),
-    bytes: () => memory?.usage().total ?? 0,
-    close: () => (redis ? redis.close() : Promise.resolve()),
+    /** True once the store can be used (at once for memory), false after `timeoutMs`. */
+    ready: (timeoutMs: number) => (redis ? redis.ready(timeoutMs) : Promise.resolve(true)),
+    /** Bytes the in-memory store holds (0 with Redis): sms_response_cache_bytes. */
+    bytes: (): number => memory?.usage().total ?? 0,
+    close: (): Promise<void> => (redis ? redis.close() : Promise.resolve()),
   };
 }
 

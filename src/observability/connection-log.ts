@@ -5,33 +5,26 @@
  */
 import type { Logger } from './logger.js';
 
-export interface WebSocketHooks {
-  /** After the connection's init message: `accepted` false when its credentials were refused. */
-  onConnected(socket: object, accepted: boolean): void;
-  /** An operation started on the connection. */
-  onOperation(socket: object): void;
-  onClosed(socket: object, code: number, reason: string): void;
-}
-
 interface Connection {
   readonly openedAt: number;
   readonly accepted: boolean;
   operations: number;
 }
 
-export function webSocketLog(logger: Logger): WebSocketHooks {
+export function webSocketLog(logger: Logger) {
   const open = new WeakMap<object, Connection>();
   return {
-    onConnected(socket, accepted) {
+    /** After the connection's init message: `accepted` false when its credentials were refused. */
+    onConnected(socket: object, accepted: boolean): void {
       open.set(socket, { openedAt: performance.now(), accepted, operations: 0 });
       if (accepted) logger.info({ transport: 'websocket' }, 'websocket connected');
       else logger.info({ transport: 'websocket', accepted }, 'websocket refused');
     },
-    onOperation(socket) {
+    onOperation(socket: object): void {
       const connection = open.get(socket);
       if (connection) connection.operations += 1;
     },
-    onClosed(socket, code, reason) {
+    onClosed(socket: object, code: number, reason: string): void {
       const connection = open.get(socket);
       open.delete(socket);
       // A socket closed before its init message never had a connected line: say so.

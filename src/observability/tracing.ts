@@ -21,18 +21,13 @@ import type { Plugin } from 'graphql-yoga';
 
 const SERVICE_NAME = 'sms-graphql-gateway';
 
-export interface Tracing {
-  readonly plugin: Plugin;
-  /** Sends what is buffered; for tests and shutdown. */
-  flush(): Promise<void>;
-  shutdown(): Promise<void>;
-}
+export type Tracing = ReturnType<typeof startTracing>;
 
 /** `endpoint` is the collector's base URL (as OTEL_EXPORTER_OTLP_ENDPOINT); traces go to /v1/traces. */
 export function startTracing(
   endpoint: URL,
   identity: { readonly instanceId: string; readonly version: string },
-): Tracing {
+) {
   const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(endpoint)).href });
   const provider = new NodeTracerProvider({
     resource: new Resource({
@@ -61,6 +56,7 @@ export function startTracing(
       addPlugin(onOperation(addDocumentAttributes));
     },
   };
+  // flush sends what is buffered (tests, shutdown).
   return { plugin, flush: () => provider.forceFlush(), shutdown: () => provider.shutdown() };
 }
 

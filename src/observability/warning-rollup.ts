@@ -26,20 +26,18 @@ export interface Warning {
   readonly count?: number;
 }
 
-export interface WarningRollup {
-  /** Writes the warning if it opens its key's window, else counts it. */
-  warn(warning: Warning): void;
-}
+export type WarningRollup = ReturnType<typeof warningRollup>;
 
 export function warningRollup(
   logger: Logger,
   windowMs = WARNING_WINDOW_MS,
   now: () => number = Date.now,
-): WarningRollup {
+) {
   const windows = new Map<string, { startedAt: number; count: number }>();
   const seconds = windowMs / 1000;
   return {
-    warn({ key: kind, account, fields, message, count = 1 }) {
+    /** Writes the warning if it opens its key's window, else counts it. */
+    warn({ key: kind, account, fields, message, count = 1 }: Warning): void {
       const key = keyOf(kind, account);
       const at = now();
       const open = windows.get(key);

@@ -21,26 +21,23 @@ export interface SealSecret {
   readonly previous?: string | null;
 }
 
-export interface Seal {
-  /** `plain` sealed under the current key, for `context` (the Redis key or channel it goes to). */
-  seal(plain: string, context: string): Buffer;
-  /** What was sealed for `context` under the current or previous key; null if neither opens it. */
-  open(sealed: Buffer, context: string): string | null;
-}
+export type Seal = ReturnType<typeof createSeal>;
 
-export function createSeal(secret: SealSecret): Seal {
+export function createSeal(secret: SealSecret) {
   const current = deriveKey(secret.current);
   const previous = secret.previous ? deriveKey(secret.previous) : null;
   const keys = previous && !previous.equals(current) ? [current, previous] : [current];
   return {
-    seal(plain, context) {
+    /** `plain` sealed under the current key, for `context` (the Redis key or channel it goes to). */
+    seal(plain: string, context: string): Buffer {
       const nonce = nextNonce();
       const cipher = createCipheriv('aes-256-gcm', current, nonce, { authTagLength: TAG_BYTES });
       cipher.setAAD(Buffer.from(context));
       const body = [cipher.update(plain, 'utf8'), cipher.final()];
       return Buffer.concat([VERSION, nonce, ...body, cipher.getAuthTag()]);
     },
-    open(sealed, context) {
+    /** What was sealed for `context` under the current or previous key; null if neither opens it. */
+    open(sealed: Buffer, context: string): string | null {
       if (sealed.length < 1 + NONCE_BYTES + TAG_BYTES || sealed[0] !== VERSION[0]) return null;
       const nonce = sealed.subarray(1, 1 + NONCE_BYTES);
       const body = sealed.subarray(1 + NONCE_BYTES, sealed.length - TAG_BYTES);

@@ -11,11 +11,6 @@ import {
 import { CredentialMemory } from '../traffic/verification.js';
 import { shareCallsInFlight } from './shared-calls.js';
 
-export interface Upstream {
-  readonly client: ManagedUpstreamClient;
-  readonly pool: Pool;
-}
-
 /** What traffic control is told beyond the settings (see TrafficOptions). */
 export interface UpstreamExtras extends Partial<
   Pick<TrafficOptions, 'warnings' | 'onAttempt' | 'usage'>
@@ -32,7 +27,7 @@ export function createUpstream(
   baseUrl: URL,
   settings: Omit<UpstreamSettings, 'url'>,
   extras: UpstreamExtras = {},
-): Upstream {
+): { readonly client: ManagedUpstreamClient; readonly pool: Pool } {
   const { timeoutMs, connections, accountSharePercent, verifiedTtlMs, refusedTtlMs } = settings;
   const { observer } = extras;
   const pool = createUpstreamPool(baseUrl, { connections, timeoutMs });

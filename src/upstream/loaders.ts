@@ -12,13 +12,7 @@ import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
 import { coalesceRanges, sliceFor, type Range } from './ranges.js';
 
-export interface RequestLoaders {
-  /** Owned numbers, of one type or (without a type) all of them. */
-  ownedNumbers(type?: NumberType): Promise<readonly OwnedNumber[]>;
-  /** The account's number with this tid, or null when it owns none. */
-  numberByTid(tid: string): Promise<OwnedNumber | null>;
-  history(request: HistoryRequest): Promise<History>;
-}
+export type RequestLoaders = ReturnType<typeof createRequestLoaders>;
 
 export interface RequestLoaderOptions {
   /** Upstream calls this request may make in all. */
@@ -35,7 +29,7 @@ export function createRequestLoaders(
   client: UpstreamClient,
   credentials: Credentials,
   options: RequestLoaderOptions,
-): RequestLoaders {
+) {
   const callOptions = { arrivedAt: options.arrivedAt };
   let calls = 0;
   async function limit<T>(call: () => Promise<T>): Promise<T> {
@@ -105,16 +99,18 @@ export function createRequestLoaders(
   );
 
   return {
-    ownedNumbers(type) {
+    /** Owned numbers, of one type or (without a type) all of them. */
+    ownedNumbers(type?: NumberType): Promise<readonly OwnedNumber[]> {
       if (type === undefined) return loadScope('ALL');
       // Numbers of an unrecognised type can only be found in the full list.
       if (type === 'UNKNOWN') return loadScope('ALL').then((all) => ofType(all, 'UNKNOWN'));
       return loadScope(type);
     },
-    async numberByTid(tid) {
+    /** The account's number with this tid, or null when it owns none. */
+    async numberByTid(tid: string): Promise<OwnedNumber | null> {
       return indexByTid(await loadScope('ALL')).get(tid) ?? null;
     },
-    history(request) {
+    history(request: HistoryRequest): Promise<History> {
       return histories.load(request);
     },
   };
