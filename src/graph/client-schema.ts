@@ -1,7 +1,6 @@
 /**
- * The schema as a frontend sees it: this subgraph without the federation protocol. Clients and
- * their tools (graphql-js buildSchema, relay-compiler, GraphQL Code Generator) reject or choke on
- * `@link`/`@key` and have no use for `_entities`/`_service`, so they get this one.
+ * The schema as a frontend sees it, without the federation protocol: client tools (buildSchema,
+ * relay-compiler, GraphQL Code Generator) choke on `@link`/`@key`.
  */
 import {
   GraphQLObjectType,
@@ -10,7 +9,6 @@ import {
   type GraphQLNamedType,
 } from 'graphql';
 
-/** Root fields of the federation protocol, for routers only. */
 const FEDERATION_FIELDS = new Set(['_entities', '_service']);
 
 /** Types that exist only for the federation protocol and `@link`. */

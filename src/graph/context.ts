@@ -1,7 +1,4 @@
-/**
- * Per-request context: the request's identity (its credentials) and, on first use,
- * a fresh set of loaders bound to them. Nothing here outlives the request.
- */
+/** Per-request context: the request's credentials and, on first use, loaders bound to them. */
 import type { GatewayLimits } from '../config/config.js';
 import type { Credentials } from '../core/credentials.js';
 import type { Identity } from '../core/identity.js';
@@ -14,16 +11,13 @@ import { createResponseBudget, type ResponseBudget } from './response-budget.js'
 
 export interface GatewayContext {
   readonly limits: GatewayLimits;
-  /** Signs and checks `messages` page cursors (one codec per gateway, so cursors outlive requests). */
+  /** One per gateway, so cursors outlive requests. */
   readonly cursors: CursorCodec;
   /** Live subscriptions of this copy; null when live updates are off. */
   readonly live: LiveHub | null;
   /** The bytes this request's answer may still take (MAX_RESPONSE_BYTES). */
   readonly responseBudget: ResponseBudget;
-  /**
-   * The loaders for this request's account. Throws UNAUTHENTICATED when the request carries no
-   * usable credentials, before any upstream call.
-   */
+  /** This request's loaders; UNAUTHENTICATED, before any call, without usable credentials. */
   upstream(): RequestLoaders;
   /** The credentials too, for a live subscription that outlives this request's loaders. */
   account(): { readonly credentials: Credentials; readonly loaders: RequestLoaders };
@@ -36,11 +30,7 @@ export interface ContextDependencies {
   readonly live?: LiveHub | null;
 }
 
-/**
- * `identity`: who the request says it is (its ticket, issued once at the edge: traffic/ticket.ts);
- * `arrivedAt`: when its headers were read (performance.now()), if it came over this copy's HTTP
- * server; else now.
- */
+/** `identity`: the request's ticket's (traffic/ticket.ts); `arrivedAt`: when its headers were read. */
 export function createContext(
   identity: Identity,
   deps: ContextDependencies,

@@ -1,10 +1,6 @@
 /**
- * Global ids for `Node` (Relay object identification). A Number's id is base64("Number:<tid>"):
- * typed, so it never equals another type's id. A Message's id is the service's own message id
- * (32 hex characters, unique across the service), kept as it was so `Message.id` does not change
- * meaning; base64 of "Number:" is never 32 hex characters, so the two cannot collide.
- * An id carries no credentials: `node(id)` always reads with the caller's own, so another
- * account's id resolves to null.
+ * Global ids for `Node`: a Number's is base64("Number:<tid>"); a Message's the service's own 32-hex
+ * message id, unchanged (base64 of "Number:" is never 32 hex characters, so they cannot collide).
  */
 import { badUserInput } from '../core/errors.js';
 
@@ -13,7 +9,7 @@ const MESSAGE_ID = /^[0-9a-fA-F]{32}$/;
 const PREFIXED_TYPES = new Set(['Number']);
 const MAX_ID_LENGTH = 512;
 
-export interface DecodedGlobalId {
+interface DecodedGlobalId {
   readonly typename: string;
   readonly id: string;
 }

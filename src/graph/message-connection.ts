@@ -6,7 +6,7 @@ import './history.js';
 import { MESSAGES_COST, MESSAGES_LIST_SIZE } from './cost.js';
 import { MessageRef, messageOrError } from './message.js';
 import { NumberRef } from './numbers.js';
-import { loadPage, MAX_PAGE_SIZE, maxPageSize, planPage, type MessagePage } from './paging.js';
+import { loadPage, MAX_PAGE_SIZE, maxPageSize, planPage } from './paging.js';
 
 /** Also the edge a live MessageEdgeEvent carries (src/graph/live.ts). */
 export const MessageEdgeRef = builder.edgeObject({
@@ -21,8 +21,7 @@ builder.objectField(NumberRef, 'messages', (t) =>
     {
       type: MessageRef,
       nullable: true,
-      // A record that cannot be read keeps its edge and cursor (paging goes on past it); only its
-      // node is null, with an UPSTREAM_ERROR at ['…', 'edges', i, 'node'].
+      // An unreadable record keeps its edge and cursor; only its node is null, with its error.
       nodeNullable: true,
       listSize: MESSAGES_LIST_SIZE,
       extensions: MESSAGES_COST,
@@ -38,14 +37,12 @@ builder.objectField(NumberRef, 'messages', (t) =>
         const upstream = context.upstream();
         const read = (range: { start: number; end: number }) =>
           upstream.history({ tid: number.tid, number: number.number, ...range });
-        const page: MessagePage = await loadPage(plan, read, number.tid, context.cursors);
-        return {
-          ...page,
-          edges: page.edges.map((edge) => ({
-            cursor: edge.cursor,
-            node: messageOrError(edge.node),
-          })),
-        };
+        const page = await loadPage(plan, read, number.tid, context.cursors);
+        const edges = page.edges.map(({ cursor, node }) => ({
+          cursor,
+          node: messageOrError(node),
+        }));
+        return { ...page, edges };
       },
     },
     {

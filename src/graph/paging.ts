@@ -33,7 +33,7 @@ type PagePlan =
   | { readonly kind: 'before'; readonly size: number; readonly cursor: MessageCursor }
   | { readonly kind: 'tail'; readonly size: number };
 
-export interface MessagePage {
+interface MessagePage {
   readonly totalCount: number;
   readonly edges: readonly { readonly cursor: string; readonly node: MessageRecord }[];
   readonly pageInfo: {

@@ -2,15 +2,12 @@ import { GraphQLScalarType, parse, type ScalarTypeDefinitionNode } from 'graphql
 import { DateTimeResolver } from 'graphql-scalars';
 import { builder } from './builder.js';
 
-// RFC 3339 date-time, serialised in UTC (the service's timestamps are GMT). graphql-scalars'
-// DateTime names no specification, so clients and codegen get the spec's URL from here.
+// RFC 3339, in UTC; graphql-scalars' DateTime names no specification, so it is named here.
 const DATE_TIME_SPEC = 'https://scalars.graphql.org/andimarek/date-time';
 
 /**
- * graphql-scalars' DateTime, written out as its text. Its own serialize returns the Date, which
- * JSON.stringify then turns into text by calling each Date's toJSON, a call out of the serialiser
- * per timestamp: more than half of a 50-message page's serialisation (65 us against 28 us), and
- * of every large answer's. toISOString is what toJSON returns, so the bytes are the same.
+ * graphql-scalars' DateTime, serialised as text: its own returns the Date, whose toJSON call per
+ * timestamp was more than half of a page's serialisation. The bytes are the same.
  */
 const DateTime = new GraphQLScalarType({
   ...DateTimeResolver.toConfig(),

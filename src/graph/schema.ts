@@ -5,7 +5,6 @@ import { boundListLookups } from './list-lookups.js';
 import { chargeListFields } from './response-budget.js';
 import './scalars.js';
 import './numbers.js';
-
 import './message.js';
 import './history.js';
 import './message-connection.js';

@@ -1,10 +1,7 @@
 /**
- * `_service { sdl }` (the federation protocol) printed on first request instead of at start.
- * Printing a subgraph's SDL takes @apollo/federation-internals, a large library nothing else
- * needs: @pothos/plugin-federation prints it eagerly while building the schema, so the production
- * bundle gives that plugin a no-op printer (scripts/build.ts) and this resolver, installed on the
- * built schema, imports the real printer when a router first asks. Run from the sources, the
- * plugin's eager SDL is simply replaced by the same text.
+ * `_service { sdl }` printed on the first request, not at start: the printer is a large library
+ * nothing else needs, so the bundle gives @pothos/plugin-federation a no-op one (scripts/build.ts)
+ * and this resolver imports the real one when a router first asks.
  */
 import type { GraphQLSchema } from 'graphql';
 

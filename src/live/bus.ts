@@ -44,7 +44,7 @@ export function sequencedEvent(record: MessageRecord, seq: number, total: number
 export type Claim = 'held' | 'acquired' | 'took-over' | null;
 
 export interface LiveBus {
-  /** Starts delivering the topic's events to `listener`; the returned function stops it. */
+  /** Delivers the topic's events to `listener` until the returned function is called. */
   listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>>;
   publish(topic: string, events: readonly LiveEvent[]): Promise<void>;
   /** Should this copy poll the topic now (null: no)? Renews the claim of a copy that polls it. */

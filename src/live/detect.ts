@@ -1,20 +1,13 @@
 /**
- * Which messages of a freshly polled page are new. The service has no "since" parameter, so a
- * poll reads the newest page (position 0 = newest) and compares it with what the last poll saw:
- * the messages above the newest one already seen are new. Written by hand: it is the service's
- * own paging that makes this necessary.
- *
- * When none of the page's messages was seen before, more arrived than a page holds: the caller
- * reads `total - seen total` messages (up to its cap) and asks again. When even that finds no
- * known message (history rewritten, or more arrived than the cap), the newest `total` growth is
- * taken as new, never more, so old messages are not sent again.
+ * Which messages of a freshly polled newest page are new (the service has no "since"): those
+ * above the newest one the last poll saw. If the page holds none seen, the caller reads the growth
+ * in total and asks again; if even that holds none, the newest `growth` are new, never more.
  */
 import type { MessageRecord } from '../core/domain.js';
 
+/** total_message_count at the last poll, and the ids of the newest messages seen, newest first. */
 export interface SeenState {
-  /** total_message_count at the last poll. */
   readonly total: number;
-  /** Ids of the newest messages seen, newest first. */
   readonly newestIds: readonly string[];
 }
 
@@ -33,10 +26,7 @@ export function seenFrom(total: number, newestFirst: readonly MessageRecord[]): 
   return { total, newestIds: ids.filter((id) => id !== null) };
 }
 
-/**
- * `page` newest first, as the service sends it; `total` its total_message_count; `final` true
- * when the page is already the widest read the caller will make.
- */
+/** `page` newest first; `final`: the page is already the widest read the caller will make. */
 export function detectNew(
   previous: SeenState,
   total: number,

@@ -30,15 +30,12 @@ export interface LiveHubOptions extends PollLoopOptions {
   readonly bus: LiveBus;
   /** Live subscriptions one account may hold on this copy. */
   readonly maxPerAccount: number;
-  /** Key of the topics' HMAC (GATEWAY_SECRET): the same on every copy sharing a Redis. @default this process's key */
+  /** Key of the topics' HMAC (GATEWAY_SECRET), shared by copies on one Redis. @default this process's */
   readonly hmacKey?: string | null;
-  /** @default DEFAULT_QUEUE_LIMIT */
   readonly queueLimit?: number;
-  /** @default DEFAULT_RESUME_LIMIT */
   readonly resumeLimit?: number;
   readonly logger?: Logger;
   readonly observer?: LiveObserver;
-  /** Admission (src/traffic/subscription-admission.ts): per-copy cap, account names, verifying. */
   readonly admission?: Omit<AdmissionOptions, 'maxPerAccount'>;
 }
 
@@ -77,11 +74,7 @@ export class LiveHub {
   }
 
   /** Topics polled (or listened to) by this copy now, subscriptions held, poll locks held. */
-  get stats(): {
-    readonly topics: number;
-    readonly subscriptions: number;
-    readonly locksHeld: number;
-  } {
+  get stats() {
     let locksHeld = 0;
     for (const topic of this.topics.values()) if (topic.loop.holding) locksHeld += 1;
     return { topics: this.topics.size, subscriptions: this.subscriptions.size, locksHeld };
@@ -98,9 +91,8 @@ export class LiveHub {
   }
 
   /**
-   * The events of `targets` (numbers the account owns, checked by the caller) for as long as the
-   * consumer reads them, from `start` (a resume point) or from now. Throws SUBSCRIPTION_LIMIT at
-   * once when the account has too many.
+   * The events of `targets` (numbers the account owns, checked by the caller), from `start` or
+   * now. Throws SUBSCRIPTION_LIMIT when the account has too many.
    */
   subscribe(
     credentials: Credentials,
@@ -142,15 +134,13 @@ export class LiveHub {
   }
 
   /**
-   * Ends every stream once its reader has what was queued, and stops every loop. The transports
-   * see `closing`: SSE streams end without `complete` and WebSockets close with 1001, both of
-   * which clients reconnect from.
+   * Ends every stream once its reader has what was queued, and stops every loop. Seeing `closing`,
+   * transports end so that clients reconnect (SSE without `complete`, WebSockets with 1001).
    */
   async close(): Promise<void> {
     this.closingNow = true;
     for (const listener of this.closeListeners) listener();
-    // Let the WebSocket server close its sockets first (same tick), so a graphql-ws client gets
-    // "going away", never a `complete` it would take as final.
+    // The WebSocket server closes its sockets first: "going away", never a final `complete`.
     await new Promise((resolve) => setImmediate(resolve));
     const held = this.stats.locksHeld;
     // Ending the last subscriber of a topic stops its loop (leave()); the others are stopped here.
