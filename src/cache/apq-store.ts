@@ -13,9 +13,7 @@ import type { APQStore } from '@graphql-yoga/plugin-apq';
 export const APQ_KEY_PREFIX = 'sms-gateway:apq:v2:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
 
-export interface RedisApqStore extends APQStore {
-  close(): Promise<void>;
-}
+export type RedisApqStore = ReturnType<typeof createRedisApqStore>;
 
 /** APQ's connection (src/redis: single server, Sentinel or Cluster), opened by src/app.ts. */
 export function connectApqRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
@@ -35,14 +33,10 @@ export interface RedisApqStoreOptions {
   readonly logger?: Logger | false;
 }
 
-export function createRedisApqStore(
-  connection: RedisConnection,
-  options: RedisApqStoreOptions,
-): RedisApqStore {
-  const redis = connection.client;
+export function createRedisApqStore(connection: RedisConnection, options: RedisApqStoreOptions) {
+  const { client: redis } = connection;
+  const { logger = false } = options;
   const seal = createSeal(options.secret);
-  const logger = options.logger ?? false;
-  const failed = (error: unknown): void => connection.failed('command', error);
   let unopenedLogged = false;
   return {
     async get(hash) {
@@ -52,7 +46,7 @@ export function createRedisApqStore(
         sealed = await redis.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
         connection.succeeded();
       } catch (error) {
-        failed(error);
+        connection.failed('command', error);
         return null;
       }
       if (sealed === null) return null;
@@ -69,10 +63,10 @@ export function createRedisApqStore(
         await redis.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
         connection.succeeded();
       } catch (error) {
-        failed(error);
+        connection.failed('command', error);
       }
     },
     // QUIT, not a cut: a registration on its way still lands.
     close: () => connection.close(),
-  };
+  } satisfies APQStore & { close(): Promise<void> };
 }

@@ -28,22 +28,7 @@ export interface RedisConnectionOptions {
   readonly messages?: { readonly down: string; readonly up: string };
 }
 
-export interface RedisConnection {
-  readonly topology: RedisTopology;
-  readonly client: RedisClient;
-  /** Connected and no command failed since the last success: 1 in sms_redis_up. */
-  readonly up: boolean;
-  /** Report a failed command: the first failure after a success is logged, with `what`. */
-  failed(what: string, error: unknown): void;
-  /** Report a command that worked. */
-  succeeded(): void;
-  /** Resolves true once connected, false after `timeoutMs` (or at once after closing). */
-  ready(timeoutMs: number): Promise<boolean>;
-  /** A second connection for pub/sub; it resubscribes after a reconnect, closes with this one. */
-  subscriber(): RedisClient;
-  /** QUITs every connection of this use (pending replies arrive first); idempotent. */
-  close(): Promise<void>;
-}
+export type RedisConnection = ReturnType<typeof connectRedis>;
 
 const CONNECT_TIMEOUT_MS = 2_000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 500;
@@ -57,11 +42,7 @@ function topologyOf(target: RedisTarget): RedisTopology {
 }
 
 /** Opens the connection of one use. It connects in the background: nothing here waits. */
-export function connectRedis(
-  target: RedisTarget,
-  use: RedisUse,
-  options: RedisConnectionOptions,
-): RedisConnection {
+export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisConnectionOptions) {
   const topology = topologyOf(target);
   const { logger } = options;
   const commandTimeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
@@ -79,6 +60,7 @@ export function connectRedis(
   let closing = false;
   const subscribers: RedisClient[] = [];
 
+  /** Report a failed command: the first failure after a success is logged, with `what`. */
   const failed = (what: string, error: unknown): void => {
     failing = true;
     if (logged || closing) return;
@@ -109,12 +91,14 @@ export function connectRedis(
   return {
     topology,
     client,
-    get up() {
+    /** Connected and no command failed since the last success: 1 in sms_redis_up. */
+    get up(): boolean {
       return connected && !failing && !closing;
     },
     failed,
     succeeded,
-    ready(timeoutMs) {
+    /** Resolves true once connected, false after `timeoutMs` (or at once after closing). */
+    ready(timeoutMs: number): Promise<boolean> {
       if (client.status === 'ready') return Promise.resolve(true);
       if (closing) return Promise.resolve(false);
       return new Promise((resolve) => {
@@ -128,7 +112,8 @@ export function connectRedis(
         client.on('ready', onReady);
       });
     },
-    subscriber() {
+    /** A second connection for pub/sub; it resubscribes after a reconnect, closes with this one. */
+    subscriber(): RedisClient {
       // Subscribing while connecting is queued (the offline queue is on here), and no ready
       // check: its INFO could race a SUBSCRIBE sent on connect, fail in subscriber mode and drop
       // the subscription.
@@ -142,7 +127,8 @@ export function connectRedis(
       subscribers.push(subscriber);
       return subscriber;
     },
-    close() {
+    /** QUITs every connection of this use (pending replies arrive first); idempotent. */
+    close(): Promise<void> {
       closing = true;
       closed ??= Promise.allSettled([client, ...subscribers].map(quit)).then(() => undefined);
       return closed;
