@@ -174,7 +174,8 @@ const QUESTIONS: readonly Question[] = [
     gatewayAssumes: 'outbound, inbound; others served as UNKNOWN',
     judge: ({ messages }) =>
       values(
-        messages.map((m) => m.direction),
+        messages,
+        'direction',
         (v) => typeof v === 'string' && parseDirection(v) !== 'UNKNOWN',
       ),
   },
@@ -182,11 +183,7 @@ const QUESTIONS: readonly Question[] = [
     id: 'values.optin',
     question: "Values of a history's optin?",
     gatewayAssumes: 'yes/no; others served as null',
-    judge: ({ histories }) =>
-      values(
-        histories.map((h) => h.optin),
-        (v) => parseYesNo(v) !== null,
-      ),
+    judge: ({ histories }) => values(histories, 'optin', (v) => parseYesNo(v) !== null),
   },
   {
     id: 'values.type',
@@ -194,7 +191,8 @@ const QUESTIONS: readonly Question[] = [
     gatewayAssumes: 'local, tollfree; others served as UNKNOWN',
     judge: ({ seen, owned }) =>
       values(
-        owned.map((n) => n.type),
+        owned,
+        'type',
         (v) => typeof v === 'string' && parseNumberType(v) !== 'UNKNOWN',
         seen.typed.map(({ type, answer }) => {
           const list = objectsIn(successful(answer)?.data);
@@ -209,7 +207,8 @@ const QUESTIONS: readonly Question[] = [
     gatewayAssumes: 'a 3-digit code, then text (2xx ok)',
     judge: ({ messages }) =>
       values(
-        messages.map((m) => m.status),
+        messages,
+        'status',
         (v) => statusCode(v) !== null,
         ['a status without a code is shown by its shape (d = a digit, a = a letter), not its text'],
         (v) => {
@@ -227,11 +226,9 @@ const QUESTIONS: readonly Question[] = [
         const flag = parseYesNo(m.mms);
         return flag !== null && flag !== (typeof m.mms_url === 'string' && m.mms_url !== '');
       }).length;
-      return values(
-        messages.map((m) => m.mms),
-        (v) => parseYesNo(v) !== null,
-        [`${disagree} of ${messages.length} messages have a flag that disagrees with mms_url`],
-      );
+      return values(messages, 'mms', (v) => parseYesNo(v) !== null, [
+        `${disagree} of ${messages.length} messages have a flag that disagrees with mms_url`,
+      ]);
     },
   },
   {
@@ -413,14 +410,15 @@ function missingFields({ histories, messages, owned }: Gathered): Verdict {
   };
 }
 
-/** The values of one field: which were seen, and whether the gateway reads each. */
+/** The values of one field of `objects`: which were seen, and whether the gateway reads each. */
 function values(
-  seen: readonly unknown[],
+  objects: readonly Json[],
+  key: string,
   readable: (value: unknown) => boolean,
   extraEvidence: readonly string[] = [],
   show: (value: unknown) => string = showValue,
 ): Verdict {
-  const present = seen.filter((v) => v !== undefined);
+  const present = objects.map((o) => o[key]).filter((v) => v !== undefined);
   const unread = [...new Set(present.filter((v) => !readable(v)).map(show))];
   return {
     answer: present.length === 0 ? 'none seen' : counted(present.map(show)),

@@ -64,24 +64,16 @@ function row(cells: readonly string[]): string {
 
 /** Words to lines of at most `width`; a longer word is cut. */
 export function wrap(text: string, width: number): string[] {
+  const pieces = text
+    .split(/\s+/)
+    .flatMap((word) => word.match(new RegExp(`.{1,${width}}`, 'g')) ?? []);
   const lines: string[] = [];
-  let current = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    let rest = word;
-    while (rest.length > width) {
-      if (current) lines.push(current);
-      lines.push(rest.slice(0, width));
-      current = '';
-      rest = rest.slice(width);
-    }
-    if (!current) current = rest;
-    else if (current.length + 1 + rest.length <= width) current += ` ${rest}`;
-    else {
-      lines.push(current);
-      current = rest;
-    }
+  for (const piece of pieces) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + piece.length <= width)
+      lines[lines.length - 1] = `${last} ${piece}`;
+    else lines.push(piece);
   }
-  if (current) lines.push(current);
   return lines.length > 0 ? lines : [''];
 }
 
