@@ -191,10 +191,7 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
   };
 }
 
-/**
- * A whole answer, not a stream: @defer/@stream parts may already be on their way to the client
- * when a later one fails, so those are never swapped for a stale answer.
- */
+/** A whole answer: a stream's parts may already be on their way when a later one fails. */
 function isSingleResult(result: unknown): result is ExecutionResult {
   return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
 }

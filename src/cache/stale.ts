@@ -1,8 +1,4 @@
-/**
- * Stale-if-error (RFC 5861 in spirit): when the service, not the request, made an answer fail,
- * a recent stored answer to the same request from the same account is served instead, marked
- * `extensions.stale = { ageMs }` and with a Warning header.
- */
+/** Stale-if-error (docs/stale-if-error.md): a failed answer replaced by a recent stored one. */
 import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 
@@ -31,9 +27,8 @@ function isOutage(error: GraphQLError | GraphQLFormattedError): boolean {
 export const STALE_WARNING = '110 - "Response is Stale", 111 - "Revalidation Failed"';
 
 /**
- * The code of the first error when every error in `result` is the service's fault, else null.
- * Partial answers count: their stale replacement is complete and consistent, where patching the
- * fresh parts into it would mix two moments without saying which part is which.
+ * The first error's code when every error is the service's fault, else null. Partial answers are
+ * replaced whole: patching fresh parts in would mix two moments.
  */
 export function serviceFailureCode(result: ExecutionResult): string | null {
   const errors = result.errors ?? [];

@@ -10,10 +10,7 @@ export interface StoredAnswer {
   readonly freshMs: number;
 }
 
-/**
- * A key-value store of answers. Stores never throw: a store that cannot answer (Redis down)
- * returns undefined, and one that cannot keep an answer drops it.
- */
+/** A key-value store of answers that never throws: it answers undefined, or drops the answer. */
 export interface AnswerStore {
   get(key: string): Promise<StoredAnswer | undefined>;
   /** Keeps `answer` under `key` for `keepMs` (fresh time plus the stale-if-error window). */

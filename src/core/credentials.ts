@@ -23,10 +23,8 @@ function malformed(reason: string): CredentialsResult {
 }
 
 /**
- * Reads credentials from `Authorization: Basic base64(sys_id:auth_token)` or from the pair
- * `X-Sys-Id` / `X-Auth-Token`. Never throws and never includes a secret in `reason`: missing
- * credentials are a normal state (introspection, GraphiQL), refused only by fields that need the
- * upstream. The gateway reads them through Identities (identity.ts).
+ * Reads `Authorization: Basic base64(sys_id:auth_token)` or `X-Sys-Id` / `X-Auth-Token`. Never
+ * throws, never puts a secret in `reason`. The gateway reads them through Identities.
  */
 export function readCredentials(headers: Pick<Headers, 'get'>): CredentialsResult {
   const fromBasic = readBasic(headers.get('authorization'));
@@ -82,9 +80,8 @@ function validated(sysId: string, authToken: string, source: string): Credential
 }
 
 /**
- * An HMAC of the credentials (and of `scope`, e.g. a tid) under `key`: a name for an account that
- * cannot be turned back into its credentials. Parts are joined by NUL, which usable credentials
- * never contain, so ("a", "bc") and ("ab", "c") differ.
+ * An HMAC of the credentials (and `scope`, e.g. a tid) under `key`. Parts are joined by NUL, which
+ * usable credentials never contain, so ("a", "bc") and ("ab", "c") differ.
  */
 export function credentialsHmac(
   key: Buffer | string,

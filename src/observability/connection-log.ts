@@ -1,7 +1,6 @@
 /**
- * WebSocket connections in the log: one `websocket connected` line when a connection's
- * credentials are accepted or refused, one `websocket closed` line with its close code, how long
- * it lasted and how many operations it ran. Never its connectionParams (they carry credentials).
+ * WebSocket connections in the log: a line when its credentials are accepted or refused, one when
+ * it closes. Never its connectionParams (they carry credentials).
  */
 import type { Logger } from './logger.js';
 

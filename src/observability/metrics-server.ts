@@ -1,7 +1,4 @@
-/**
- * METRICS_PORT: /metrics on a port of its own, so scrapes can stay on an internal network while
- * the public port serves GraphQL alone. Anything but GET /metrics is a 404.
- */
+/** METRICS_PORT: /metrics on a port of its own (an internal network). Anything else is a 404. */
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 

@@ -162,10 +162,7 @@ export interface Watched {
   readonly redis?: Readonly<Record<string, () => boolean>>;
 }
 
-/**
- * What each gauge reads at a scrape: one value, a value per value of its one label, or nothing
- * (left as it was).
- */
+/** A gauge's value, or one per value of its one label, or nothing (left as it was). */
 type Scraped = number | Readonly<Record<string, number>> | undefined;
 
 const SCRAPED: { readonly [N in GaugeName]?: (watched: Watched) => Scraped } = {
@@ -223,10 +220,7 @@ export interface MetricsOptions {
   readonly version?: string;
 }
 
-/**
- * The label for an operation's name: only names of operations that validated (a refused request
- * may name anything), and only within the budgets above.
- */
+/** The label for an operation's name: only if it validated, and only within the budgets above. */
 function operationNames(): (source: NameSource) => string {
   const seen = new Set<string>();
   let untrusted = 0;

@@ -1,8 +1,6 @@
 /**
- * What a GraphQL request came to, for sms_graphql_requests_total and the request log line: `ok`,
- * a client's mistake (`client_error`: fixed by changing the request or its credentials), or an
- * `error` of the gateway or the service behind it, which is what the error-ratio alert pages on
- * (docs/alerts/prometheus-rules.yml).
+ * What a GraphQL request came to (sms_graphql_requests_total, the request log line): `ok`, the
+ * caller's mistake (`client_error`), or an `error` of ours or the service's, which alerts page on.
  */
 import { ERROR_CODES, ErrorCode } from '../core/errors.js';
 
@@ -14,11 +12,7 @@ export interface Outcome {
   readonly code: string;
 }
 
-/**
- * The codes of the gateway's or the service's failures. Every other code is the caller's to fix,
- * RATE_LIMITED (AccountsTakingTurns and ManyAccountsRateLimited watch it) and UPSTREAM_CALL_LIMIT
- * included.
- */
+/** The gateway's or the service's failures; every other code is the caller's to fix. */
 const FAILURE_CODES: ReadonlySet<string> = new Set<string>([
   ErrorCode.UpstreamTimeout,
   ErrorCode.UpstreamError,
@@ -32,9 +26,8 @@ const KNOWN_CODES: ReadonlySet<string> = new Set<string>(ERROR_CODES);
 export const OK: Outcome = { outcome: 'ok', code: 'none' };
 
 /**
- * The outcome of one result: `error` when any of its errors is the gateway's or the service's
- * (partial data included), else `client_error` when it has errors, else `ok`. A streamed result
- * (@defer, a subscription) is judged by what it answered first: `ok` once the stream opened.
+ * `error` when any error is ours or the service's (partial data included), else `client_error`
+ * when there are errors. A streamed result (@defer, a subscription) is `ok` once it opened.
  */
 export function outcomeOf(result: unknown): Outcome {
   if (typeof result !== 'object' || result === null || Symbol.asyncIterator in result) return OK;

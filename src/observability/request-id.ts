@@ -1,7 +1,4 @@
-/**
- * The id of the request being served: the caller's own when it is short and plain, else a new
- * one. The request observer puts it on the response, the request's log line and its warnings.
- */
+/** The id of the request being served, on its response, log line and warnings. */
 import { randomUUID } from 'node:crypto';
 
 export const REQUEST_ID_HEADER = 'x-request-id';

@@ -75,10 +75,7 @@ function onOperation(run: (args: OperationArgs) => void): Plugin {
   return { onExecute: ({ args }) => run(args), onSubscribe: ({ args }) => run(args) };
 }
 
-/**
- * The request's trace context becomes the parent of the operation span; without a (valid)
- * `traceparent` that is the root context: a fresh trace.
- */
+/** The request's `traceparent` becomes the operation span's parent (none: a fresh trace). */
 function continueCallerTrace({ contextValue }: OperationArgs): void {
   const request = (contextValue as { request?: Request }).request;
   if (!request) return;

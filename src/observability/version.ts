@@ -1,7 +1,6 @@
 /**
- * The gateway's version (package.json), for sms_instance_info and the spans' service.version.
- * Read once at start from the nearest package.json above this module: the sources run from
- * src/observability/, the build from dist/.
+ * The gateway's version, from the nearest package.json above this module (the sources run from
+ * src/observability/, the build from dist/).
  */
 import { readFileSync } from 'node:fs';
 

@@ -15,10 +15,8 @@ export interface CoalescedCall {
 }
 
 /**
- * Groups ranges into calls: ranges that overlap or touch share one call, unless that call would
- * grow wider than `maxSpan` (a range wider than it on its own still gets its own call). With no
- * cap, no two calls overlap or touch. Every range is served whole by exactly one call, so its
- * slice never spans two answers.
+ * Ranges that overlap or touch share one call unless it would grow wider than `maxSpan`. Every
+ * range is served whole by exactly one call, so its slice never spans two answers.
  */
 export function coalesceRanges(
   ranges: readonly Range[],

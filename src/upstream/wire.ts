@@ -296,10 +296,7 @@ function parseOwnedNumber(operation: UpstreamOperation, item: unknown, at: strin
   };
 }
 
-/**
- * A history page. `tid` and `number` fall back to the request's when the service leaves them
- * out; a missing or null `messages` is an empty page.
- */
+/** A history page; `tid`, `number` and `messages` may be left out (docs/upstream-quirks.md). */
 export function parseHistory(json: unknown, request: HistoryRequest): History {
   const object = successfulObject('smshistory', json);
   const r = new Reader('smshistory', object, '');
