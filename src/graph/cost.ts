@@ -1,6 +1,6 @@
 /**
- * What each field costs, said once in the schema as the IBM cost directives routers read
- * (`@listSize`, `@cost`), so a router and the gateway's own estimate (estimate-cost.ts, enforced
+ * What each field costs, said once in the schema as the IBM cost directive routers read
+ * (`@listSize`), so a router and the gateway's own estimate (estimate-cost.ts, enforced
  * as MAX_QUERY_COST) read the same figures. The unit is the item: an object costs 1, a scalar 0,
  * and a list multiplies its items' cost by its size. docs/limits.md "Cost" has the differences.
  */

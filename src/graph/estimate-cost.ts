@@ -1,9 +1,10 @@
 /**
- * The cost of an operation before it runs, in items (cost.ts), read from `@cost` and `@listSize`
- * as the IBM cost specification and routers read them, refined by the fields' CostExtensions. A
- * `@listSize(sizedFields:)` list not selected is still fetched, so charged (`history(0, 1000) {
- * totalCount }` reads 1,000 messages). Not graphql-query-complexity: its estimators see one field
- * at a time, while `sizedFields` sizes a child list from its parent's arguments.
+ * The cost of an operation before it runs, in items (cost.ts), read from `@listSize` as the IBM
+ * cost specification and routers read it (no field has a `@cost` weight: docs/federation.md),
+ * refined by the fields' CostExtensions. A `@listSize(sizedFields:)` list not selected is still
+ * fetched, so charged (`history(0, 1000) { totalCount }` reads 1,000 messages). Not
+ * graphql-query-complexity: its estimators see one field at a time, while `sizedFields` sizes a
+ * child list from its parent's arguments.
  */
 import {
   GraphQLIncludeDirective,
@@ -120,8 +121,10 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
     if (!field) return;
     const coordinate = `${parent.name}.${name}`;
     const type = getNamedType(field.type);
-    const listSize = directiveArgs<ListSize>(field.extensions, 'listSize');
-    const extensions = field.extensions as CostExtensions;
+    const extensions = field.extensions as CostExtensions & {
+      directives?: { name: string; args: ListSize }[];
+    };
+    const listSize = extensions.directives?.find((d) => d.name === 'listSize')?.args;
     const args =
       listSize || extensions.costListArgument
         ? (getArgumentValues(field, node, variables) as Record<string, unknown>)
@@ -145,9 +148,8 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
       size = bounded(sliceSize(listSize, args, extensions));
     }
 
-    const weight =
-      directiveArgs<{ weight: number }>(field.extensions, 'cost')?.weight ?? weightOf(type);
-    charge(coordinate, factor * size * weight);
+    // An object, interface or union costs 1, a scalar or enum 0.
+    charge(coordinate, factor * size * (isCompositeType(type) ? 1 : 0));
     const childUsed = childSizes ? new Set<string>() : null;
     if (node.selectionSet) {
       walkSelections(node.selectionSet, type, factor * size, childSizes, childUsed, new Set());
@@ -175,24 +177,4 @@ function sliceSize(
   const end = Math.max(...given);
   const start = extensions.costRangeStart ? args[extensions.costRangeStart] : undefined;
   return Math.max(0, typeof start === 'number' ? end - start : end);
-}
-
-/** An object, interface or union costs 1, a scalar or enum 0, unless the type says otherwise. */
-function weightOf(type: GraphQLNamedType): number {
-  const own = directiveArgs<{ weight: number }>(type.extensions, 'cost')?.weight;
-  return own ?? (isCompositeType(type) ? 1 : 0);
-}
-
-/** A directive's arguments from `extensions.directives` (Pothos: `{ name, args }[]` or by name). */
-function directiveArgs<T>(extensions: unknown, name: string): T | undefined {
-  const directives = (extensions as { directives?: unknown } | null | undefined)?.directives;
-  if (Array.isArray(directives)) {
-    const found = (directives as { name?: unknown; args?: unknown }[]).find((d) => d.name === name);
-    return found ? ((found.args ?? {}) as T) : undefined;
-  }
-  if (directives && typeof directives === 'object') {
-    const found = (directives as Record<string, unknown>)[name];
-    return (Array.isArray(found) ? found[0] : found) as T | undefined;
-  }
-  return undefined;
 }
