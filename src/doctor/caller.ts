@@ -1,8 +1,7 @@
 /**
- * The doctor's only way to the service: one form-encoded POST at a time, at most `maxCalls` in
- * all and at most `ratePerSecond` a second, each bounded by `timeoutMs`. What it keeps of each
- * answer is what the findings need (status, a few headers, timing, the parsed body); it never
- * keeps the parameters it sent, so no credential is held beyond the call.
+ * The doctor's only way to the service: one form-encoded POST at a time, within a budget and a
+ * rate. It keeps of each answer what the findings need, never the parameters it sent, so no
+ * credential is held beyond the call.
  */
 import { request } from 'undici';
 import type { UpstreamOperation } from '../core/signals.js';

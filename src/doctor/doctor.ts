@@ -1,8 +1,7 @@
 /**
- * `npm run doctor`: asks the service what its documentation leaves open and says whether the
- * gateway's assumptions hold (docs/doctor.md). Credentials come from the environment only
- * (SMS_SYS_ID, SMS_AUTH_TOKEN, read by src/config/config.ts) and never appear in what it
- * writes. Exit 0: every assumption holds; 1: one does not; 2: the service could not be asked.
+ * `npm run doctor` (docs/doctor.md): asks the service what its documentation leaves open and says
+ * whether the gateway's assumptions hold. Credentials come from the environment only and never
+ * appear in what it writes.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadDoctorSettings } from '../config/config.js';

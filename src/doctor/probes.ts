@@ -1,8 +1,7 @@
 /**
- * What the doctor asks the service, in order of importance so a small budget still answers the
- * question that matters most (how `history_end` is read). Every call is a read: the three
- * documented operations, one with an invented pair of credentials, one without `history_end`.
- * The remaining budget goes on timing samples. Nothing here judges: findings.ts does.
+ * What the doctor asks the service, most important first so a small budget still tells how
+ * `history_end` is read. Every call is a read: the three documented operations, one with an
+ * invented pair of credentials, one without `history_end`, then timing samples. findings.ts judges.
  */
 import type { Answer, Caller } from './caller.js';
 import { BudgetSpent } from './caller.js';

@@ -1,8 +1,7 @@
 /**
  * The last guard before anything the doctor writes leaves the process: the account's sys_id and
- * token, in every form a service or a report could carry them (as sent, form- or URL-encoded,
- * base64 alone or as the Basic pair), are replaced. Nothing should ever contain them (findings
- * hold shapes and counts, not bodies), but an error text the service echoes could.
+ * token are replaced in every form an error text the service echoes could carry them (as sent,
+ * form- or URL-encoded, base64 alone or as the Basic pair).
  */
 export const REDACTED = '[redacted]';
 
@@ -23,9 +22,7 @@ export function createRedactor(secrets: readonly string[]): (text: string) => st
   const [sysId, authToken] = secrets;
   if (sysId && authToken) forms.add(Buffer.from(`${sysId}:${authToken}`).toString('base64'));
   // Longest first, so a form containing another is replaced whole.
-  const ordered = [...forms]
-    .filter((f) => f.length >= MIN_SECRET_LENGTH)
-    .sort((a, b) => b.length - a.length);
+  const ordered = [...forms].sort((a, b) => b.length - a.length);
   return (text) => {
     let out = text;
     for (const form of ordered) out = out.split(form).join(REDACTED);

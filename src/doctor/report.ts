@@ -1,8 +1,6 @@
 /**
- * The findings as a table a person reads in a minute: the question, the answer, what the gateway
- * assumes, whether that holds, and what to set; then the evidence of each that does not hold.
- * Plain text, wrapped to fixed columns, so it reads the same in a terminal and in a CI log. And
- * as JSON for scripts (`--json FILE`).
+ * The findings as a table a person reads in a minute, then the evidence of each that does not
+ * hold: plain text in fixed columns, the same in a terminal and a CI log. And as JSON for scripts.
  */
 import { writeFile } from 'node:fs/promises';
 import type { Finding } from './findings.js';
