@@ -64,19 +64,16 @@ function readPair(sysId: string | null, authToken: string | null): CredentialsRe
 }
 
 function validated(sysId: string, authToken: string, source: string): CredentialsResult {
-  for (const [name, value] of [
-    ['sys_id', sysId],
-    ['auth_token', authToken],
-  ] as const) {
-    if (value === '') return malformed(`${source}: ${name} is empty`);
-    if (value.length > MAX_PART_LENGTH) {
-      return malformed(`${source}: ${name} is longer than ${MAX_PART_LENGTH} characters`);
-    }
-    if (!SAFE_PART.test(value)) {
-      return malformed(`${source}: ${name} contains characters that are not printable ASCII`);
-    }
-  }
+  const problem = partProblem('sys_id', sysId) ?? partProblem('auth_token', authToken);
+  if (problem) return malformed(`${source}: ${problem}`);
   return { kind: 'present', credentials: { sysId, authToken } };
+}
+
+function partProblem(name: string, value: string): string | null {
+  if (value === '') return `${name} is empty`;
+  if (value.length > MAX_PART_LENGTH) return `${name} is longer than ${MAX_PART_LENGTH} characters`;
+  if (!SAFE_PART.test(value)) return `${name} contains characters that are not printable ASCII`;
+  return null;
 }
 
 /**

@@ -322,14 +322,8 @@ export function createMetrics(options: MetricsOptions = {}) {
       const { outcome, code, cached } = request;
       const operationName = names(request);
       const key = `${operationName}\u0000${outcome}\u0000${code}\u0000${cached}`;
-      const make = () =>
-        m.sms_graphql_requests_total.labels({
-          operationName,
-          outcome,
-          code,
-          cached: String(cached),
-        });
-      child(requestChildren, key, make).inc();
+      const labels = () => ({ operationName, outcome, code, cached: String(cached) });
+      child(requestChildren, key, () => m.sms_graphql_requests_total.labels(labels())).inc();
     },
     httpDone(method: string, status: number, seconds: number): void {
       const make = () =>

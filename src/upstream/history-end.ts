@@ -8,17 +8,15 @@ import type { History, Range } from '../core/domain.js';
 
 export type { HistoryEndReading };
 
-export interface WireBounds {
-  readonly historyStart: number;
-  readonly historyEnd: number;
-}
-
 /**
  * `range` in the service's terms. An inclusive service cannot be asked for nothing (`end` below
  * `start` is a reversed range), so an empty range asks for the one message at `start` and
  * fitToRange drops it: the answer's counts are still served.
  */
-export function wireBounds(range: Range, reading: HistoryEndReading): WireBounds {
+export function wireBounds(
+  range: Range,
+  reading: HistoryEndReading,
+): { historyStart: number; historyEnd: number } {
   if (reading === 'exclusive') return { historyStart: range.start, historyEnd: range.end };
   return { historyStart: range.start, historyEnd: Math.max(range.start, range.end - 1) };
 }

@@ -7,21 +7,15 @@ import type { Range } from '../core/domain.js';
 
 export type { Range };
 
-export interface CoalescedCall {
-  /** The range one upstream call fetches. */
-  readonly range: Range;
-  /** Indexes (into the input) of the ranges this call serves; each is inside `range`. */
-  readonly members: readonly number[];
-}
-
 /**
  * Ranges that overlap or touch share one call unless it would grow wider than `maxSpan`. Every
- * range is served whole by exactly one call, so its slice never spans two answers.
+ * range is served whole by exactly one call, so its slice never spans two answers. `members`: the
+ * indexes of the ranges a call serves.
  */
 export function coalesceRanges(
   ranges: readonly Range[],
   maxSpan: number = Number.POSITIVE_INFINITY,
-): CoalescedCall[] {
+): { range: Range; members: number[] }[] {
   const order = ranges
     .map((range, index) => ({ range, index }))
     .sort((a, b) => a.range.start - b.range.start || a.range.end - b.range.end);
