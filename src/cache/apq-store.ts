@@ -26,14 +26,11 @@ export function connectApqRedis(target: RedisTarget, logger: Logger | false): Re
   });
 }
 
-export interface RedisApqStoreOptions {
-  /** GATEWAY_SECRET and GATEWAY_SECRET_PREVIOUS (config.secret): what seals the query texts. */
-  readonly secret: SealSecret;
-  /** Says once that a value did not open. @default false */
-  readonly logger?: Logger | false;
-}
-
-export function createRedisApqStore(connection: RedisConnection, options: RedisApqStoreOptions) {
+/** `secret` (config.secret) seals the query texts; `logger` says once that a value did not open. */
+export function createRedisApqStore(
+  connection: RedisConnection,
+  options: { readonly secret: SealSecret; readonly logger?: Logger | false },
+) {
   const { client: redis } = connection;
   const { logger = false } = options;
   const seal = createSeal(options.secret);

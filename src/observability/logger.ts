@@ -25,10 +25,7 @@ const TOP_LEVEL_REDACTED_PATHS = [
 
 const REDACTED_PATHS = [
   ...TOP_LEVEL_REDACTED_PATHS,
-  '*.authorization',
-  '*.authToken',
-  '*.auth_token',
-  '*.credentials',
+  ...['authorization', 'authToken', 'auth_token', 'credentials'].map((key) => `*.${key}`),
 ];
 
 /** pino's isoTime, formatted once per millisecond: a busy copy writes several lines in each. */

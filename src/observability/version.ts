@@ -9,8 +9,7 @@ const PACKAGE_NAME = 'sms-graphql-gateway';
 let version: string | undefined;
 
 export function gatewayVersion(): string {
-  version ??= findVersion();
-  return version;
+  return (version ??= findVersion());
 }
 
 function findVersion(): string {

@@ -84,8 +84,7 @@ export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisC
     succeeded();
   });
   // 'close' comes with every lost connection, 'end' once reconnecting is given up (never, here).
-  client.on('close', () => (connected = false));
-  client.on('end', () => (connected = false));
+  for (const lost of ['close', 'end']) client.on(lost, () => (connected = false));
 
   let closed: Promise<void> | null = null;
   return {
