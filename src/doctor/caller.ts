@@ -45,18 +45,10 @@ export class BudgetSpent extends Error {
 /** Retry-After and the X-RateLimit-* / RateLimit-* families. */
 const LIMIT_HEADER = /^(retry-after|(x-)?rate-?limit.*)$/i;
 
-export interface Caller {
-  call(
-    operation: UpstreamOperation,
-    label: string,
-    params: Readonly<Record<string, string>>,
-  ): Promise<Answer>;
-  /** Calls made so far (retries included). */
-  readonly made: number;
-  readonly maxCalls: number;
-  /** Every answer so far, in order (a retried 429 and its retry both). */
-  readonly answers: readonly Answer[];
-}
+/** A call: the operation, what it is for (its label in evidence), its parameters. */
+type Call = [operation: UpstreamOperation, label: string, params: Readonly<Record<string, string>>];
+
+export type Caller = ReturnType<typeof createCaller>;
 
 /**
  * `credentials` are added to every call's form body; `params` may hold a `sys_id` and
@@ -65,7 +57,7 @@ export interface Caller {
 export function createCaller(
   options: CallerOptions,
   credentials: { readonly sysId: string; readonly authToken: string },
-): Caller {
+) {
   const { baseUrl, maxCalls, timeoutMs = 15_000, maxRetryWaitMs = 10_000 } = options;
   const prefix = baseUrl.pathname.replace(/\/+$/, '');
   const answers: Answer[] = [];
@@ -74,11 +66,7 @@ export function createCaller(
   // One call at a time: the rate is the rate, whatever the probes do.
   let queue: Promise<unknown> = Promise.resolve();
 
-  async function once(
-    operation: UpstreamOperation,
-    label: string,
-    params: Readonly<Record<string, string>>,
-  ): Promise<Answer> {
+  async function once(...[operation, label, params]: Call): Promise<Answer> {
     if (made >= maxCalls) throw new BudgetSpent(`the budget of ${maxCalls} calls is spent`);
     const wait = nextAt - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -140,7 +128,7 @@ export function createCaller(
   }
 
   /** A 429 is waited out (Retry-After, capped) and tried once more, budget permitting. */
-  async function withOneRetry(...call: Parameters<Caller['call']>): Promise<Answer> {
+  async function withOneRetry(...call: Call): Promise<Answer> {
     const first = await once(...call);
     if (first.status !== 429 || made >= maxCalls) return first;
     const retryAfter = parseRetryAfter(first.limitHeaders['retry-after'], Date.now()) ?? 1_000;
@@ -151,16 +139,18 @@ export function createCaller(
   }
 
   return {
-    call(...call) {
+    call(...call: Call): Promise<Answer> {
       const result = queue.then(() => withOneRetry(...call));
       queue = result.catch(() => undefined);
       return result;
     },
-    get made() {
+    /** Calls made so far (retries included). */
+    get made(): number {
       return made;
     },
     maxCalls,
-    answers,
+    /** Every answer so far, in order (a retried 429 and its retry both). */
+    answers: answers as readonly Answer[],
   };
 }
 

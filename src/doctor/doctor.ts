@@ -53,8 +53,6 @@ function parseOptions(argv: readonly string[]): DoctorOptions | string {
         json: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
-      strict: true,
-      allowPositionals: false,
     }));
   } catch (error) {
     // Node's messages quote what was passed, which could be a credential typed as an argument.

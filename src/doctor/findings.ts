@@ -90,7 +90,6 @@ export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): F
 }
 
 const QUESTIONS: readonly Question[] = [
-  // History ranges
   {
     id: 'history.end',
     question: 'Is history_end inclusive or exclusive?',
@@ -124,7 +123,6 @@ const QUESTIONS: readonly Question[] = [
     needs: 'a message',
     judge: ({ seen }) => range(seen.reversed, () => true),
   },
-  // Errors and the protocol
   {
     id: 'errors.wrongCredentials',
     question: 'Wrong credentials?',
@@ -155,7 +153,6 @@ const QUESTIONS: readonly Question[] = [
     gatewayAssumes: '429 with Retry-After pauses the account (else the default pause)',
     judge: rateLimit,
   },
-  // Fields and values
   {
     id: 'fields.extra',
     question: 'Fields beyond the documented ones?',
@@ -497,9 +494,8 @@ function latency({ seen, gateway }: Gathered): Verdict {
 }
 
 /**
- * Why a probe was not made: it needs one of the account's numbers (or one with a message) and
- * there was none, or else the budget ran out (the timing samples spend whatever is left, so a
- * spent budget alone does not say why).
+ * Why a probe was not made: what it needs was missing, or else the budget ran out (the timing
+ * samples spend whatever is left, so a spent budget alone does not say why).
  */
 function notAsked(seen: Observations, needs: Question['needs']): Verdict {
   const { looked, mostMessages } = seen.endSearch;

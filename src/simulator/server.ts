@@ -288,11 +288,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       observer?.written();
       if (res.destroyed || res.writableEnded) return;
       const chunks: readonly Buffer[] = Buffer.isBuffer(body) ? [body] : body;
-      let length = 0;
-      for (const chunk of chunks) length += chunk.length;
       res.writeHead(status, {
         'Content-Type': 'application/json',
-        'Content-Length': length,
+        'Content-Length': chunks.reduce((length, chunk) => length + chunk.length, 0),
         ...outcome.headers,
       });
       res.cork();
@@ -397,17 +395,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       resolve();
     });
   });
-  let closed: Promise<void> | null = null;
+  let closed: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     deliver,
     close(): Promise<void> {
-      if (closed !== null) return closed;
       closing = true;
       if (arrivals) clearInterval(arrivals);
       for (const timer of pendingTimers) clearTimeout(timer);
       pendingTimers.clear();
-      closed = new Promise<void>((resolveClose, rejectClose) => {
+      closed ??= new Promise<void>((resolveClose, rejectClose) => {
         server.close((error) => (error ? rejectClose(error) : resolveClose()));
         server.closeAllConnections();
       });
