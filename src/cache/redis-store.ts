@@ -12,8 +12,6 @@ import {
 import type { Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
-export type { RedisConnection };
-
 /** Answers in Redis, sealed with `seal`; one that does not open is a miss, logged once. */
 export function redisAnswerStore(
   redis: RedisConnection,

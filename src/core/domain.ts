@@ -70,11 +70,9 @@ export interface History {
 }
 
 /** A history page: positions [start, end) of one number (the wire's reading: history-end.ts). */
-export interface HistoryRequest {
+export interface HistoryRequest extends Range {
   readonly tid: string;
   readonly number: string;
-  readonly start: number;
-  readonly end: number;
 }
 
 /** Positions in a number's history, half-open [start, end), 0 being the newest message. */

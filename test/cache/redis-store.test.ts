@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectRedis, redisAnswerStore } from '../../src/cache/redis-store.js';
-import type { RedisConnection } from '../../src/cache/redis-store.js';
+import type { RedisConnection } from '../../src/redis/connection.js';
 import type { StoredAnswer } from '../../src/cache/store.js';
 import { createSeal } from '../../src/redis/seal.js';
 import { captureLogs } from '../fixtures/captured-logs.js';
