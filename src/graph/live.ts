@@ -26,11 +26,8 @@ builder.subscriptionType({
 /** Tids a "no number with tid" refusal names; the rest are counted. */
 const MISSING_NAMED = 10;
 
-/** One delivery and the number it is about (null for an error). */
-interface LivePayload {
-  readonly delivery: Delivery;
-  readonly number: OwnedNumber | null;
-}
+/** A delivery of a watched number (as its target). */
+type LiveDelivery = Delivery<OwnedNumber>;
 
 /**
  * The resume token of the result being produced for a context, for src/http/plugins/live-resume.ts.
@@ -75,7 +72,7 @@ builder.subscriptionField('messageAdded', (t) =>
       `after it. ${DESCRIPTION_TAIL}`,
     args: liveArgs,
     subscribe: (_root, args, context) => subscribe('messageAdded', args, context),
-    resolve: ({ delivery }: LivePayload, _args, context): Message => {
+    resolve: (delivery: LiveDelivery, _args, context): Message => {
       const token = tokenOf(delivery, context);
       if (delivery.kind !== 'message') throw deliveryError(delivery, token);
       return delivery.message;
@@ -119,13 +116,12 @@ builder.subscriptionField('messageEdgeAdded', (t) =>
       `resume token, ready for Relay @prependEdge or Apollo relayStylePagination. ${DESCRIPTION_TAIL}`,
     args: liveArgs,
     subscribe: (_root, args, context) => subscribe('messageEdgeAdded', args, context),
-    resolve: ({ delivery, number }: LivePayload, _args, context): MessageEdgeEventShape => {
+    resolve: (delivery: LiveDelivery, _args, context): MessageEdgeEventShape => {
       const token = tokenOf(delivery, context);
       if (delivery.kind !== 'message') throw deliveryError(delivery, token);
-      const { message, seq, total } = delivery;
-      const cursor = messageCursor(context.cursors, delivery.tid, { seq, total, id: message.id });
-      // subscribe() pairs every message with its number: only watched tids are delivered.
-      return { resumeToken: token ?? '', number: number!, edge: { cursor, node: message } };
+      const { message, seq, total, target } = delivery;
+      const cursor = messageCursor(context.cursors, target.tid, { seq, total, id: message.id });
+      return { resumeToken: token ?? '', number: target, edge: { cursor, node: message } };
     },
   }),
 );
@@ -150,7 +146,7 @@ function deliveryError(
     return new GraphQLError(delivery.message, { extensions: { code: delivery.code, ...extra } });
   }
   return new GraphQLError(
-    `A new message on ${delivery.tid} could not be read: ${delivery.reason}`,
+    `A new message on ${delivery.target.tid} could not be read: ${delivery.reason}`,
     { extensions: { code: ErrorCode.UpstreamError, ...extra } },
   );
 }
@@ -162,7 +158,7 @@ async function subscribe(
     readonly resumeToken?: string | null;
   },
   context: GatewayContext,
-): Promise<AsyncIterableIterator<LivePayload>> {
+): Promise<AsyncIterableIterator<LiveDelivery>> {
   const { credentials, loaders } = context.account();
   if (!context.live) {
     throw new GraphQLError('Live updates are turned off on this gateway (LIVE_POLL_MS=0)', {
@@ -205,20 +201,12 @@ async function subscribe(
     }
     numbers = found.filter((n) => n !== null);
   }
-  const byTid = new Map(numbers.map((n) => [n.tid, n]));
-  const source = context.live.subscribe(
-    credentials,
-    numbers.map((n) => ({ tid: n.tid, number: n.number })),
-    start,
-  );
+  const source = context.live.subscribe(credentials, numbers, start);
   // The client went away (SSE): end now; the wrappers above may hold return() until the next event.
   requestOf(context)?.signal?.addEventListener('abort', () => void source.return?.(), {
     once: true,
   });
-  return mapIterator(source, (delivery) => ({
-    delivery,
-    number: 'tid' in delivery ? (byTid.get(delivery.tid) ?? null) : null,
-  }));
+  return source;
 }
 
 /** The resume point: SSE Last-Event-ID (the transport's latest) over the argument. */
@@ -253,26 +241,4 @@ interface SseRequest {
 /** The HTTP request of an SSE subscription (a WebSocket's context has headers only). */
 function requestOf(context: GatewayContext): SseRequest | undefined {
   return (context as { request?: SseRequest }).request;
-}
-
-/** `source` mapped; by hand, since a generator cannot be returned while it awaits an event. */
-function mapIterator<T, U>(
-  source: AsyncIterableIterator<T>,
-  map: (value: T) => U,
-): AsyncIterableIterator<U> {
-  return {
-    next: async () => {
-      const result = await source.next();
-      return result.done
-        ? { value: undefined, done: true }
-        : { value: map(result.value), done: false };
-    },
-    return: async () => {
-      await source.return?.();
-      return { value: undefined, done: true };
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
 }

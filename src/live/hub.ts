@@ -52,7 +52,7 @@ interface Topic {
 export class LiveHub {
   private readonly key: Buffer | string;
   private readonly topics = new Map<string, Topic>();
-  private readonly subscriptions = new Set<LiveSubscription>();
+  private readonly subscriptions = new Set<{ end(): void }>();
   private readonly stopping = new Set<Promise<void>>();
   private closingNow = false;
   private readonly closeListeners = new Set<() => void>();
@@ -94,14 +94,14 @@ export class LiveHub {
    * The events of `targets` (numbers the account owns, checked by the caller), from `start` or
    * now. Throws SUBSCRIPTION_LIMIT when the account has too many.
    */
-  subscribe(
+  subscribe<T extends PollTarget>(
     credentials: Credentials,
-    targets: readonly PollTarget[],
+    targets: readonly T[],
     start: Positions | null = null,
-  ): AsyncIterableIterator<Delivery> {
+  ): AsyncIterableIterator<Delivery<T>> {
     const release = this.admission.hold(credentials);
     const joined: [topic: string, listener: Listener][] = [];
-    const subscription: LiveSubscription = new LiveSubscription({
+    const subscription: LiveSubscription<T> = new LiveSubscription({
       client: this.options.client,
       credentials,
       targets,

@@ -30,15 +30,15 @@ interface Failure {
 }
 
 /** An event of a number, with the resume point once it is taken; or a failure. */
-export type Delivery =
-  (Sequenced & { readonly tid: string; readonly positions: Positions }) | Failure;
+export type Delivery<T extends PollTarget = PollTarget> =
+  (Sequenced & { readonly target: T; readonly positions: Positions }) | Failure;
 
 /** Queued, not yet taken; a sequenced event's position applies when taken. */
-type Pending =
-  { readonly tid: string; readonly position: Position; readonly event: Sequenced } | Failure;
+type Pending<T> =
+  { readonly target: T; readonly position: Position; readonly event: Sequenced } | Failure;
 
-interface Track {
-  readonly target: PollTarget;
+interface Track<T> {
+  readonly target: T;
   /** The last position queued; null until the first read of the history. */
   at: Position | null;
   /** Events held while the history is read. */
@@ -50,11 +50,11 @@ interface Track {
   again: boolean;
 }
 
-export interface SubscriptionOptions {
+export interface SubscriptionOptions<T extends PollTarget = PollTarget> {
   readonly client: UpstreamClient;
   /** Held while the subscription lives, to read the history. */
   readonly credentials: Credentials;
-  readonly targets: readonly PollTarget[];
+  readonly targets: readonly T[];
   /** Resume point; tids it does not name start at the head. */
   readonly start: Positions | null;
   readonly queueLimit: number;
@@ -70,21 +70,23 @@ export interface SubscriptionOptions {
 /** Messages read to learn the head, and enough to fill a small gap in the same call. */
 const FIRST_READ = 20;
 
-export class LiveSubscription implements AsyncIterableIterator<Delivery> {
-  private readonly tracks = new Map<string, Track>();
+export class LiveSubscription<T extends PollTarget = PollTarget> implements AsyncIterableIterator<
+  Delivery<T>
+> {
+  private readonly tracks = new Map<string, Track<T>>();
   /** Positions of what the reader has taken: the resume point. */
   private readonly taken = new Map<string, Position>();
-  private queue: Pending[] = [];
-  private waiting: ((result: IteratorResult<Delivery>) => void) | null = null;
+  private queue: Pending<T>[] = [];
+  private waiting: ((result: IteratorResult<Delivery<T>>) => void) | null = null;
   /** No more events accepted; the reader still takes what is queued. */
   private ended = false;
   private cleaned = false;
   private roomWaiters: Array<() => void> = [];
 
-  constructor(private readonly options: SubscriptionOptions) {
+  constructor(private readonly options: SubscriptionOptions<T>) {
     for (const target of options.targets) {
       const from = options.start?.get(target.tid) ?? null;
-      const track: Track = { target, at: from, buffer: [], busy: false, head: -1, again: false };
+      const track: Track<T> = { target, at: from, buffer: [], busy: false, head: -1, again: false };
       this.tracks.set(target.tid, track);
       if (from) this.taken.set(target.tid, from);
     }
@@ -117,7 +119,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     this.finish(null);
   }
 
-  next(): Promise<IteratorResult<Delivery>> {
+  next(): Promise<IteratorResult<Delivery<T>>> {
     const item = this.queue.shift();
     if (item) return Promise.resolve({ value: this.take(item), done: false });
     if (this.ended) {
@@ -127,7 +129,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     return new Promise((resolve) => (this.waiting = resolve));
   }
 
-  return(): Promise<IteratorResult<Delivery>> {
+  return(): Promise<IteratorResult<Delivery<T>>> {
     this.ended = true;
     this.queue = [];
     this.cleanup();
@@ -140,7 +142,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     return this;
   }
 
-  private accept(track: Track, event: Sequenced): void {
+  private accept(track: Track<T>, event: Sequenced): void {
     if (track.busy || track.at === null) {
       track.buffer.push(event);
       const most = this.options.queueLimit + this.options.resumeLimit;
@@ -156,14 +158,14 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     void this.fill(track);
   }
 
-  private deliver(track: Track, event: Sequenced): void {
+  private deliver(track: Track<T>, event: Sequenced): void {
     const id = event.kind === 'message' ? event.message.id : (event.id ?? '');
     track.at = { seq: event.seq, id };
-    this.push({ tid: track.target.tid, position: track.at, event });
+    this.push({ target: track.target, position: track.at, event });
   }
 
   /** Reads the history up to its head and queues what this subscriber misses, then the buffer. */
-  private async fill(track: Track): Promise<void> {
+  private async fill(track: Track<T>): Promise<void> {
     if (track.busy || this.ended) return;
     track.busy = true;
     track.again = false;
@@ -192,7 +194,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
       void this.fill(track);
   }
 
-  private async catchUp(track: Track): Promise<void> {
+  private async catchUp(track: Track<T>): Promise<void> {
     const { tid } = track.target;
     const { client, credentials } = this.options;
     const read = (count: number) => readNewest(client, credentials, track.target, count);
@@ -230,7 +232,7 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     }
   }
 
-  private push(item: Pending): void {
+  private push(item: Pending<T>): void {
     if (this.ended) return;
     if (this.waiting) {
       this.wake({ value: this.take(item), done: false });
@@ -274,17 +276,17 @@ export class LiveSubscription implements AsyncIterableIterator<Delivery> {
     }
   }
 
-  private wake(result: IteratorResult<Delivery>): void {
+  private wake(result: IteratorResult<Delivery<T>>): void {
     const waiting = this.waiting;
     this.waiting = null;
     waiting?.(result);
   }
 
-  private take(item: Pending): Delivery {
+  private take(item: Pending<T>): Delivery<T> {
     for (const wake of this.roomWaiters.splice(0)) wake();
     if (!('event' in item)) return item;
-    this.taken.set(item.tid, item.position);
-    return { ...item.event, tid: item.tid, positions: new Map(this.taken) };
+    this.taken.set(item.target.tid, item.position);
+    return { ...item.event, target: item.target, positions: new Map(this.taken) };
   }
 
   private cleanup(): void {

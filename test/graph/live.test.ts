@@ -27,7 +27,10 @@ const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
 const REFUSED = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-wrong' };
 const ADDED = 'subscription { messageAdded { id tid body } }';
 const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
-const EDGE = 'subscription { messageEdgeAdded { resumeToken edge { cursor node { id } } } }';
+const EDGE =
+  'subscription { messageEdgeAdded { resumeToken number { tid } edge { cursor node { id } } } }';
+/** The number T-A, as a subscription watches it. */
+const T_A = { tid: 'T-A', number: '15550000001' };
 const ON_TIDS = 'subscription($tids: [ID!]) { messageAdded(tids: $tids) { id } }';
 
 /** `count` tids: T-0, T-1, … */
@@ -52,7 +55,7 @@ const MESSAGE: Message = {
 /** MESSAGE as the seventh of T-A's history, delivered with `positions` taken. */
 const seventh = (positions: Positions): Delivery => ({
   kind: 'message',
-  tid: 'T-A',
+  target: T_A,
   message: MESSAGE,
   seq: 6,
   total: 7,
@@ -68,12 +71,12 @@ const failure = (code: string, positions: Positions | null): Delivery => ({
 });
 
 /** One delivery resolved as the transport does; the context it left its token on. */
-async function resolve(delivery: Delivery, query = ADDED, number: unknown = null) {
+async function resolve(delivery: Delivery, query = ADDED) {
   const context = { cursors: codec };
   const result = (await execute({
     schema,
     document: parse(query),
-    rootValue: { delivery, number },
+    rootValue: delivery,
     contextValue: context,
   })) as ExecutionResult;
   return { result, context };
@@ -94,7 +97,7 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
     const positions = at({ 'T-A': [3, 'm-bad'] });
     const { result, context } = await resolve({
       kind: 'unreadable',
-      tid: 'T-A',
+      target: T_A,
       id: 'm-bad',
       reason: 'GMTdate "soon"',
       seq: 3,
@@ -137,15 +140,17 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
     expect(decodeResumeToken(codec, takeResumeToken(context)!)).toEqual(most);
   });
 
-  it('messageEdgeAdded: the event repeats the token; an unreadable message or an error is the same error as for messageAdded', async () => {
+  it('messageEdgeAdded: the event repeats the token and names its number; an unreadable message or an error is the same error as for messageAdded', async () => {
     const delivery = seventh(at({ 'T-A': [6, 'm-7'] }));
-    const watched = await resolve(delivery, EDGE, { tid: 'T-A' });
+    const watched = await resolve(delivery, EDGE);
     const token = takeResumeToken(watched.context);
     const event = watched.result.data?.messageEdgeAdded as {
       resumeToken: string;
+      number: { tid: string };
       edge: { cursor: string };
     };
     expect(event.resumeToken).toBe(token);
+    expect(event.number).toEqual({ tid: 'T-A' });
     expect(codec.decode(event.edge.cursor).cursor).toEqual({
       tid: 'T-A',
       id: 'm-7',
@@ -156,7 +161,7 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
     const unreadable = await resolve(
       {
         kind: 'unreadable',
-        tid: 'T-A',
+        target: T_A,
         id: null,
         reason: 'no date',
         seq: 7,
@@ -180,7 +185,7 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
   it('a delivery without a position leaves no token: not one an earlier result left untaken', async () => {
     const context = { cursors: codec };
     const run = (delivery: Delivery) =>
-      execute({ schema, document: parse(ADDED), rootValue: { delivery }, contextValue: context });
+      execute({ schema, document: parse(ADDED), rootValue: delivery, contextValue: context });
     await run(seventh(at({ 'T-A': [6, 'm-7'] })));
     const failed = (await run(failure('UPSTREAM_ERROR', null))) as ExecutionResult;
     expect(failed.errors?.[0]?.extensions).toEqual({ code: 'UPSTREAM_ERROR' });

@@ -97,7 +97,7 @@ async function take(subscription: LiveSubscription, count: number) {
     const { value, done } = await subscription.next();
     if (done || value.kind !== 'message')
       throw new Error(`not a message: ${JSON.stringify(value)}`);
-    taken.push({ tid: value.tid, seq: value.seq, id: value.message.id });
+    taken.push({ tid: value.target.tid, seq: value.seq, id: value.message.id });
   }
   return taken;
 }
@@ -128,7 +128,7 @@ describe('a live subscription', () => {
     for (const event of [a, b, a, b, c, c]) subscription.onEvent(TARGET.tid, event);
     expect((await subscription.next()).value).toEqual({
       kind: 'message',
-      tid: TARGET.tid,
+      target: TARGET,
       message: a.message,
       seq: 6,
       total: 9,
