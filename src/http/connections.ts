@@ -28,7 +28,6 @@ export interface ConnectionLimits {
   readonly keepAliveTimeoutMs: number;
   /** Connections held at once (see makeRoomOverCap); `null`: no cap. */
   readonly maxConnections?: number | null;
-  /** @default HEADERS_TIMEOUT_MS */
   readonly headersTimeoutMs?: number;
 }
 

@@ -58,11 +58,6 @@ function prepare(type: string, content: string | Buffer, immutable: boolean) {
   return { asset, name: hash.slice(0, 16) };
 }
 
-interface GraphiQLFiles {
-  readonly assets: ReadonlyMap<string, StaticAsset>;
-  readonly page: StaticAsset;
-}
-
 /** The page's <script> JSON: `<` escaped so no string in it can close the element. */
 function jsonForHtml(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
@@ -75,7 +70,7 @@ function escapeHtml(text: string): string {
   );
 }
 
-async function buildFiles(options: GraphiQLOptions): Promise<GraphiQLFiles> {
+async function buildFiles(options: GraphiQLOptions) {
   // The 9 MB module is imported on the first visit, never at start.
   const bundle = await import('@graphql-yoga/render-graphiql/graphiql');
   const assets = new Map<string, StaticAsset>();
@@ -85,10 +80,11 @@ async function buildFiles(options: GraphiQLOptions): Promise<GraphiQLFiles> {
     assets.set(path, asset);
     return path;
   };
-  const JS = 'text/javascript; charset=utf-8';
+  const addScript = (base: string, content: string) =>
+    add(base, 'js', 'text/javascript; charset=utf-8', content);
   const faviconData = /^data:([^;,]+);base64,(.*)$/s.exec(bundle.favicon);
   const css = add('graphiql', 'css', 'text/css; charset=utf-8', bundle.css);
-  const script = add('graphiql', 'js', JS, bundle.js);
+  const script = addScript('graphiql', bundle.js);
   const favicon = faviconData
     ? add(
         'favicon',
@@ -97,21 +93,17 @@ async function buildFiles(options: GraphiQLOptions): Promise<GraphiQLFiles> {
         Buffer.from(faviconData[2] ?? '', 'base64'),
       )
     : bundle.favicon;
-  const editorWorker = add('editor.worker', 'js', JS, bundle.editorWorkerService);
-  const jsonWorker = add('json.worker', 'js', JS, bundle.jsonWorker);
-  const graphqlWorker = add('graphql.worker', 'js', JS, bundle.graphqlWorker);
+  const editorWorker = addScript('editor.worker', bundle.editorWorkerService);
+  const jsonWorker = addScript('json.worker', bundle.jsonWorker);
+  const graphqlWorker = addScript('graphql.worker', bundle.graphqlWorker);
   // What the package's page runs inline, as two files.
   const workers = { editorWorkerService: editorWorker, json: jsonWorker, graphql: graphqlWorker };
-  const environment = add(
+  const environment = addScript(
     'monaco-environment',
-    'js',
-    JS,
     `self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: function (moduleId, label) { return ${JSON.stringify(workers)}[label]; } };\n`,
   );
-  const start = add(
+  const start = addScript(
     'start',
-    'js',
-    JS,
     "YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), " +
       "JSON.parse(document.getElementById('graphiql-options').textContent));\n",
   );
@@ -171,7 +163,7 @@ async function serveAsset(request: Request, asset: StaticAsset): Promise<Respons
  * (yoga's own GraphiQL is off). Files are built on the first visit and kept for the process.
  */
 export function useStaticGraphiQL(options: GraphiQLOptions): Plugin {
-  let files: Promise<GraphiQLFiles> | undefined;
+  let files: ReturnType<typeof buildFiles> | undefined;
   const load = () => {
     files ??= buildFiles(options).catch((error: unknown) => {
       files = undefined;

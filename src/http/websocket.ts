@@ -1,17 +1,12 @@
 /**
- * graphql-ws (graphql-transport-ws) at /graphql, run through yoga's envelop like HTTP and SSE.
- * Credentials come in `connectionParams` (browsers cannot set WebSocket headers). Close codes:
- * docs/errors.md "WebSocket close codes"; bounds: docs/limits.md "Connections and subscriptions".
- *
- * A connection proves itself in its `connection_init`, never at the upgrade (browsers send no
- * credentials with it), so only verified connections hold a slot of `held` (shared with
- * graphql-sse). Until its verdict one holds little: its `connection_init` takes its tenant's turn
- * (`admit`), and an unverified connection is closed after VERIFICATION_WINDOW_MS (4408), or as the
- * oldest once MAX_UNVERIFIED_CONNECTIONS are open (1013): idle sockets of invented pairs never
- * keep a real account's out (soak `idle-invented-ws`).
- *
- * Browsers let any page open a WebSocket (no preflight), so the upgrade's `Origin` is checked
- * against CORS_ORIGINS as for HTTP; no `Origin` and the gateway's own origin stay allowed.
+ * graphql-ws at /graphql, run through yoga's envelop like HTTP and SSE; credentials in
+ * `connectionParams` (docs/live-updates.md), close codes in docs/errors.md, bounds in
+ * docs/limits.md. A connection proves itself in its `connection_init`, never at the upgrade
+ * (browsers send no credentials with it), so only verified ones hold a slot of `held`; until
+ * then one holds little (a turn from `admit`, a verification window, a per-copy cap on unverified
+ * connections, oldest out), so idle sockets of invented pairs never keep a real account's out
+ * (soak `idle-invented-ws`). Browsers let any page open a WebSocket (no preflight), so the
+ * upgrade's `Origin` is checked against CORS_ORIGINS as for HTTP.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -53,9 +48,7 @@ export interface WebSocketOptions {
   readonly maxPerConnection: number;
   /** Slots for streams, shared with graphql-sse. @default no cap */
   readonly held?: HeldStreams;
-  /** @default MAX_UNVERIFIED_CONNECTIONS */
   readonly maxUnverified?: number;
-  /** @default VERIFICATION_WINDOW_MS */
   readonly verificationWindowMs?: number;
   /** Largest frame read (MAX_BODY_BYTES). @default 100000 */
   readonly maxPayloadBytes?: number;
@@ -69,7 +62,6 @@ export interface WebSocketOptions {
   readonly verify?: (credentials: Credentials) => Promise<boolean>;
   /** What this copy remembers of a pair (memory only, no call). @default unknown */
   readonly verdictOf?: (pair: string) => 'accepted' | 'refused' | 'unknown';
-  /** @default this process's names */
   readonly identities?: Identities;
   /** Connection events, for the log (src/observability/connection-log.ts). */
   readonly onConnected?: (socket: WebSocket, accepted: boolean) => void;

@@ -35,7 +35,6 @@ export interface SseSingleConnectionOptions {
   readonly verify: (credentials: Credentials) => Promise<boolean>;
   /** Subscriptions one stream runs at once. */
   readonly maxOperationsPerStream: number;
-  /** @default RESERVATION_TTL_MS */
   readonly reservationTtlMs?: number;
   /** Live updates (LiveHub): its close() ends every stream first. None: queries only. */
   readonly live: { readonly closing: boolean; onClose(listener: () => void): void } | null;
