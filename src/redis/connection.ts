@@ -145,13 +145,11 @@ async function quit(client: RedisClient): Promise<void> {
   }
 }
 
-/** Undefined leaves ioredis' default (its options are filled in with lodash's `defaults`). */
-interface CommonOptions {
-  readonly enableOfflineQueue: boolean;
-  readonly enableReadyCheck?: boolean;
-  readonly maxRetriesPerRequest: number | null;
-  readonly commandTimeout?: number;
-}
+/** Options of every node; undefined leaves ioredis' default (it fills options in with `defaults`). */
+type CommonOptions = Pick<
+  RedisOptions,
+  'enableOfflineQueue' | 'enableReadyCheck' | 'maxRetriesPerRequest' | 'commandTimeout'
+>;
 
 function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
   const { enableOfflineQueue, enableReadyCheck, maxRetriesPerRequest, commandTimeout } = common;

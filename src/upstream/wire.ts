@@ -238,20 +238,15 @@ export function parseDirection(raw: string): MessageDirection {
   return DIRECTIONS.get(raw.trim().toLowerCase()) ?? 'UNKNOWN';
 }
 
-const YES_NO = new Map<string, boolean>([
-  ['yes', true],
-  ['true', true],
-  ['1', true],
-  ['no', false],
-  ['false', false],
-  ['0', false],
-]);
+const YES = new Set(['yes', 'true', '1']);
+const NO = new Set(['no', 'false', '0']);
 
 /** "yes"/"no" as documented; true/false and 1/0 tolerated; null when it is none of these. */
 export function parseYesNo(value: unknown): boolean | null {
   if (typeof value === 'boolean') return value;
-  if (value === 1 || value === 0) return value === 1;
-  return typeof value === 'string' ? (YES_NO.get(value.trim().toLowerCase()) ?? null) : null;
+  if (typeof value !== 'string' && typeof value !== 'number') return null;
+  const text = String(value).trim().toLowerCase();
+  return YES.has(text) ? true : NO.has(text) ? false : null;
 }
 
 /** The body's JSON object after checking `success`; throws UPSTREAM_ERROR otherwise. */
