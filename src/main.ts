@@ -108,8 +108,13 @@ async function listenForMetrics(
   const server = createMetricsServer(metrics.registry);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, resolve);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  // Once listening, a failure of the scrape server is said, not fatal to the gateway.
+  server.on('error', (error) => console.error(`metrics server: ${startFailure(error)}`));
   return server;
 }
 
