@@ -35,14 +35,10 @@ export interface DoctorIo {
   readonly err: (text: string) => void;
 }
 
-interface DoctorOptions {
-  readonly maxCalls: number;
-  readonly ratePerSecond: number;
-  readonly jsonPath: string | null;
-}
-
 /** The options, or the reason they are refused. */
-function parseOptions(argv: readonly string[]): DoctorOptions | string {
+function parseOptions(
+  argv: readonly string[],
+): { maxCalls: number; ratePerSecond: number; jsonPath: string | null } | string {
   let values: { 'max-calls'?: string; rate?: string; json?: string; help?: boolean };
   try {
     ({ values } = parseArgs({

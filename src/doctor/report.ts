@@ -17,14 +17,10 @@ function holdsWord(holds: boolean | null): string {
   return holds === null ? '?' : holds ? 'yes' : 'NO';
 }
 
-export interface ReportSummary {
-  readonly url: string;
-  readonly callsMade: number;
-  readonly maxCalls: number;
-  readonly ratePerSecond: number;
-}
-
-export function renderReport(findings: readonly Finding[], summary: ReportSummary): string {
+export function renderReport(
+  findings: readonly Finding[],
+  summary: { url: string; callsMade: number; maxCalls: number; ratePerSecond: number },
+): string {
   const failing = findings.filter((f) => f.holds === false);
   const unknown = findings.filter((f) => f.holds === null);
   const toSet = findings.map((f) => f.set).filter((s) => s !== '');
