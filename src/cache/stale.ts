@@ -32,8 +32,7 @@ export const STALE_WARNING = '110 - "Response is Stale", 111 - "Revalidation Fai
  */
 export function serviceFailureCode(result: ExecutionResult): string | null {
   const errors = result.errors ?? [];
-  if (errors.length === 0) return null;
-  if (!errors.every(isOutage)) return null;
+  if (errors.length === 0 || !errors.every(isOutage)) return null;
   return errors[0]?.extensions?.code as string;
 }
 

@@ -20,10 +20,7 @@ export function shareCallsInFlight(
   client: ManagedUpstreamClient,
   observer: Pick<UpstreamObserver, 'joined'> = {},
 ): ManagedUpstreamClient {
-  const inFlight = new Map<
-    string,
-    { readonly answer: Promise<unknown>; readonly sentAt: number }
-  >();
+  const inFlight = new Map<string, { answer: Promise<unknown>; sentAt: number }>();
 
   function shared<T>(
     operation: UpstreamOperation,
