@@ -81,12 +81,7 @@ interface PreparedAccount {
 }
 
 function ownedNumbersBody(numbers: readonly DemoNumber[]): Buffer {
-  const data = numbers.map((n) => ({
-    number: n.number,
-    tid: n.tid,
-    type: n.type,
-    webhook: n.webhook,
-  }));
+  const data = numbers.map(({ number, tid, type, webhook }) => ({ number, tid, type, webhook }));
   return Buffer.from(JSON.stringify({ success: '1', data }));
 }
 
@@ -123,18 +118,15 @@ const preparedNumbers = new WeakMap<readonly DemoNumber[], Omit<PreparedAccount,
 
 function prepareAccount(account: DemoAccount): PreparedAccount {
   const { numbers } = account;
-  let prepared = preparedNumbers.get(numbers);
-  if (prepared === undefined) {
-    prepared = {
-      byTid: new Map(numbers.map((n) => [n.tid, prepareNumber(n)])),
-      owned: {
-        local: ownedNumbersBody(numbers.filter((n) => n.type === 'local')),
-        tollfree: ownedNumbersBody(numbers.filter((n) => n.type === 'tollfree')),
-        all: ownedNumbersBody(numbers),
-      },
-    };
-    preparedNumbers.set(numbers, prepared);
-  }
+  const prepared = preparedNumbers.get(numbers) ?? {
+    byTid: new Map(numbers.map((n) => [n.tid, prepareNumber(n)])),
+    owned: {
+      local: ownedNumbersBody(numbers.filter((n) => n.type === 'local')),
+      tollfree: ownedNumbersBody(numbers.filter((n) => n.type === 'tollfree')),
+      all: ownedNumbersBody(numbers),
+    },
+  };
+  preparedNumbers.set(numbers, prepared);
   return { account, ...prepared };
 }
 
