@@ -2,26 +2,12 @@
  * The schema as a frontend sees it, without the federation protocol: client tools (buildSchema,
  * relay-compiler, GraphQL Code Generator) choke on `@link`/`@key`.
  */
-import {
-  GraphQLObjectType,
-  GraphQLSchema,
-  isSpecifiedDirective,
-  type GraphQLNamedType,
-} from 'graphql';
+import { GraphQLObjectType, GraphQLSchema, isSpecifiedDirective } from 'graphql';
 
 const FEDERATION_FIELDS = new Set(['_entities', '_service']);
 
 /** Types that exist only for the federation protocol and `@link`. */
-function isFederationType(type: GraphQLNamedType): boolean {
-  return (
-    type.name === '_Any' ||
-    type.name === '_Entity' ||
-    type.name === '_Service' ||
-    type.name === 'FieldSet' ||
-    type.name.startsWith('link__') ||
-    type.name.startsWith('federation__')
-  );
-}
+const FEDERATION_TYPE = /^(_Any|_Entity|_Service|FieldSet|link__.*|federation__.*)$/;
 
 export function toClientSchema(schema: GraphQLSchema): GraphQLSchema {
   const config = schema.toConfig();
@@ -37,7 +23,7 @@ export function toClientSchema(schema: GraphQLSchema): GraphQLSchema {
   return new GraphQLSchema({
     ...config,
     query,
-    types: config.types.filter((t) => !isFederationType(t) && t !== schema.getQueryType()),
+    types: config.types.filter((t) => !FEDERATION_TYPE.test(t.name) && t !== schema.getQueryType()),
     // Only graphql's own directives (@deprecated, @specifiedBy, ...); federation's go.
     directives: config.directives.filter(isSpecifiedDirective),
     astNode: undefined,

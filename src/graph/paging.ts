@@ -120,30 +120,51 @@ export async function loadPage(
   codec: CursorCodec,
 ): Promise<MessagePage> {
   const n = plan.size;
+  /** Edges for positions [start, start + size) out of a window read at `range`. */
+  const page = (history: History, range: Range, start: number, size = n): MessagePage => {
+    const from = Math.max(0, start - range.start);
+    const nodes = history.messages.slice(from, from + size);
+    const total = history.totalCount;
+    const edges = nodes.map((node, i) => ({
+      // An unreadable record without an id still gets a cursor: its position alone locates it.
+      cursor: codec.encode({ tid, id: node.id ?? '', offset: start + i, total }),
+      node,
+    }));
+    return {
+      totalCount: total,
+      edges,
+      pageInfo: {
+        hasPreviousPage: start > 0,
+        hasNextPage: start + nodes.length < total,
+        startCursor: edges[0]?.cursor ?? null,
+        endCursor: edges.at(-1)?.cursor ?? null,
+      },
+    };
+  };
   switch (plan.kind) {
     case 'head': {
       const range = { start: 0, end: n };
-      return page(await read(range), range, 0, n, tid, codec);
+      return page(await read(range), range, 0);
     }
     case 'tail': {
       // The oldest messages: their positions are only known once the total is.
       const probe = { start: 0, end: n };
       const first = await read(probe);
-      if (first.totalCount <= n) return page(first, probe, 0, n, tid, codec);
+      if (first.totalCount <= n) return page(first, probe, 0);
       const range = { start: first.totalCount - n, end: first.totalCount };
-      return page(await read(range), range, range.start, n, tid, codec);
+      return page(await read(range), range, range.start);
     }
     case 'after': {
       // The cursor's message is read too (position `anchor`), to verify it is where we think.
       const windowAt = (anchor: number) => ({ start: anchor, end: anchor + 1 + n });
       const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
-      return page(history, range, anchor + 1, n, tid, codec);
+      return page(history, range, anchor + 1);
     }
     case 'before': {
       const windowAt = (anchor: number) => ({ start: Math.max(0, anchor - n), end: anchor + 1 });
       const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
       const start = Math.max(0, anchor - n);
-      return page(history, range, start, anchor - start, tid, codec);
+      return page(history, range, start, anchor - start);
     }
   }
 }
@@ -187,33 +208,4 @@ function idAt(history: History, range: Range, position: number): string | undefi
 function positionOf(history: History, range: Range, id: string): number | null {
   const index = history.messages.findIndex((m) => m.id === id);
   return index < 0 ? null : range.start + index;
-}
-
-/** Edges for positions [start, start + size) out of a window read at `range`. */
-function page(
-  history: History,
-  range: Range,
-  start: number,
-  size: number,
-  tid: string,
-  codec: CursorCodec,
-): MessagePage {
-  const from = Math.max(0, start - range.start);
-  const nodes = history.messages.slice(from, from + size);
-  const total = history.totalCount;
-  const edges = nodes.map((node, i) => ({
-    // An unreadable record without an id still gets a cursor: its position alone locates it.
-    cursor: codec.encode({ tid, id: node.id ?? '', offset: start + i, total }),
-    node,
-  }));
-  return {
-    totalCount: total,
-    edges,
-    pageInfo: {
-      hasPreviousPage: start > 0,
-      hasNextPage: start + nodes.length < total,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-  };
 }

@@ -61,43 +61,36 @@ export interface LiveBus {
 export class LocalBus implements LiveBus {
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
 
-  listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>> {
+  async listen(topic: string, listener: (event: LiveEvent) => void) {
     let set = this.listeners.get(topic);
     if (!set) this.listeners.set(topic, (set = new Set()));
     set.add(listener);
-    return Promise.resolve(() => {
+    return async () => {
       set.delete(listener);
       if (set.size === 0) this.listeners.delete(topic);
-      return Promise.resolve();
-    });
+    };
   }
 
-  publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
+  async publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
     for (const listener of this.listeners.get(topic) ?? []) {
       for (const event of events) listener(event);
     }
-    return Promise.resolve();
   }
 
-  claim(): Promise<Claim> {
-    return Promise.resolve('held');
+  async claim(): Promise<Claim> {
+    return 'held';
   }
 
-  release(): Promise<void> {
-    return Promise.resolve();
-  }
+  async release(): Promise<void> {}
 
   // No other copy to hand the seen state to.
-  loadSeen(): Promise<SeenState | null> {
-    return Promise.resolve(null);
+  async loadSeen(): Promise<SeenState | null> {
+    return null;
   }
 
-  saveSeen(): Promise<void> {
-    return Promise.resolve();
-  }
+  async saveSeen(): Promise<void> {}
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.listeners.clear();
-    return Promise.resolve();
   }
 }
