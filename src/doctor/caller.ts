@@ -15,8 +15,6 @@ export interface CallerOptions {
   readonly ratePerSecond: number;
   /** One call's deadline, headers and body included. @default 15000 */
   readonly timeoutMs?: number;
-  /** After a 429, the longest the doctor waits before its one retry. @default 10000 */
-  readonly maxRetryWaitMs?: number;
   /** Applied to every body before it is kept, so no trace of a credential the service echoes. */
   readonly redact?: (text: string) => string;
 }
@@ -42,6 +40,8 @@ export class BudgetSpent extends Error {
   override readonly name = 'BudgetSpent';
 }
 
+/** After a 429, the longest the doctor waits before its one retry. */
+const MAX_RETRY_WAIT_MS = 10_000;
 /** Retry-After and the X-RateLimit-* / RateLimit-* families. */
 const LIMIT_HEADER = /^(retry-after|(x-)?rate-?limit.*)$/i;
 
@@ -58,7 +58,7 @@ export function createCaller(
   options: CallerOptions,
   credentials: { readonly sysId: string; readonly authToken: string },
 ) {
-  const { baseUrl, maxCalls, timeoutMs = 15_000, maxRetryWaitMs = 10_000 } = options;
+  const { baseUrl, maxCalls, timeoutMs = 15_000 } = options;
   const prefix = baseUrl.pathname.replace(/\/+$/, '');
   const answers: Answer[] = [];
   let made = 0;
@@ -132,7 +132,7 @@ export function createCaller(
     const first = await once(...call);
     if (first.status !== 429 || made >= maxCalls) return first;
     const retryAfter = parseRetryAfter(first.limitHeaders['retry-after'], Date.now()) ?? 1_000;
-    if (retryAfter > maxRetryWaitMs) return first;
+    if (retryAfter > MAX_RETRY_WAIT_MS) return first;
     nextAt = Math.max(nextAt, performance.now() + retryAfter);
     const [operation, label, params] = call;
     return once(operation, `${label} (retried after 429)`, params);

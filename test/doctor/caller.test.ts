@@ -104,13 +104,13 @@ describe('createCaller', () => {
     expect(caller.answers[0]?.limitHeaders).toEqual({ 'retry-after': '0' });
   });
 
-  it('does not retry a 429 whose Retry-After is past maxRetryWaitMs', async () => {
+  it('does not retry a 429 whose Retry-After is past its longest wait (10 s)', async () => {
     const upstream = await service(() => ({
       status: 429,
       json: { success: '0' },
       headers: { 'retry-after': '60' },
     }));
-    const caller = createCaller(options(upstream.url, { maxRetryWaitMs: 1_000 }), credentials);
+    const caller = createCaller(options(upstream.url), credentials);
     const answer = await caller.call('allownednumbers', 'owned', {});
     expect(answer.status).toBe(429);
     expect(upstream.calls).toHaveLength(1);
