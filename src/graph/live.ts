@@ -6,7 +6,7 @@
 import { GraphQLError } from 'graphql';
 import type { Message, OwnedNumber } from '../core/domain.js';
 import { badUserInput, ErrorCode, resyncRequired } from '../core/errors.js';
-import type { Delivery, Positions } from '../live/subscription.js';
+import type { Delivery } from '../live/subscription.js';
 import { builder } from './builder.js';
 import type { GatewayContext } from './context.js';
 import { MessageRef } from './message.js';
@@ -175,7 +175,23 @@ async function subscribe(
       'tids',
     );
   }
-  const start = resumePoint(field, args.resumeToken ?? null, context);
+  // SSE: the request's Last-Event-ID (the transport's latest) wins over the argument; its signal
+  // ends the subscription when the client goes away. A WebSocket's context has headers only.
+  const request = (context as { request?: SseRequest }).request;
+  const header = request?.headers?.get?.('last-event-id');
+  const token = header ? header : (args.resumeToken ?? null);
+  const start = token === null ? null : decodeResumeToken(context.cursors, token);
+  if (start === 'unknown-key') {
+    throw resyncRequired(
+      `${field}: \`resumeToken\` was signed with a key this gateway no longer has (a restart or a key rotation); refetch the list, then subscribe without a token`,
+    );
+  }
+  if (start === 'malformed') {
+    throw badUserInput(
+      `${field}: \`resumeToken\` is not a token this gateway issued; pass back an event's resumeToken unchanged`,
+      'resumeToken',
+    );
+  }
   // Checked before anything outlives the request, and remembered refusals cost the service nothing.
   await context.live.verified(credentials);
   let numbers: readonly OwnedNumber[];
@@ -202,43 +218,12 @@ async function subscribe(
     numbers = found.filter((n) => n !== null);
   }
   const source = context.live.subscribe(credentials, numbers, start);
-  // The client went away (SSE): end now; the wrappers above may hold return() until the next event.
-  requestOf(context)?.signal?.addEventListener('abort', () => void source.return?.(), {
-    once: true,
-  });
+  // Ended at once: the wrappers above may hold return() until the next event.
+  request?.signal?.addEventListener('abort', () => void source.return?.(), { once: true });
   return source;
-}
-
-/** The resume point: SSE Last-Event-ID (the transport's latest) over the argument. */
-function resumePoint(
-  field: string,
-  argument: string | null,
-  context: GatewayContext,
-): Positions | null {
-  const header = requestOf(context)?.headers?.get?.('last-event-id') ?? null;
-  const token = header !== null && header !== '' ? header : argument;
-  if (token === null) return null;
-  const positions = decodeResumeToken(context.cursors, token);
-  if (positions === 'unknown-key') {
-    throw resyncRequired(
-      `${field}: \`resumeToken\` was signed with a key this gateway no longer has (a restart or a key rotation); refetch the list, then subscribe without a token`,
-    );
-  }
-  if (positions === 'malformed') {
-    throw badUserInput(
-      `${field}: \`resumeToken\` is not a token this gateway issued; pass back an event's resumeToken unchanged`,
-      'resumeToken',
-    );
-  }
-  return positions;
 }
 
 interface SseRequest {
   readonly headers?: { get?: (name: string) => string | null };
   readonly signal?: AbortSignal;
-}
-
-/** The HTTP request of an SSE subscription (a WebSocket's context has headers only). */
-function requestOf(context: GatewayContext): SseRequest | undefined {
-  return (context as { request?: SseRequest }).request;
 }

@@ -58,37 +58,29 @@ const DEEP_OBJECT_BYTES = 64;
 
 /** About the bytes `value` takes in a JSON answer with every field selected. */
 function jsonBytes(value: unknown, sizes: Map<object, number>, depth = 0): number {
-  switch (typeof value) {
-    case 'string':
-      return value.length + 3; // quotes and a comma
-    case 'number':
-      return 12;
-    case 'boolean':
-      return 6;
-    case 'object': {
-      if (value === null) return 5;
-      if (value instanceof Date) return 27;
-      if (value instanceof Error) return 5; // null in the answer, with an error beside it
-      const known = sizes.get(value);
-      if (known !== undefined) return known;
-      if (depth >= MAX_DEPTH) return DEEP_OBJECT_BYTES;
-      let bytes = 2;
-      if (Array.isArray(value)) {
-        for (const item of value) bytes += jsonBytes(item, sizes, depth + 1);
-      } else {
-        // for-in rather than Object.entries: no pair arrays per object (a fan-out sizes 1,000).
-        const record = value as Record<string, unknown>;
-        for (const key in record) {
-          if (!Object.hasOwn(record, key)) continue;
-          bytes += key.length + 4 + jsonBytes(record[key], sizes, depth + 1);
-        }
-      }
-      sizes.set(value, bytes);
-      return bytes;
+  if (typeof value === 'string') return value.length + 3; // quotes and a comma
+  if (typeof value === 'number') return 12;
+  if (typeof value === 'boolean') return 6;
+  if (typeof value !== 'object') return 0;
+  if (value === null) return 5;
+  if (value instanceof Date) return 27;
+  if (value instanceof Error) return 5; // null in the answer, with an error beside it
+  const known = sizes.get(value);
+  if (known !== undefined) return known;
+  if (depth >= MAX_DEPTH) return DEEP_OBJECT_BYTES;
+  let bytes = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += jsonBytes(item, sizes, depth + 1);
+  } else {
+    // for-in rather than Object.entries: no pair arrays per object (a fan-out sizes 1,000).
+    const record = value as Record<string, unknown>;
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
+      bytes += key.length + 4 + jsonBytes(record[key], sizes, depth + 1);
     }
-    default:
-      return 0;
   }
+  sizes.set(value, bytes);
+  return bytes;
 }
 
 /** What a list field returned, in bytes; items still pending (promises) are sized where they resolve. */
