@@ -120,17 +120,12 @@ export async function runProbes(caller: Caller): Promise<Observations> {
   }
 
   // 2. Ranges at and past the end, and a reversed one, on the same number.
-  let pastTotal: Answer | null = null;
-  let beyondTotal: Answer | null = null;
-  let reversed: Answer | null = null;
-  if (chosen) {
-    const { number, total } = chosen;
-    const past = `history ${total - 1}..${total + 4} (total ${total})`;
-    pastTotal = await history(number, total - 1, total + 4, past);
-    const beyond = `history ${total + 10}..${total + 15} (total ${total})`;
-    beyondTotal = await history(number, total + 10, total + 15, beyond);
-    reversed = await history(number, 2, 1, 'history 2..1 (reversed)');
-  }
+  const total = chosen?.total ?? 0;
+  const onChosen = (start: number, end: number, note = `total ${total}`) =>
+    chosen ? history(chosen.number, start, end, `history ${start}..${end} (${note})`) : null;
+  const pastTotal = await onChosen(total - 1, total + 4);
+  const beyondTotal = await onChosen(total + 10, total + 15);
+  const reversed = await onChosen(2, 1, 'reversed');
 
   // 3. Errors: an invented pair, and a call without history_end.
   const wrongCredentials = await optional(
