@@ -49,7 +49,7 @@ export interface Observations {
 }
 
 /** An obviously invented pair: it owes nothing to the real one, so showing it would reveal nothing. */
-const INVENTED_CREDENTIALS = {
+const INVENTED_PAIR = {
   sys_id: 'doctor-invented-sys-id-0000',
   auth_token: 'doctor-invented-token-0000',
 } as const;
@@ -128,11 +128,7 @@ export async function runProbes(caller: Caller): Promise<Observations> {
   const reversed = await onChosen(2, 1, 'reversed');
 
   // 3. Errors: an invented pair, and a call without history_end.
-  const wrongCredentials = await optional(
-    'allownednumbers',
-    'invented credentials',
-    INVENTED_CREDENTIALS,
-  );
+  const wrongCredentials = await optional('allownednumbers', 'invented credentials', INVENTED_PAIR);
   const first = numbers[0];
   const missingParameter = first
     ? await history(first, 0, null, 'history without history_end')

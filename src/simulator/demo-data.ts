@@ -320,7 +320,5 @@ export function buildAccount(account: AccountSpec): DemoAccount {
 }
 
 /** Both demo accounts: [demo account, second demo account]. */
-export const DEMO_ACCOUNTS: readonly DemoAccount[] = Object.freeze(
-  DEMO_ACCOUNT_SPECS.map(buildAccount),
-);
+export const DEMO_ACCOUNTS = Object.freeze(DEMO_ACCOUNT_SPECS.map(buildAccount));
 export const [DEMO_ACCOUNT, SECOND_DEMO_ACCOUNT] = DEMO_ACCOUNTS as [DemoAccount, DemoAccount];

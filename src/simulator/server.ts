@@ -233,13 +233,11 @@ function handleHistory(
   if (start === null) return badRequest('invalid history_start: must be a non-negative integer');
   const end = parseNonNegativeInteger(rawEnd);
   if (end === null) return badRequest('invalid history_end: must be a non-negative integer');
-  if (end < start) {
+  if (end < start)
     return badRequest('invalid range: history_end must not be less than history_start');
-  }
   const prepared = account.byTid.get(tid);
-  if (prepared === undefined || prepared.demo.number !== number) {
+  if (prepared === undefined || prepared.demo.number !== number)
     return failure(200, 'number not found');
-  }
   return { status: 200, body: historyBody(prepared, start, inclusiveEnd ? end + 1 : end) };
 }
 
