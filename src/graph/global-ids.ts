@@ -5,14 +5,7 @@
 import { badUserInput } from '../core/errors.js';
 
 const MESSAGE_ID = /^[0-9a-fA-F]{32}$/;
-/** Types whose ids are typename-prefixed. */
-const PREFIXED_TYPES = new Set(['Number']);
 const MAX_ID_LENGTH = 512;
-
-interface DecodedGlobalId {
-  readonly typename: string;
-  readonly id: string;
-}
 
 export function encodeGlobalId(typename: string, id: bigint | number | string): string {
   if (typename === 'Message') return String(id);
@@ -20,7 +13,7 @@ export function encodeGlobalId(typename: string, id: bigint | number | string): 
 }
 
 /** The type and raw id an id names; BAD_USER_INPUT for anything this gateway did not issue. */
-export function decodeGlobalId(globalId: string): DecodedGlobalId {
+export function decodeGlobalId(globalId: string): { typename: string; id: string } {
   if (MESSAGE_ID.test(globalId)) return { typename: 'Message', id: globalId };
   const refuse = () =>
     badUserInput(
@@ -35,6 +28,7 @@ export function decodeGlobalId(globalId: string): DecodedGlobalId {
   const colon = text.indexOf(':');
   const typename = text.slice(0, colon);
   const id = text.slice(colon + 1);
-  if (colon < 0 || !PREFIXED_TYPES.has(typename) || id === '') throw refuse();
+  // Only a Number's id is typename-prefixed.
+  if (colon < 0 || typename !== 'Number' || id === '') throw refuse();
   return { typename, id };
 }

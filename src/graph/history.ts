@@ -22,8 +22,7 @@ const HistoryRef = builder.objectRef<History>('History').implement({
       nullable: true,
       description: 'When the history was created, in UTC; null if the service sent none.',
     }),
-    // The service's most_recent_msg_id is the newest message's numeric *system* id, not the
-    // 32-hex message id that Message.id carries: the new name says so; the old stays for clients.
+    // most_recent_msg_id is a numeric *system* id, not a Message.id: the new name says so.
     mostRecentSystemId: t.exposeID('mostRecentMessageId', {
       nullable: true,
       description:

@@ -1,7 +1,6 @@
 /** Number.messages: the message history as a Relay cursor connection (paging.ts does the work). */
 import { builder } from './builder.js';
-// Number.history is defined first whichever module is imported first: the printed schema's field
-// order (schema.graphql, `_service`) must not depend on import order.
+// Number.history first, whatever is imported first: the printed field order must not vary.
 import './history.js';
 import { MESSAGES_COST, MESSAGES_LIST_SIZE } from './cost.js';
 import { MessageRef, messageOrError } from './message.js';

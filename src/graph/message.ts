@@ -77,11 +77,7 @@ export const MessageRef = builder.objectRef<Message>('Message').implement({
   }),
 });
 
-/**
- * What a list item resolves to: the message, or for an unreadable record its error, which
- * graphql-js turns into a null item with the error at that item's path (the rest of the list,
- * and of the answer, is served).
- */
+/** The message, or an unreadable record's error: graphql-js nulls that item alone, with it. */
 export function messageOrError(record: MessageRecord): Message {
   return isUnreadable(record) ? (record.error as unknown as Message) : record;
 }

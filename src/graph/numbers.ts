@@ -36,13 +36,10 @@ export const NumberRef = builder.objectRef<OwnedNumber>('Number').implement({
   }),
 });
 
-// An Apollo Federation entity: other subgraphs can extend Number by its tid, or by its phone
-// number (a contacts subgraph knows numbers, not tids). Every reference in one request is
-// answered from the request's one owned-numbers call.
+// A federation entity, by tid or by phone number (a contacts subgraph knows numbers, not tids).
 builder.asEntity(NumberRef, {
   key: [builder.selection<{ tid: string }>('tid'), builder.selection<{ number: string }>('number')],
-  // Not async: without credentials, context.upstream() throws at once and the whole `_entities`
-  // fails with one UNAUTHENTICATED, before any upstream call.
+  // Not async: without credentials the whole `_entities` fails at once with one UNAUTHENTICATED.
   resolveReference: (ref, context) => {
     const upstream = context.upstream();
     if ('tid' in ref) return upstream.numberByTid(ref.tid);

@@ -4,12 +4,7 @@
  * an HMAC of sys_id, token and tid (GATEWAY_SECRET or this process's key): subscribers share a
  * loop only with identical credentials, and no key or channel can be turned back into them.
  */
-import {
-  accountId,
-  credentialsHmac,
-  fingerprintKey,
-  type Credentials,
-} from '../core/credentials.js';
+import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
 import { LocalBus, type LiveBus, type LiveEvent } from './bus.js';
@@ -36,7 +31,7 @@ export interface LiveHubOptions extends PollLoopOptions {
   readonly resumeLimit?: number;
   readonly logger?: Logger;
   readonly observer?: LiveObserver;
-  readonly admission?: Omit<AdmissionOptions, 'maxPerAccount'>;
+  readonly admission: Omit<AdmissionOptions, 'maxPerAccount'>;
 }
 
 type Listener = (event: LiveEvent) => void;
@@ -61,8 +56,6 @@ export class LiveHub {
   constructor(private readonly options: LiveHubOptions) {
     this.key = fingerprintKey(options.hmacKey);
     this.admission = new SubscriptionAdmission({
-      // The account's name, as Identities makes it (app.ts passes the copy's Identities').
-      accountOf: (credentials) => accountId(this.key, credentials.sysId),
       ...options.admission,
       maxPerAccount: options.maxPerAccount,
     });
