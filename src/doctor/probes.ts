@@ -195,9 +195,8 @@ export function cannotAsk(answer: Answer): string | null {
     return `the service is rate limiting this account (HTTP 429${after ? `, Retry-After ${after}` : ''}); try again later`;
   }
   const json = answer.json;
-  if (json === undefined) {
+  if (json === undefined)
     return `the service's answer is not JSON (HTTP ${answer.status}, ${answer.contentType ?? 'no content type'}): is UPSTREAM_URL the service's base URL?`;
-  }
   if (!isObject(json)) return `the service's answer is not a JSON object (HTTP ${answer.status})`;
   if (json.success !== '1') {
     if (refusesCredentials(json.error))
