@@ -5,11 +5,8 @@
  * loop only with identical credentials, and no key or channel can be turned back into them.
  */
 import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
-import type { Logger } from '../observability/logger.js';
-import type { UpstreamClient } from '../core/upstream-client.js';
-import { LocalBus, type LiveBus, type LiveEvent } from './bus.js';
+import { LocalBus, type LiveEvent } from './bus.js';
 import { SubscriptionAdmission, type AdmissionOptions } from '../traffic/subscription-admission.js';
-import type { LiveObserver } from './observer.js';
 import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
 import { LiveSubscription, type Delivery, type Positions } from './subscription.js';
 
@@ -21,16 +18,12 @@ const DEFAULT_QUEUE_LIMIT = 1_000;
 const DEFAULT_RESUME_LIMIT = 200;
 
 export interface LiveHubOptions extends PollLoopOptions {
-  readonly client: UpstreamClient;
-  readonly bus: LiveBus;
   /** Live subscriptions one account may hold on this copy. */
   readonly maxPerAccount: number;
   /** Key of the topics' HMAC (GATEWAY_SECRET), shared by copies on one Redis. @default this process's */
   readonly hmacKey?: string | null;
   readonly queueLimit?: number;
   readonly resumeLimit?: number;
-  readonly logger?: Logger;
-  readonly observer?: LiveObserver;
   readonly admission: Omit<AdmissionOptions, 'maxPerAccount'>;
 }
 
@@ -157,14 +150,7 @@ export class LiveHub {
       return;
     }
     const listeners = new Set([listener]);
-    const loop = new PollLoop(
-      topic,
-      target,
-      credentials,
-      this.options.client,
-      this.options.bus,
-      this.options,
-    );
+    const loop = new PollLoop(topic, target, credentials, this.options);
     const unlisten = this.options.bus.listen(topic, (event) => {
       for (const each of listeners) {
         try {

@@ -13,6 +13,8 @@ import { detectNew, seenFrom, type SeenState } from './detect.js';
 import type { LiveObserver } from './observer.js';
 
 export interface PollLoopOptions {
+  readonly client: UpstreamClient;
+  readonly bus: LiveBus;
   readonly pollMs: number;
   /** Messages read per poll; more only when more than this arrived. @default 20 */
   readonly pageSize?: number;
@@ -58,8 +60,6 @@ export class PollLoop {
     private readonly target: PollTarget,
     /** Held only while the loop runs: the first subscriber's (identical for all of them). */
     private readonly credentials: Credentials,
-    private readonly client: UpstreamClient,
-    private readonly bus: LiveBus,
     private readonly options: PollLoopOptions,
   ) {}
 
@@ -74,7 +74,7 @@ export class PollLoop {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.running;
-    if (this.polling) await this.bus.release(this.topic);
+    if (this.polling) await this.options.bus.release(this.topic);
   }
 
   /** Whether this copy polls the topic now (holds its lock). */
@@ -97,13 +97,14 @@ export class PollLoop {
 
   private async tick(): Promise<void> {
     try {
-      const claim = await this.bus.claim(this.topic);
+      const { bus } = this.options;
+      const claim = await bus.claim(this.topic);
       if (claim === null) {
         this.polling = false;
         return;
       }
       // Taking over from another copy: continue from what it saw, not from scratch.
-      if (!this.polling) this.seen = (await this.bus.loadSeen(this.topic)) ?? this.seen;
+      if (!this.polling) this.seen = (await bus.loadSeen(this.topic)) ?? this.seen;
       if (claim === 'took-over') {
         this.options.observer?.takeover();
         this.options.logger?.info(
@@ -115,10 +116,10 @@ export class PollLoop {
       const events = await this.poll();
       if (this.stopped) return;
       if (events.length > 0) {
-        await this.bus.publish(this.topic, events);
+        await bus.publish(this.topic, events);
         this.options.observer?.published(events.filter((event) => event.kind !== 'head').length);
       }
-      if (this.seen) await this.bus.saveSeen(this.topic, this.seen);
+      if (this.seen) await bus.saveSeen(this.topic, this.seen);
     } catch (error) {
       // The bus is unreachable (it logs once per outage); the next tick tries again.
       this.options.logger?.debug(
@@ -160,6 +161,6 @@ export class PollLoop {
   }
 
   private read(count: number) {
-    return readNewest(this.client, this.credentials, this.target, count);
+    return readNewest(this.options.client, this.credentials, this.target, count);
   }
 }
