@@ -193,7 +193,7 @@ async function subscribe(
     );
   }
   // Checked before anything outlives the request, and remembered refusals cost the service nothing.
-  await context.live.verified(credentials);
+  await context.live.admission.verified(credentials);
   let numbers: readonly OwnedNumber[];
   if (tids === undefined) {
     numbers = await loaders.ownedNumbers();

@@ -23,7 +23,13 @@ export async function findRecentMessage(
   id: string,
   context: GatewayContext,
 ): Promise<Message | null> {
-  const index = await messageIndex(context);
+  const upstream = context.upstream();
+  let pending = indexes.get(upstream);
+  if (!pending) {
+    pending = buildIndex(upstream, Math.min(MESSAGE_NODE_SCAN, context.limits.maxHistoryRange));
+    indexes.set(upstream, pending);
+  }
+  const index = await pending;
   const found = index.byId.get(id);
   if (found) {
     // Unreadable: its own error, as in its history.
@@ -33,16 +39,6 @@ export async function findRecentMessage(
   // Not found: say so only when every number could be read.
   if (index.failure) throw index.failure.reason;
   return null;
-}
-
-function messageIndex(context: GatewayContext): Promise<MessageIndex> {
-  const upstream = context.upstream();
-  let index = indexes.get(upstream);
-  if (!index) {
-    index = buildIndex(upstream, Math.min(MESSAGE_NODE_SCAN, context.limits.maxHistoryRange));
-    indexes.set(upstream, index);
-  }
-  return index;
 }
 
 async function buildIndex(upstream: RequestLoaders, end: number): Promise<MessageIndex> {

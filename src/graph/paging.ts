@@ -4,7 +4,7 @@
  * the history moved since the cursor was issued. Windows go through the request's history
  * loader, so they coalesce with its other ranges of the same number.
  */
-import type { History, MessageRecord, Range } from '../core/domain.js';
+import type { History, Range } from '../core/domain.js';
 import { badUserInput, resyncRequired } from '../core/errors.js';
 import type { GatewayLimits } from '../config/config.js';
 import type { CursorCodec, MessageCursor } from './cursors.js';
@@ -32,17 +32,6 @@ type PagePlan =
   | { readonly kind: 'after'; readonly size: number; readonly cursor: MessageCursor }
   | { readonly kind: 'before'; readonly size: number; readonly cursor: MessageCursor }
   | { readonly kind: 'tail'; readonly size: number };
-
-interface MessagePage {
-  readonly totalCount: number;
-  readonly edges: readonly { readonly cursor: string; readonly node: MessageRecord }[];
-  readonly pageInfo: {
-    readonly hasNextPage: boolean;
-    readonly hasPreviousPage: boolean;
-    readonly startCursor: string | null;
-    readonly endCursor: string | null;
-  };
-}
 
 /** Reads one window of the number's history (positions [start, end), 0 = newest). */
 type ReadWindow = (range: Range) => Promise<History>;
@@ -113,15 +102,10 @@ export function planPage(
 }
 
 /** Reads the planned page: one window, or two when the history moved or is longer than a page. */
-export async function loadPage(
-  plan: PagePlan,
-  read: ReadWindow,
-  tid: string,
-  codec: CursorCodec,
-): Promise<MessagePage> {
+export async function loadPage(plan: PagePlan, read: ReadWindow, tid: string, codec: CursorCodec) {
   const n = plan.size;
   /** Edges for positions [start, start + size) out of a window read at `range`. */
-  const page = (history: History, range: Range, start: number, size = n): MessagePage => {
+  const page = (history: History, range: Range, start: number, size = n) => {
     const from = Math.max(0, start - range.start);
     const nodes = history.messages.slice(from, from + size);
     const total = history.totalCount;

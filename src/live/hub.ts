@@ -44,7 +44,8 @@ export class LiveHub {
   private readonly stopping = new Set<Promise<void>>();
   private closingNow = false;
   private readonly closeListeners = new Set<() => void>();
-  private readonly admission: SubscriptionAdmission;
+  /** Who may hold a subscription here (src/traffic/subscription-admission.ts). */
+  readonly admission: SubscriptionAdmission;
 
   constructor(private readonly options: LiveHubOptions) {
     this.key = fingerprintKey(options.hmacKey);
@@ -52,11 +53,6 @@ export class LiveHub {
       ...options.admission,
       maxPerAccount: options.maxPerAccount,
     });
-  }
-
-  /** Resolves once the service accepts these credentials; else UNAUTHENTICATED. */
-  verified(credentials: Credentials): Promise<void> {
-    return this.admission.verified(credentials);
   }
 
   /** Topics polled (or listened to) by this copy now, subscriptions held, poll locks held. */

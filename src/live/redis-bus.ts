@@ -33,9 +33,8 @@ const UNOPENED = 'live updates: ignored a value sealed under another secret, or 
 interface RedisBusOptions {
   /** The live use's connection (src/start.ts); closed with the bus. */
   readonly connection: RedisConnection;
-  /** How long a claim holds without renewal; a few poll intervals (rounded to a millisecond). */
+  /** How long a claim holds without renewal (rounded to a millisecond). */
   readonly lockTtlMs: number;
-  /** GATEWAY_SECRET and GATEWAY_SECRET_PREVIOUS (config.secret): what seals events and states. */
   readonly secret: SealSecret;
   readonly logger?: Logger | false;
 }
