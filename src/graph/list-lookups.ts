@@ -14,21 +14,18 @@ const LIST_ARGUMENTS = { nodes: 'ids', _entities: 'representations' } as const;
 /** Entity type name -> its keys, each key the list of fields it names (from `@key(fields:)`). */
 type EntityKeys = ReadonlyMap<string, readonly (readonly string[])[]>;
 
+/** As @pothos/plugin-directives keeps them in `extensions.directives`. */
+type Directives = { readonly name: string; readonly args?: { readonly fields?: unknown } }[];
+
 function entityKeys(schema: GraphQLSchema): EntityKeys {
   const union = schema.getType('_Entity');
   const keys = new Map<string, string[][]>();
-  if (!isUnionType(union)) return keys;
-  for (const type of union.getTypes()) {
-    const directives = (type.extensions as { directives?: unknown }).directives;
-    const list = Array.isArray(directives)
-      ? (directives as { name?: unknown; args?: unknown }[])
-      : [];
+  for (const type of isUnionType(union) ? union.getTypes() : []) {
+    const directives = (type.extensions as { directives?: Directives }).directives ?? [];
+    const fields = directives.flatMap((d) => (d.name === 'key' ? [d.args?.fields] : []));
     keys.set(
       type.name,
-      list.flatMap((d) => {
-        const fields = (d.args as { fields?: unknown } | undefined)?.fields;
-        return d.name === 'key' && typeof fields === 'string' ? [fields.trim().split(/\s+/)] : [];
-      }),
+      fields.flatMap((f) => (typeof f === 'string' ? [f.trim().split(/\s+/)] : [])),
     );
   }
   return keys;
