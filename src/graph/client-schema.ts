@@ -1,7 +1,4 @@
-/**
- * The schema as a frontend sees it, without the federation protocol: client tools (buildSchema,
- * relay-compiler, GraphQL Code Generator) choke on `@link`/`@key`.
- */
+/** The schema for frontends: without the federation protocol, which client tools choke on. */
 import { GraphQLObjectType, GraphQLSchema, isSpecifiedDirective } from 'graphql';
 
 const FEDERATION_FIELDS = new Set(['_entities', '_service']);

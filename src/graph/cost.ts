@@ -8,10 +8,7 @@ import type { GatewayLimits } from '../config/config.js';
 import { FIXED_MAX_NODE_IDS } from '../config/fixed.js';
 import { DEFAULT_PAGE_SIZE, maxPageSize } from './paging.js';
 
-/**
- * How many numbers `ownedNumbers` is assumed to list (it has no size argument): the largest
- * account the benches and attacks measure.
- */
+/** The numbers `ownedNumbers` (no size argument) is assumed to list: the largest account benched. */
 export const ASSUMED_NUMBERS_PER_ACCOUNT = 200;
 
 /** `nodes(ids:)` for a router, which cannot count ids (the gateway counts each: list-lookups.ts). */

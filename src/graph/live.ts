@@ -29,10 +29,7 @@ const MISSING_NAMED = 10;
 /** A delivery of a watched number (as its target). */
 type LiveDelivery = Delivery<OwnedNumber>;
 
-/**
- * The resume token of the result being produced for a context, for src/http/plugins/live-resume.ts.
- * One subscription per context, and graphql-js maps one event at a time.
- */
+// The token of the result being produced per context (one subscription, one event at a time).
 const resultTokens = new WeakMap<object, string>();
 
 /** The resume token of the result just produced for `context`, once. */

@@ -4,10 +4,7 @@ import { isUnreadable, type Message, type MessageRecord } from '../core/domain.j
 import type { RequestLoaders } from '../upstream/loaders.js';
 import { MAX_PAGE_SIZE } from './paging.js';
 
-/**
- * The service finds messages only through a number's history, so an id is looked for among the
- * newest MESSAGE_NODE_SCAN messages of each number (one history call per number); older is null.
- */
+/** Messages are found through histories only: an id is looked for in each number's newest. */
 export const MESSAGE_NODE_SCAN = MAX_PAGE_SIZE;
 
 /** Every message of those windows by id, and the first failed read (if any). */

@@ -63,10 +63,7 @@ function typed<T extends OwnedNumber | Message>(
   return result;
 }
 
-/**
- * The `id` fields as plain functions: the relay plugin's are async, a promise per Message (24,000
- * for one aliased history query, most of what it allocated).
- */
+/** The `id` fields as plain functions: the relay plugin's cost a promise per Message resolved. */
 export function syncGlobalIds(schema: GraphQLSchema): void {
   const ids: [string, (source: never) => string][] = [
     ['Number', numberId],

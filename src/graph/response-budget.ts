@@ -98,10 +98,7 @@ interface BudgetContext {
   readonly responseBudget?: ResponseBudget;
 }
 
-/**
- * Charges every list field's result to the request's budget. Not subscriptions: one runs for
- * hours, and each event is one message.
- */
+/** Charges every list field's result to the request's budget; not subscriptions (hours long). */
 export function chargeListFields(schema: GraphQLSchema): void {
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type) || type.name.startsWith('__')) continue;

@@ -72,10 +72,7 @@ export class LiveHub {
     this.closeListeners.add(listener);
   }
 
-  /**
-   * The events of `targets` (numbers the account owns, checked by the caller), from `start` or
-   * now. Throws SUBSCRIPTION_LIMIT when the account has too many.
-   */
+  /** Events of `targets` (the account's, checked by the caller); SUBSCRIPTION_LIMIT past the cap. */
   subscribe<T extends PollTarget>(
     credentials: Credentials,
     targets: readonly T[],
