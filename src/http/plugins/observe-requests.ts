@@ -1,25 +1,10 @@
 /**
- * Everything the gateway records about each request, in one plugin: the request id on every
- * response (`x-request-id`, taken from the caller when it sends a plain one), one structured log
- * line, and the GraphQL request metrics (src/observability/metrics.ts), served at
- * /metrics unless METRICS_PORT serves them apart. One plugin with one record per request, instead
- * of a logging plugin and yoga's Prometheus plugin each hooking every phase: what runs on every
- * request is what bounds the small query's throughput (docs/performance.md).
- *
- * Every GraphQL request over HTTP is counted once with its outcome (sms_graphql_requests_total),
- * answered from the response cache or not, and its log line names the operation and the
- * pseudonymous account id (never credentials). The upstream failures in one request's results
- * are held and written as one rolled-up warning per code, with its id, when it ends
- * (src/observability/warning-rollup.ts); over WebSocket they are rolled up as they come.
- *
- * The record of a request is made at its first hook here (or its response, for a request ended
- * before them: a preflight, a 413): no AsyncLocalStorage, whose promise hooks cost every request
- * a tenth of its CPU on Node 20, and nothing wraps the request.
- *
- * A subscription is logged when it ends, not at its first byte: over SSE its request line waits
- * for the stream's end and carries its whole duration and the events delivered; over WebSocket
- * (no HTTP request per operation) a `subscription ended` line says the same. Both also log
- * `subscription started`.
+ * Everything recorded about each request, in one plugin with one record per request: the
+ * `x-request-id`, one log line naming the operation and the pseudonymous account, the GraphQL
+ * metrics (docs/observability.md), and the request's upstream failures, held and rolled up when it
+ * ends (over WebSocket, as they come). The record hangs off nothing async: AsyncLocalStorage's
+ * promise hooks cost every request a tenth of its CPU on Node 20 (docs/performance.md).
+ * A subscription's request line waits for its end and carries its duration and events.
  */
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
