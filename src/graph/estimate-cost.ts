@@ -1,10 +1,8 @@
 /**
- * The cost of an operation before it runs, in items (cost.ts), read from `@listSize` as the IBM
- * cost specification and routers read it (no field has a `@cost` weight: docs/federation.md),
- * refined by the fields' CostExtensions. A `@listSize(sizedFields:)` list not selected is still
- * fetched, so charged (`history(0, 1000) { totalCount }` reads 1,000 messages). Not
- * graphql-query-complexity: its estimators see one field at a time, while `sizedFields` sizes a
- * child list from its parent's arguments.
+ * The cost of an operation before it runs, in items (cost.ts), from `@listSize` as routers read it
+ * (no field has a `@cost`: docs/federation.md) and the fields' CostExtensions. A list sized by
+ * `sizedFields` is fetched even when not selected, so charged. Not graphql-query-complexity: it
+ * sees one field at a time, while `sizedFields` sizes a child list from its parent's arguments.
  */
 import {
   GraphQLIncludeDirective,

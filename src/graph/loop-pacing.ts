@@ -1,11 +1,8 @@
 /**
- * Pacing of one request's list fields on the event loop. graphql-js and graphql-jit complete an
- * answer in one run of the loop whenever its parts resolve together (2,800 histories of one
- * DataLoader batch: hundreds of ms with no other request served), and cannot be told to yield.
- * So once a request has held the loop for `sliceMs` this turn, its next lists wait in a FIFO that
- * `setImmediate`s drain, about `itemsPerTurn` items a turn, with I/O polled between turns.
+ * Pacing of one request's list fields: the executors complete an answer in one run of the loop
+ * when its parts resolve together, and cannot be told to yield. So once a request has held the
+ * loop for `sliceMs` this turn, its next lists wait for later turns, `itemsPerTurn` items each.
  */
-
 interface PacingOptions {
   /** Loop time (ms) a request may take in one turn before its lists wait for later turns. */
   readonly sliceMs: number;

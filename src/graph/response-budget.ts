@@ -1,10 +1,8 @@
 /**
- * The response byte ceiling (MAX_RESPONSE_BYTES; docs/limits.md), enforced while the answer is
- * built: every list a query's fields return is charged its items' JSON bytes, once per place it
- * appears; past the ceiling, that list and every later one fail with RESPONSE_TOO_LARGE before
- * their resolvers run. Refusing must stay cheaper than answering (thousands of lists can be left
- * out), so a request has one refusal, thrown for every list, folded into one error by
- * src/http/plugins/response-ceiling.ts. The lists it admits are paced (loop-pacing.ts).
+ * The response byte ceiling (MAX_RESPONSE_BYTES; docs/limits.md), enforced as the answer is built:
+ * each list is charged its items' JSON bytes where it appears. Refusing must stay cheaper than
+ * answering (thousands of lists can be left out), so a request has one refusal, thrown for every
+ * list past the ceiling (src/http/plugins/response-ceiling.ts folds them). Lists are paced too.
  */
 import {
   GraphQLError,

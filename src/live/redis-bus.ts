@@ -1,11 +1,8 @@
 /**
- * Live updates shared by every gateway copy on one Redis: per topic one copy holds a lock (lapsing
+ * Live updates shared by the copies on one Redis: per topic one copy holds a lock (lapsing
  * `lockTtlMs` after its last renewal, then another takes over from the stored seen state), polls
- * and publishes on the topic's channel, where every copy with subscribers listens. Pub/sub forgets
- * what it could not deliver: after a reconnect every listener gets a `resync`.
- *
- * Keys and channels: sms-gateway:live:v1:{lock,seen,events}:<topic>, values sealed for their key
- * or channel (src/redis/seal.ts); one that does not open is ignored, never delivered.
+ * and publishes on the topic's channel, where every copy with subscribers listens. Values are
+ * sealed for their key or channel (src/redis/seal.ts); one that does not open is ignored.
  */
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../core/domain.js';
@@ -60,8 +57,8 @@ export class RedisBus implements LiveBus {
     this.lockTtlMs = Math.max(1, Math.round(options.lockTtlMs));
     this.commands = options.connection.client;
     this.subscriber = options.connection.subscriber();
-    // Back after a cut: listeners check the history now, and again a lock lifetime later, once a
-    // poll has found what arrived meanwhile and the resubscription is surely in place.
+    // Back after a cut (pub/sub kept nothing): listeners check the history now, and again a lock
+    // lifetime later, once a poll has found what arrived and the resubscription is in place.
     let subscriberCut = false;
     this.subscriber.on('close', () => (subscriberCut = true));
     this.subscriber.on('ready', () => {
