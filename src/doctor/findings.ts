@@ -17,6 +17,7 @@ import {
   refusesCredentials,
   REQUIRED_WIRE_FIELDS,
   WIRE_FIELDS,
+  ZERO_TIMESTAMP,
 } from '../upstream/wire.js';
 import type { Answer } from './caller.js';
 import {
@@ -439,7 +440,7 @@ function timestamps({ histories, messages }: Gathered): Verdict {
   const unreadable = present.filter(
     ([name, v]) =>
       typeof v !== 'string' ||
-      (parseTimestamp(v) === null && !(name !== 'GMTdate' && v === '0000-00-00 00:00:00')),
+      (parseTimestamp(v) === null && !(name !== 'GMTdate' && v === ZERO_TIMESTAMP)),
   );
   const evidence = [
     `${present.length} timestamps read${unreadable.length > 0 ? `; ${unreadable.length} not YYYY-MM-DD HH:MM:SS (${[...new Set(unreadable.map(([n]) => n))].join(', ')})` : ''}`,

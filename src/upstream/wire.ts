@@ -96,7 +96,7 @@ function unexpected(operation: UpstreamOperation, what: string): UpstreamError {
 
 const INTEGER_TEXT = /^-?\d+$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/;
-const ZERO_TIMESTAMP = '0000-00-00 00:00:00';
+export const ZERO_TIMESTAMP = '0000-00-00 00:00:00';
 const STATUS = /^\s*(\d{3})(?!\d)[\s:.-]*([\s\S]*)$/;
 
 /** The history's requested count, documented with a trailing space. */
