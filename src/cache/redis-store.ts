@@ -44,6 +44,7 @@ export function redisAnswerStore(
       try {
         const sealed = seal.seal(encode(answer), key);
         await redis.client.set(key, sealed, 'PX', Math.max(1, Math.ceil(keepMs)));
+        redis.succeeded();
       } catch (error) {
         redis.failed('write', error);
       }
