@@ -18,7 +18,6 @@ export const builder = new SchemaBuilder<{
   plugins: [RelayPlugin, DirectivesPlugin, FederationPlugin],
   defaultFieldNullability: false,
   relay: {
-    // Global ids and their lookup: global-ids.ts and nodes.ts.
     encodeGlobalID: encodeGlobalId,
     decodeGlobalID: decodeGlobalId,
     nodeTypeOptions: {

@@ -1,8 +1,7 @@
 /**
- * What each field costs, said once in the schema as the IBM cost directive routers read
- * (`@listSize`), so a router and the gateway's own estimate (estimate-cost.ts, enforced
- * as MAX_QUERY_COST) read the same figures. The unit is the item: an object costs 1, a scalar 0,
- * and a list multiplies its items' cost by its size. docs/limits.md "Cost" has the differences.
+ * What each field costs, said once as `@listSize`, which routers and the gateway's own estimate
+ * (estimate-cost.ts, MAX_QUERY_COST) both read. In items: an object costs 1, a scalar 0, and a
+ * list its items' cost times its size. docs/limits.md "Cost" has how the two readings differ.
  */
 import type { GatewayLimits } from '../config/config.js';
 import { FIXED_MAX_NODE_IDS } from '../config/fixed.js';

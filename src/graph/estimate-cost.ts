@@ -146,7 +146,6 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
       size = bounded(sliceSize(listSize, args, extensions));
     }
 
-    // An object, interface or union costs 1, a scalar or enum 0.
     charge(coordinate, factor * size * (isCompositeType(type) ? 1 : 0));
     const childUsed = childSizes ? new Set<string>() : null;
     if (node.selectionSet) {

@@ -1,7 +1,6 @@
 /**
- * Subscription.messageAdded and messageEdgeAdded, fed by the poll loops of src/live/. Each result
- * carries a resume token (resume-tokens.ts; docs/live-updates.md): given back as `resumeToken` or
- * SSE `Last-Event-ID`, a subscription first delivers what arrived since, then goes live.
+ * Subscription.messageAdded and messageEdgeAdded (docs/live-updates.md), fed by the poll loops of
+ * src/live/; each result carries a resume token (resume-tokens.ts).
  */
 import { GraphQLError } from 'graphql';
 import type { Message, OwnedNumber } from '../core/domain.js';

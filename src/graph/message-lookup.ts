@@ -29,7 +29,6 @@ export async function findRecentMessage(
   const index = await pending;
   const found = index.byId.get(id);
   if (found) {
-    // Unreadable: its own error, as in its history.
     if (isUnreadable(found)) throw found.error;
     return found;
   }

@@ -1,8 +1,7 @@
 /**
  * Number.messages paging over the service's history ranges, newest first (docs/paging.md).
  * Arguments and cursors are checked before any upstream call; a page is one window, or two when
- * the history moved since the cursor was issued. Windows go through the request's history
- * loader, so they coalesce with its other ranges of the same number.
+ * the history moved since the cursor was issued.
  */
 import type { History, Range } from '../core/domain.js';
 import { badUserInput, resyncRequired } from '../core/errors.js';

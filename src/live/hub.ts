@@ -1,8 +1,7 @@
 /**
- * Live subscriptions of this copy: one poll loop per topic, however many subscribers (each a
- * LiveSubscription) share it; started by the first, stopped when the last one leaves. A topic is
- * an HMAC of sys_id, token and tid (GATEWAY_SECRET or this process's key): subscribers share a
- * loop only with identical credentials, and no key or channel can be turned back into them.
+ * Live subscriptions of this copy: one poll loop per topic, shared by its subscribers, started by
+ * the first and stopped by the last. A topic is an HMAC of the credentials and tid: loops are
+ * shared only by identical credentials, and no key or channel can be turned back into them.
  */
 import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
 import { LocalBus, type LiveEvent } from './bus.js';
@@ -175,9 +174,8 @@ export class LiveHub {
     this.topics.delete(topic);
     const stopped = (async () => {
       await entry.loop.stop();
-      await (
-        await entry.unlisten.catch(() => () => Promise.resolve())
-      )();
+      const unlisten = await entry.unlisten.catch(() => null);
+      await unlisten?.();
     })();
     this.stopping.add(stopped);
     void stopped.finally(() => this.stopping.delete(stopped)).catch(() => undefined);

@@ -1,9 +1,8 @@
 /**
  * One live subscriber: its position in each number's history and its own bounded queue. Per
- * number it takes only the event after the last one it has (by `seq`): a repeat is dropped, a gap
- * (pub/sub lost something) is filled by reading the history, as are a fresh start (at the head)
- * and a resume (past `resumeLimit` messages: RESYNC_REQUIRED). A reader `queueLimit` events
- * behind is ended with SLOW_CONSUMER; pushing never waits or throws, so others are not held up.
+ * number it takes only the event after the last one it has (by `seq`): a repeat is dropped; a gap
+ * (pub/sub lost something), a fresh start and a resume are filled from the history. A reader
+ * `queueLimit` behind ends with SLOW_CONSUMER; pushing never waits or throws, holding up no one.
  */
 import type { Credentials } from '../core/credentials.js';
 import { ErrorCode } from '../core/errors.js';
