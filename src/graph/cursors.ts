@@ -46,7 +46,8 @@ function signer(secret: string | Buffer): (payload: string) => Buffer {
 /** The cursor a payload names, or null when it names none. */
 function parse(payload: string): MessageCursor | null {
   const [version, tid, id, offset, total, rest] = payload.split('\n');
-  if (version !== VERSION || rest !== undefined || !tid || !id) return null;
+  // An empty id names a message the service sent without one: its position alone locates it.
+  if (version !== VERSION || rest !== undefined || !tid || id === undefined) return null;
   if (!/^\d+$/.test(offset ?? '') || !/^\d+$/.test(total ?? '')) return null;
   const position = Number(offset);
   const count = Number(total);

@@ -13,7 +13,7 @@ const SEPARATOR = '~';
  * 100-130 bytes each, a token at the bound fits the default MAX_BODY_BYTES (100,000).
  */
 export const MAX_WATCHED_NUMBERS = 500;
-/** The id of "no message yet" (an empty history): cursors need a non-empty id. */
+/** The id of "no message yet" (an empty history), as tokens have always written it. */
 const NO_MESSAGE = '-';
 
 /** The edge cursor of the message at `seq` of `tid`'s history when it held `total` messages. */

@@ -20,6 +20,12 @@ describe('message cursors', () => {
     expect(text).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
   });
 
+  it('round-trips the cursor of a message the service sent without an id (located by position)', () => {
+    const codec = createCursorCodec(KEY);
+    const withoutId = { ...cursor, id: '' };
+    expect(codec.decode(codec.encode(withoutId))).toEqual({ cursor: withoutId });
+  });
+
   it('calls text that is not a cursor malformed', () => {
     const codec = createCursorCodec(KEY);
     const text = codec.encode(cursor);
