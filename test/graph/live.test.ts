@@ -332,7 +332,9 @@ describe('Subscription.messageAdded: what each event carries', () => {
   it('the token of a subscription watching the most numbers allowed resumes it (as the argument)', async () => {
     const s = await stacks.start(
       { 'AC-MOST': tidsUpTo(MAX_WATCHED_NUMBERS) },
-      { cursorKey: KEY, live: { pollMs: 60_000, pageSize: POLL_PAGE } },
+      // Each subscription reads 500 histories: on a loaded 2-core machine (the whole suite) a
+      // call could wait past the default 2 s deadline behind them, an UPSTREAM_TIMEOUT event.
+      { cursorKey: KEY, live: { pollMs: 60_000, pageSize: POLL_PAGE }, timeoutMs: 15_000 },
     );
     const most = { 'x-sys-id': 'AC-MOST', 'x-auth-token': 'tok-AC-MOST' };
     const RESUME = 'subscription($t: String) { messageAdded(resumeToken: $t) { id tid } }';
@@ -352,7 +354,7 @@ describe('Subscription.messageAdded: what each event carries', () => {
     const resumed = await s.open(RESUME, most, { t: issued });
     await resumed.waitFor(1, 15_000);
     expect(resumed.events[0]?.data).toEqual({ messageAdded: { id: next, tid: 'T-8' } });
-  });
+  }, 45_000);
 
   it('an unreadable arrival is an UPSTREAM_ERROR event whose token resumes after it (as the argument)', async () => {
     const s = await stack();
