@@ -302,6 +302,8 @@ describe('fair share between accounts', () => {
     const s = await stack({
       resilience: { connections: 8 },
       traffic: { initialConcurrency: 8, minConcurrency: 8 },
+      // ~500 ms of queued calls at rest; under the whole suite on 2 cores, past the 2 s default.
+      timeoutMs: 15_000,
     });
     s.setReply((call) => {
       if (call.operation !== 'smshistory') {
