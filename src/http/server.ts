@@ -276,10 +276,7 @@ const ANONYMOUS: Caller = { trusted: () => false };
 /** The request's account id and whether its credentials were accepted lately; never the secret. */
 function callerOf(identity: Identity, options: GatewayOptions): Caller {
   if (identity.kind !== 'present') return ANONYMOUS;
-  return {
-    account: identity.account,
-    trusted: () => options.accepted?.(identity) ?? true,
-  };
+  return { account: identity.account, trusted: () => options.accepted?.(identity) ?? true };
 }
 
 /** Upstream failures keep their safe message and stable code; anything else is masked. */

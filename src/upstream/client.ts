@@ -108,9 +108,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       throw new UpstreamError(
         ErrorCode.UpstreamError,
         `The SMS service's ${operation} response is not JSON`,
-        {
-          cause: error,
-        },
+        { cause: error },
       );
     }
   }
@@ -243,10 +241,7 @@ function httpError(operation: UpstreamOperation, statusCode: number): UpstreamEr
   return new UpstreamError(
     ErrorCode.UpstreamError,
     `The SMS service answered ${operation} with HTTP ${statusCode}`,
-    {
-      retryable: RETRYABLE_STATUS.has(statusCode),
-      upstreamFault: statusCode >= 500,
-    },
+    { retryable: RETRYABLE_STATUS.has(statusCode), upstreamFault: statusCode >= 500 },
   );
 }
 
@@ -257,10 +252,7 @@ function bodyError(operation: UpstreamOperation, error: unknown, timeoutMs: numb
   return new UpstreamError(
     ErrorCode.UpstreamError,
     `The SMS service's ${operation} response was cut off`,
-    {
-      cause: error,
-      retryable: true,
-    },
+    { cause: error, retryable: true },
   );
 }
 
@@ -274,20 +266,14 @@ function transportError(
     return new UpstreamError(
       ErrorCode.UpstreamTimeout,
       `The SMS service did not answer ${operation} within ${timeoutMs} ms`,
-      {
-        cause: error,
-        retryable: true,
-        connectionFault: CONNECTION_CODES.has(code),
-      },
+      { cause: error, retryable: true, connectionFault: CONNECTION_CODES.has(code) },
     );
   }
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
     return new UpstreamError(
       ErrorCode.UpstreamError,
       `The SMS service's ${operation} response is larger than the ${MAX_RESPONSE_BYTES / (1024 * 1024)} MiB allowed`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
   // Refused, reset or closed connections: the request never got a complete answer.
