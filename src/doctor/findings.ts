@@ -1,14 +1,13 @@
 /**
- * Observations -> findings: one per open question of the service's documentation, each with a
- * stable id, the answer, the evidence it rests on, what the gateway assumes and whether that
- * holds. The gateway's own readers (src/upstream/wire.ts) judge the values, so a finding says
- * "holds" exactly when the gateway would read what the service sent as intended.
+ * Observations -> one finding per open question of the service's documentation. The gateway's own
+ * readers (src/upstream/wire.ts) judge the values, so "holds" means the gateway reads them as intended.
  */
 import type { HistoryEndReading } from '../config/config.js';
 import { FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS } from '../config/fixed.js';
 import { parseRetryAfter } from '../upstream/client.js';
 import {
   HISTORY_REQUESTED_KEY,
+  isObject,
   parseDirection,
   parseNumberType,
   parseStatus,
@@ -20,14 +19,7 @@ import {
   ZERO_TIMESTAMP,
 } from '../upstream/wire.js';
 import type { Answer } from './caller.js';
-import {
-  isObject,
-  messagesOf,
-  objectsIn,
-  successful,
-  type Json,
-  type Observations,
-} from './probes.js';
+import { messagesOf, objectsIn, successful, type Json, type Observations } from './probes.js';
 
 export interface Finding {
   /** Stable: scripts and docs refer to findings by it. */

@@ -1,11 +1,9 @@
 /**
- * What the doctor asks the service, most important first so a small budget still tells how
- * `history_end` is read. Every call is a read: the three documented operations, one with an
- * invented pair of credentials, one without `history_end`, then timing samples. findings.ts judges.
+ * What the doctor asks the service (reads only), most important first so a small budget still
+ * tells how `history_end` is read. findings.ts judges.
  */
-import type { Answer, Caller } from './caller.js';
-import { BudgetSpent } from './caller.js';
-import { refusesCredentials } from '../upstream/wire.js';
+import { BudgetSpent, type Answer, type Caller } from './caller.js';
+import { isObject, refusesCredentials } from '../upstream/wire.js';
 
 export type Json = Record<string, unknown>;
 
@@ -62,7 +60,9 @@ const SAMPLE_END = 20;
 
 export async function runProbes(caller: Caller): Promise<Observations> {
   const owned = await caller.call('allownednumbers', 'all owned numbers', {});
-  const numbers = ownedNumbersOf(owned);
+  const why = cannotAsk(owned);
+  if (why) throw new CouldNotAsk(why);
+  const numbers = objectsIn((owned.json as Json).data);
   const histories: Answer[] = [];
 
   /** A call, or null when the budget is spent. */
@@ -178,13 +178,6 @@ export async function runProbes(caller: Caller): Promise<Observations> {
   };
 }
 
-/** The numbers of a successful allownednumbers answer; CouldNotAsk with the reason otherwise. */
-function ownedNumbersOf(answer: Answer): Json[] {
-  const why = cannotAsk(answer);
-  if (why) throw new CouldNotAsk(why);
-  return objectsIn((answer.json as Json).data);
-}
-
 /** Why the account's first call tells nothing, or null when it was answered. */
 export function cannotAsk(answer: Answer): string | null {
   if (answer.status === null) return `could not reach UPSTREAM_URL: ${answer.failure}`;
@@ -206,10 +199,6 @@ export function cannotAsk(answer: Answer): string | null {
   if (answer.status < 200 || answer.status >= 300)
     return `the service answered allownednumbers with HTTP ${answer.status}`;
   return null;
-}
-
-export function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The objects of a JSON array; none when it is not one. */

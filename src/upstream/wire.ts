@@ -1,8 +1,7 @@
 /**
- * The upstream's raw JSON -> the gateway's records. Every quirk of the service's wire format is
- * handled here and nowhere else (docs/upstream-quirks.md lists them). One unreadable message
- * record fails alone, kept in its place as an UnreadableMessage. Errors name the field and the
- * kind of value found, never the value itself.
+ * The upstream's raw JSON -> the gateway's records: every wire quirk, here only
+ * (docs/upstream-quirks.md). An unreadable message record fails alone, in its place. Errors name
+ * the field and the kind of value found, never the value.
  */
 import type {
   History,
@@ -17,17 +16,25 @@ import type {
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamOperation } from '../core/signals.js';
 
-export type { UpstreamOperation };
-
 type JsonObject = Record<string, unknown>;
 
-/** A field read from one response, so errors can say where they happened. */
+/** The fields of one record, so errors can say where they happened. */
 class Reader {
+  readonly object: JsonObject;
+
+  /** `value` must be an object; `at` is its path with a trailing dot, or "" for the body. */
   constructor(
     private readonly operation: UpstreamOperation,
-    private readonly object: JsonObject,
+    value: unknown,
     private readonly at: string,
-  ) {}
+  ) {
+    if (!isObject(value))
+      throw unexpected(
+        operation,
+        `\`${at.slice(0, -1)}\` should be an object, got ${describe(value)}`,
+      );
+    this.object = value;
+  }
 
   fail(key: string, expected: string, value: unknown): never {
     throw unexpected(
@@ -83,7 +90,7 @@ function isNone(value: unknown): boolean {
   return value === undefined || value === null || value === '';
 }
 
-function isObject(value: unknown): value is JsonObject {
+export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -162,9 +169,8 @@ function describe(value: unknown): string {
 }
 
 /**
- * `YYYY-MM-DD HH:MM:SS` as UTC; null when the text is not a real date and time. Checked by a
- * pattern without groups and read by position: every message has two timestamps, and a match's
- * arrays were a twentieth of a 50-message page's garbage.
+ * `YYYY-MM-DD HH:MM:SS` as UTC; null when not a real date and time. Read by position, not by a
+ * match's groups: their arrays were a twentieth of a 50-message page's garbage.
  */
 export function parseTimestamp(text: string): Date | null {
   const t = text.trim();
@@ -253,19 +259,15 @@ export function parseYesNo(value: unknown): boolean | null {
 function successfulObject(operation: UpstreamOperation, json: unknown): JsonObject {
   if (!isObject(json)) throw unexpected(operation, `expected a JSON object, got ${describe(json)}`);
   if (json.success === '1') return json;
-  if (refusesCredentials(json.error)) {
+  if (refusesCredentials(json.error))
     throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
-  }
   throw new UpstreamError(
     ErrorCode.UpstreamError,
     `The SMS service reported a failure for ${operation} (success was not "1")`,
   );
 }
 
-/**
- * Words by which a failure's `error` text refuses the caller rather than the request, matched
- * loosely on purpose (docs/upstream-quirks.md "Refusals in the body").
- */
+/** Words by which an `error` text refuses the caller, loosely (docs/upstream-quirks.md "Refusals in the body"). */
 const CREDENTIAL_REFUSAL =
   /credential|auth|token|sys_?id|password|log ?in|forbidden|access denied|permission|(invalid|unknown|disabled|suspended|locked|revoked|expired) account|account (not found|disabled|suspended|locked|revoked|expired)/i;
 
@@ -278,17 +280,15 @@ export function parseOwnedNumbers(operation: UpstreamOperation, json: unknown): 
   const object = successfulObject(operation, json);
   const data = object.data ?? [];
   if (!Array.isArray(data)) return new Reader(operation, object, '').fail('data', 'an array', data);
-  return data.map((item, index) => parseOwnedNumber(operation, item, `data[${index}].`));
-}
-
-function parseOwnedNumber(operation: UpstreamOperation, item: unknown, at: string): OwnedNumber {
-  const r = new Reader(operation, asObject(operation, item, at), at);
-  return {
-    tid: r.text('tid'),
-    number: r.text('number'),
-    type: parseNumberType(r.textOr('type', '')),
-    webhook: r.textOr('webhook', null),
-  };
+  return data.map((item, index) => {
+    const r = new Reader(operation, item, `data[${index}].`);
+    return {
+      tid: r.text('tid'),
+      number: r.text('number'),
+      type: parseNumberType(r.textOr('type', '')),
+      webhook: r.textOr('webhook', null),
+    };
+  });
 }
 
 /** A history page; `tid`, `number` and `messages` may be left out (docs/upstream-quirks.md). */
@@ -334,8 +334,7 @@ function parseMessageRecord(item: unknown, at: string, historyTid: string): Mess
 }
 
 function parseMessage(item: unknown, at: string, historyTid: string): Message {
-  const object = asObject('smshistory', item, at);
-  const r = new Reader('smshistory', object, at);
+  const r = new Reader('smshistory', item, at);
   const mediaUrl = r.textOr('mms_url', null);
   return {
     id: r.text('message_id'),
@@ -346,13 +345,8 @@ function parseMessage(item: unknown, at: string, historyTid: string): Message {
     direction: parseDirection(r.textOr('direction', '')),
     body: r.textOr('body', ''),
     // An unreadable mms flag is inferred from the presence of media rather than failing the page.
-    mms: parseYesNo(object.mms) ?? mediaUrl !== null,
+    mms: parseYesNo(r.object.mms) ?? mediaUrl !== null,
     mediaUrl,
     status: parseStatus(r.textOr('status', '')),
   };
-}
-
-function asObject(operation: UpstreamOperation, value: unknown, at: string): JsonObject {
-  if (isObject(value)) return value;
-  throw unexpected(operation, `\`${at.slice(0, -1)}\` should be an object, got ${describe(value)}`);
 }
