@@ -1,16 +1,9 @@
 /**
  * The gateway's HTTP server: the platform's limits, set deliberately, and a drain that resets
- * nothing a client wrote (docs/deploy.md "Shutdown"). A connection is closed only after a
- * response that said `Connection: close`, once idle for its `Keep-Alive: timeout=`, when it had
- * no request since the drain began (closeIdleSinceDrain), after an event stream that began before
- * the drain ends (closeAfter), or at the shutdown deadline if idle. Node's `server.close()` is not
- * used: it also closes a connection accepted a moment ago, "idle" until its request's headers are
- * parsed, resetting a request already on the wire.
- *
- * Closing the listening socket resets the connections still queued on it, and clients pinned to
- * this copy reconnect after every answer, so that queue is never empty. So stopListening() first
- * holds new requests unanswered for a moment: waiting clients open no connection, the queue
- * empties, the socket closes, and the held requests are answered with `Connection: close`.
+ * nothing a client wrote (docs/deploy.md "Shutdown"). Node's `server.close()` is not used: it also
+ * closes a connection accepted a moment ago, "idle" until its request's headers are parsed. Closing
+ * the listening socket resets the connections queued on it, so stopListening() first holds new
+ * requests unanswered until that queue empties, then answers them with `Connection: close`.
  */
 import {
   createServer,
@@ -37,11 +30,7 @@ export interface GatewayServer {
   readonly draining: boolean;
   /** The drain: from now on every response, in flight or new, closes its connection once sent. */
   closeAfterEachResponse(): void;
-  /**
-   * Stops listening (after a moment's hold, see above), answers the requests held meanwhile and
-   * closes connections idle since the drain began. End live streams once it resolves (the held
-   * requests may have opened some).
-   */
+  /** Stops listening (see above), closes connections idle since; then end live streams. */
   stopListening(): Promise<void>;
   /** Resolves once every connection has ended. */
   allClosed(): Promise<void>;
@@ -120,10 +109,8 @@ export function createGatewayServer(
       response.setHeader('connection', 'close');
       return;
     }
-    // A stream that began before the drain said nothing of closing, and a balancer would keep
-    // its connection until the deadline: it is closed (FIN) once the stream ends. Its client
-    // reconnects only after a pause (graphql-sse 0.25 s, EventSource seconds), by when the FIN
-    // has reached it.
+    // A stream begun before the drain said nothing of closing: FIN once it ends. Its client
+    // reconnects only after a pause (graphql-sse 0.25 s), by when the FIN has reached it.
     const socket = streams.get(response);
     if (!socket || !response.chunkedEncoding) return;
     response.once('finish', () => {
@@ -143,10 +130,7 @@ export function createGatewayServer(
     response.once('close', () => inFlight.delete(response));
   });
 
-  /**
-   * Resolves once no connection has arrived for QUIET_MS, or after HOLD_MAX_MS. Each check comes
-   * after an event-loop poll, so a busy loop cannot hide a connection waiting in the queue.
-   */
+  /** No connection for QUIET_MS, or HOLD_MAX_MS passed; each check after an event-loop poll. */
   const quiet = async (): Promise<void> => {
     const giveUpAt = performance.now() + HOLD_MAX_MS;
     for (;;) {
@@ -159,11 +143,8 @@ export function createGatewayServer(
 
   let listenerClosed: Promise<void> | null = null;
   let closed: Promise<void> = Promise.resolve();
-  /**
-   * Idle through the whole readiness delay: a balancer has taken the copy out, and common clients
-   * drop an idle connection sooner (undici 4 s, Node's agent 5 s), so none is about to write.
-   * Waiting for the keep-alive time they were told (65 s) would hold every rollout that long.
-   */
+  // Idle through the whole readiness delay: the balancer took the copy out and clients drop idle
+  // connections sooner (undici 4 s), so none is about to write; 65 s keep-alive would hold rollouts.
   const closeIdleSinceDrain = (): void => {
     const since = drainStartedAt ?? performance.now();
     for (const socket of sockets) {
@@ -207,23 +188,13 @@ export function createGatewayServer(
   };
 }
 
-interface OverCap {
-  /** A request's headers are complete: its connection is busy until the response is done. */
-  requestStarted(socket: Socket, request: IncomingMessage, response: ServerResponse): void;
-  /** The socket is a WebSocket's now (src/http/websocket.ts bounds those). */
-  upgraded(socket: Socket): void;
-}
-
 /**
- * Past `max` open connections, room is made by closing the one waiting longest without complete
- * request headers (new, or idle keep-alive), else the oldest request whose body is still arriving.
- * Only if every connection is answering a whole request, or is a WebSocket, is the newcomer
- * answered 503 (Node's maxConnections would drop it without a word). Evict rather than refuse:
- * floods trickling header or body bytes held a 640-connection cap for their whole timeout while
- * real clients got 503; a real client sends its headers within a round trip, so is hardly ever the
- * oldest. Oldest rather than slowest: a list kept in order is constant time.
+ * Past `max` open connections, the one waiting longest without complete request headers is closed,
+ * else the oldest request whose body is still arriving; only if none, the newcomer gets a 503
+ * (Node's maxConnections would drop it without a word). Evict, not refuse: trickling floods held
+ * the cap while real clients got 503. Oldest, not slowest: a list kept in order is constant time.
  */
-function makeRoomOverCap(server: Server, max: number | null): OverCap {
+function makeRoomOverCap(server: Server, max: number | null) {
   if (max === null) return { requestStarted: () => undefined, upgraded: () => undefined };
   let open = 0;
   /** Connections without a request in progress, the longest waiting first (a Set keeps order). */
@@ -260,7 +231,8 @@ function makeRoomOverCap(server: Server, max: number | null): OverCap {
     waiting.add(socket);
   });
   return {
-    requestStarted(socket, request, response) {
+    /** A request's headers are complete: its connection is busy until the response is done. */
+    requestStarted(socket: Socket, request: IncomingMessage, response: ServerResponse) {
       waiting.delete(socket);
       if (!request.complete) receiving.set(socket, request);
       busy.set(socket, (busy.get(socket) ?? 0) + 1);
@@ -272,7 +244,8 @@ function makeRoomOverCap(server: Server, max: number | null): OverCap {
         if (left === 0 && !socket.destroyed) waiting.add(socket);
       });
     },
-    upgraded(socket) {
+    /** The socket is a WebSocket's now (src/http/websocket.ts bounds those). */
+    upgraded(socket: Socket) {
       waiting.delete(socket);
     },
   };
@@ -287,10 +260,7 @@ const OVER_CAP_RESPONSE =
 /** File descriptors kept back beside the service's pool: Redis, logs, the runtime. */
 const RESERVED_DESCRIPTORS = 128;
 
-/**
- * The default cap: the open-file limit (/proc/self/limits; elsewhere no cap) less the service's
- * pool and RESERVED_DESCRIPTORS, at least 64.
- */
+/** Open-file limit (/proc/self/limits, else no cap) less pool and reserve, at least 64. */
 export function defaultMaxConnections(
   upstreamConnections: number,
   limitsFile = '/proc/self/limits',

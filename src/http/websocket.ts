@@ -1,16 +1,13 @@
 /**
  * graphql-ws at /graphql, run through yoga's envelop like HTTP and SSE; credentials in
  * `connectionParams` (docs/live-updates.md), close codes in docs/errors.md, bounds in
- * docs/limits.md. A connection proves itself in its `connection_init`, never at the upgrade
- * (browsers send no credentials with it), so only verified ones hold a slot of `held`; until
- * then one holds little (a turn from `admit`, a verification window, a per-copy cap on unverified
- * connections, oldest out), so idle sockets of invented pairs never keep a real account's out
- * (soak `idle-invented-ws`). Browsers let any page open a WebSocket (no preflight), so the
- * upgrade's `Origin` is checked against CORS_ORIGINS as for HTTP.
+ * docs/limits.md. A connection proves itself in its `connection_init` (browsers send no
+ * credentials with the upgrade), so only verified ones hold a slot of `held`; unverified ones hold
+ * little (soak `idle-invented-ws`). The upgrade's `Origin` is checked against CORS_ORIGINS.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import type { ConnectionInitMessage } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -25,11 +22,7 @@ import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
 export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
-/**
- * Unverified connections per copy. Large enough that a flood waits its turns rather than churning:
- * at 256, 1,000 reconnecting clients of invented pairs evicted one another (and real accounts'
- * connections) faster than their turns came.
- */
+/** Unverified connections per copy: at 256, a flood of invented pairs churned real ones out. */
 const MAX_UNVERIFIED_CONNECTIONS = 1024;
 /** The admission wait (at most 5 s) and one verification call. */
 const VERIFICATION_WINDOW_MS = 10_000;
@@ -88,10 +81,7 @@ function headersFromConnectionParams(params: unknown): Headers {
   return headers;
 }
 
-interface Envelope {
-  execute: (args: ExecutionArgs) => unknown;
-  subscribe: (args: ExecutionArgs) => unknown;
-}
+type Envelope = Record<'execute' | 'subscribe', (args: ExecutionArgs) => unknown>;
 
 export function attachWebSocket(
   server: Server,
@@ -171,10 +161,8 @@ export function attachWebSocket(
         ctx.extra.ticket = ticket;
         const read = ticket.identity;
         if (read.kind === 'present') {
-          // Invented credentials hold nothing (an outage is not a refusal: the subscription's own
-          // check answers then). A pair refused lately is closed without a turn; one never seen
-          // holds the unverified class's turn until its verdict, so invented pairs' verifications
-          // run a seat at a time.
+          // A pair refused lately is closed without a turn; one never seen holds the unverified
+          // class's turn until its verdict. An outage is not a refusal.
           const verify = options.verify ?? (() => Promise.resolve(true));
           const known = options.verdictOf?.(read.pair) ?? 'unknown';
           let accepted: boolean | undefined =
@@ -235,14 +223,8 @@ export function attachWebSocket(
             params: payload,
             ticket: ctx.extra.ticket,
           });
-        let document;
-        try {
-          document = parse(payload.query);
-        } catch (error) {
-          return [error instanceof GraphQLError ? error : new GraphQLError('Syntax error')];
-        }
-        const errors = validate(schema, document);
-        if (errors.length > 0) return errors;
+        const document = parseValid(parse, validate, schema, payload.query);
+        if (Array.isArray(document)) return document;
         ids.add(id);
         options.onOperation?.(ctx.extra.socket);
         return {
@@ -270,6 +252,23 @@ export function attachWebSocket(
 }
 
 const noop: Release = () => undefined;
+
+/** The document, or the errors of parsing or validating it (as every transport answers them). */
+export function parseValid(
+  parse: (source: string) => DocumentNode,
+  validate: (schema: GraphQLSchema, document: DocumentNode) => readonly GraphQLError[],
+  schema: GraphQLSchema,
+  query: string,
+): DocumentNode | GraphQLError[] {
+  let document;
+  try {
+    document = parse(query);
+  } catch (error) {
+    return [error instanceof GraphQLError ? error : new GraphQLError('Syntax error')];
+  }
+  const errors = validate(schema, document);
+  return errors.length > 0 ? [...errors] : document;
+}
 
 function destroyQuietly(this: Duplex): void {
   this.destroy();

@@ -1,16 +1,10 @@
 /**
- * graphql-sse's "single connection mode" at /graphql (docs/live-updates.md): `PUT` reserves a
- * stream and answers its token, `GET` opens it, each operation is a `POST` with the token, and
- * `DELETE ?operationId=` stops one. The protocol is graphql-sse's own handler; operations run
- * through yoga's envelop like every other transport's. What is ours:
- * - every request of a stream must carry the credentials it was reserved with, so a token alone
- *   neither reads a stream nor adds another account's operations to it;
- * - tokens from `randomUUID` (the library's default uses Math.random);
- * - a reservation only for credentials the service accepts, holding a slot of `held` (shared with
- *   WebSockets) until dropped, or RESERVATION_TTL_MS if never opened; operations per stream capped;
- * - on shutdown each stream ends without its operations' `complete` events, which the client
- *   would take as final: a stream that just ends is a network error, which it retries.
- * Requests without a token (other than `PUT`) are yoga's.
+ * graphql-sse's "single connection mode" at /graphql (docs/live-updates.md), through graphql-sse's
+ * own handler and yoga's envelop. What is ours: every request of a stream must carry the
+ * credentials it was reserved with; tokens from `randomUUID`; a reservation only for credentials
+ * the service accepts, holding a slot of `held` until dropped (or RESERVATION_TTL_MS unopened);
+ * operations per stream capped; on shutdown streams just end, without `complete` events the
+ * client would take as final, so it retries. Requests without a token (other than `PUT`) are yoga's.
  */
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
@@ -24,6 +18,7 @@ import type { HeldStreams } from '../../traffic/held-streams.js';
 import { ErrorCode } from '../../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../../live/hub.js';
 import { GRAPHQL_PATH } from '../paths.js';
+import { parseValid } from '../websocket.js';
 
 /** How long a reserved stream waits for its `GET` before it is dropped. */
 export const RESERVATION_TTL_MS = 30_000;
@@ -52,6 +47,7 @@ interface Reservation {
 }
 
 type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
+type FetchAPI = { Response: typeof Response; ReadableStream: typeof ReadableStream };
 
 export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
   const reservations = new Map<string, Reservation>();
@@ -60,7 +56,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
   // The ticket of each request handed to the library, which passes only the Request on.
   const tickets = new WeakMap<Request, Ticket>();
   let handler: ((request: Request) => Promise<Response>) | undefined;
-  let fetchAPI: { Response: typeof Response; ReadableStream: typeof ReadableStream } | undefined;
+  let fetchAPI: FetchAPI | undefined;
 
   const forget = (token: string): void => {
     const reservation = reservations.get(token);
@@ -109,16 +105,8 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
             }
             const { schema, parse, validate, contextFactory, execute, subscribe } =
               enveloped.getEnveloped({ request, params, ticket: tickets.get(request) });
-            let document;
-            try {
-              document = parse(params.query);
-            } catch (error) {
-              return once({
-                errors: [error instanceof GraphQLError ? error : new GraphQLError('Syntax error')],
-              });
-            }
-            const errors = validate(schema, document);
-            if (errors.length > 0) return once({ errors });
+            const document = parseValid(parse, validate, schema, params.query);
+            if (Array.isArray(document)) return once({ errors: document });
             const args: ExecutionArgs = {
               schema,
               document,
@@ -226,18 +214,21 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
     token: string,
     reservation: Reservation,
     response: Response,
-    api: { Response: typeof Response; ReadableStream: typeof ReadableStream },
+    api: FetchAPI,
   ): Response {
     clearTimeout(reservation.expiry);
     const reader = response.body!.getReader();
     let ended = false;
+    const stop = (controller: ReadableStreamDefaultController<Uint8Array>): void => {
+      ended = true;
+      forget(token);
+      controller.close();
+    };
     const body = new api.ReadableStream<Uint8Array>({
       start(controller) {
         reservation.end = () => {
           if (ended) return;
-          ended = true;
-          forget(token);
-          controller.close();
+          stop(controller);
           void reader.cancel().catch(() => undefined);
         };
       },
@@ -245,9 +236,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
         const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
         if (ended) return;
         if (!next.done) return controller.enqueue(next.value);
-        ended = true;
-        forget(token);
-        controller.close();
+        stop(controller);
       },
       async cancel(reason) {
         ended = true;
@@ -269,17 +258,14 @@ function tokenOf(request: Request): string | null {
 }
 
 /**
- * One result as a stream of one: graphql-sse takes a returned object without `data` for execution
- * arguments, and answers an error as HTTP 400, which its client retries.
+ * A result as a stream of one: graphql-sse takes an object without `data` for execution args, and
+ * answers an error as HTTP 400, which its client retries.
  */
 async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
   yield result;
 }
 
-/**
- * A subscription's results, counted against its stream while it runs. Not an async generator,
- * which would hold a stop (`return()`) until the next event came.
- */
+/** Counted against its stream while it runs; no async generator, whose return() waits an event. */
 function counted(
   results: AsyncIterable<ExecutionResult>,
   reservation: { operations: number },
