@@ -76,17 +76,8 @@ async function connectRedisUses(
   if (config.responseCache.ttlMs > 0)
     uses.cache = (await import('./cache/redis-store.js')).connectRedis(target, logger);
   if (apqOn) uses.apq = (await import('./cache/apq-store.js')).connectApqRedis(target, logger);
-  if (config.live.pollMs > 0) {
-    const { connectRedis } = await import('./redis/connection.js');
-    uses.live = connectRedis(target, 'live', {
-      logger,
-      commandTimeoutMs: 1_000,
-      messages: {
-        down: 'live updates: Redis unavailable, polls wait for it',
-        up: 'live updates: Redis reachable again',
-      },
-    });
-  }
+  if (config.live.pollMs > 0)
+    uses.live = (await import('./redis/connection.js')).connectLiveRedis(target, logger);
   await Promise.all(Object.values(uses).map((use) => use.ready(REDIS_START_WAIT_MS)));
   return uses;
 }

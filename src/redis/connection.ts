@@ -1,8 +1,7 @@
 /**
- * The one way the gateway reaches Redis, per use (response cache, APQ, live updates): a single
- * server, a Sentinel primary or a Cluster (docs/deploy.md "Redis topologies"); health per use, for
- * metrics and /readiness; an outage logged once; QUIT on shutdown. Redis trouble must cost a
- * cache miss, an APQ round-trip or a late live event, never a request.
+ * The one way the gateway reaches Redis, per use: a single server, a Sentinel primary or a Cluster
+ * (docs/deploy.md "Redis topologies"); health per use, an outage logged once, QUIT on shutdown.
+ * Redis trouble must cost a cache miss, an APQ round-trip or a late live event, never a request.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { HostPort, RedisSettings } from '../config/config.js';
@@ -17,8 +16,6 @@ export type RedisUse = 'cache' | 'apq' | 'live';
 export type RedisTarget = URL | RedisSettings;
 
 export type RedisClient = Redis | Cluster;
-
-export type RedisTopology = 'single' | 'sentinel' | 'cluster';
 
 export interface RedisConnectionOptions {
   readonly logger: Logger | false;
@@ -35,7 +32,7 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 500;
 /** Reconnect quickly at first, then every 2 s at most: an outage is retried, never given up. */
 const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** attempt, 2_000);
 
-function topologyOf(target: RedisTarget): RedisTopology {
+function topologyOf(target: RedisTarget): 'single' | 'sentinel' | 'cluster' {
   if (target instanceof URL) return 'single';
   if (target.clusterNodes.length > 0) return 'cluster';
   return target.sentinels.length > 0 ? 'sentinel' : 'single';
@@ -113,9 +110,8 @@ export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisC
     },
     /** A second connection for pub/sub; it resubscribes after a reconnect, closes with this one. */
     subscriber(): RedisClient {
-      // Subscribing while connecting is queued (the offline queue is on here), and no ready
-      // check: its INFO could race a SUBSCRIBE sent on connect, fail in subscriber mode and drop
-      // the subscription.
+      // Offline queue on: a SUBSCRIBE while connecting waits. No ready check: its INFO could race
+      // a SUBSCRIBE sent on connect and drop the subscription.
       const subscriber = createClient(target, {
         enableOfflineQueue: true,
         enableReadyCheck: false,
@@ -135,6 +131,18 @@ export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisC
   };
 }
 
+/** Live updates' connection (src/start.ts), its commands allowed 1 s. */
+export function connectLiveRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
+  return connectRedis(target, 'live', {
+    logger,
+    commandTimeoutMs: 1_000,
+    messages: {
+      down: 'live updates: Redis unavailable, polls wait for it',
+      up: 'live updates: Redis reachable again',
+    },
+  });
+}
+
 /** QUIT lets replies already on their way arrive; a connection that cannot QUIT is cut. */
 async function quit(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
@@ -152,21 +160,19 @@ type CommonOptions = Pick<
 >;
 
 function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
-  const { enableOfflineQueue, enableReadyCheck, maxRetriesPerRequest, commandTimeout } = common;
+  const { enableOfflineQueue, ...perNodeCommon } = common;
   const url = target instanceof URL ? target : target.url;
   const perNode: RedisOptions = {
     ...authOf(url),
     connectTimeout: CONNECT_TIMEOUT_MS,
-    maxRetriesPerRequest,
-    commandTimeout,
-    enableReadyCheck,
+    ...perNodeCommon,
   };
   const topology = topologyOf(target);
   if (topology === 'cluster' && !(target instanceof URL)) {
     const seeds = [{ host: url.hostname, port: portOf(url) }, ...target.clusterNodes];
     return new Cluster(seeds, {
       enableOfflineQueue,
-      enableReadyCheck,
+      enableReadyCheck: common.enableReadyCheck,
       clusterRetryStrategy: retryStrategy,
       slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
       redisOptions: perNode,
@@ -221,9 +227,8 @@ function portOf(url: URL): number {
 }
 
 /**
- * Which setting sent a connection where it was refused (or found no sentinel), said in the
- * warning: the error gives only an address, and in Sentinel mode REDIS_URL's host is not used.
- * Null for failures an address does not explain.
+ * Which setting sent a connection where it was refused (or found no sentinel): the error gives only
+ * an address. Null for failures an address does not explain.
  */
 export function pointedThereBy(target: RedisTarget, error: unknown): string | null {
   const message = error instanceof Error ? error.message : String(error);
