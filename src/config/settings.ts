@@ -32,10 +32,7 @@ export interface Setting<T = unknown> {
 }
 
 /** A row's Meaning, and its Default when the fallback does not say it (`unset`, `` `on` ``). */
-interface About {
-  readonly doc: string;
-  readonly shown?: string;
-}
+type About = Pick<Setting, 'doc'> & { readonly shown?: string };
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -161,18 +158,14 @@ function origin(item: string, name: string, problems: string[], alone: boolean):
   return refuse(problems, problem, item);
 }
 
-const URL_KINDS = {
-  http: { schemes: ['http', 'https'], what: 'an absolute http(s) URL' },
-  redis: { schemes: ['redis', 'rediss'], what: 'a redis:// or rediss:// URL' },
-};
-
-/** An absolute URL of one kind; `refuse` says what else it must not be. Never echoed: passwords. */
+/** An absolute `kind`(s) URL; `refuse` says what else it must not be. Never echoed: passwords. */
 function url(
-  kind: keyof typeof URL_KINDS,
+  kind: 'http' | 'redis',
   example: string,
   about: About & { refuse?: (url: URL) => string | null },
 ): Setting<URL | null> {
-  const { schemes, what } = URL_KINDS[kind];
+  const schemes = [kind, `${kind}s`];
+  const what = kind === 'http' ? 'an absolute http(s) URL' : 'a redis:// or rediss:// URL';
   return setting<URL | null>(null, about, (value, name, problems) => {
     const parsed = parseUrl(value);
     const scheme = parsed?.protocol.slice(0, -1) ?? '';
@@ -385,11 +378,9 @@ export const SETTINGS = {
 export const CONFIG_VARIABLES = Object.keys(SETTINGS) as readonly (keyof typeof SETTINGS)[];
 
 /** A former variable's name, from that of the constant it is now: FIXED_<name>. */
-type Former = keyof typeof fixed extends infer K
-  ? K extends `FIXED_${infer N}`
-    ? N
-    : never
-  : never;
+type Former = {
+  [K in keyof typeof fixed]: K extends `FIXED_${infer N}` ? N : never;
+}[keyof typeof fixed];
 const fixedAt = (...names: Former[]): Record<string, string> =>
   Object.fromEntries(names.map((name) => [name, String(fixed[`FIXED_${name}`])]));
 
