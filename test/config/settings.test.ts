@@ -1,9 +1,4 @@
-/**
- * The settings table read directly (loadConfig's rules between variables are config.test.ts's):
- * unset or empty is the fallback, values are trimmed but secrets are not, a bad value is a
- * problem naming its variable (never echoing a URL or secret) and reads as the fallback, and
- * each kind of value (whole numbers, choices, on/off, lists, URLs) reads as its row says.
- */
+/** The settings table read directly; the rules between variables are config.test.ts's. */
 import { describe, expect, it } from 'vitest';
 import {
   CONFIG_VARIABLES,

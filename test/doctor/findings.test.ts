@@ -1,15 +1,9 @@
-/**
- * The doctor's judgement (src/doctor/findings.ts) on hand-built observations, no service at all:
- * each finding's answer, evidence, whether the gateway's assumption holds and what to set, plus
- * describeAnswer and shape. doctor.test.ts covers the same findings end to end.
- */
+/** The doctor's findings on hand-built observations, no service; doctor.test.ts runs them end to end. */
 import { describe, expect, it } from 'vitest';
 import type { Answer } from '../../src/doctor/caller.js';
 import type { HistoryEndReading } from '../../src/config/config.js';
 import { describeAnswer, findingsFrom, shape, type Finding } from '../../src/doctor/findings.js';
-import type { EndProbe, Observations } from '../../src/doctor/probes.js';
-
-type Json = Record<string, unknown>;
+import type { EndProbe, Json, Observations } from '../../src/doctor/probes.js';
 
 const answer = (overrides: Partial<Answer> = {}): Answer => ({
   operation: 'smshistory',

@@ -1,9 +1,4 @@
-/**
- * What the doctor asks, against the simulator in each reading of `history_end`: the end probe's
- * reads tell the readings apart, the error probes get the service's errors, a small budget still
- * answers the end question first, and the rest of the budget goes on timing samples. And why an
- * account's first answer tells nothing (cannotAsk), from answers as the caller keeps them.
- */
+/** What the doctor asks, against the simulator in each reading of `history_end`; and cannotAsk. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCaller, type Answer } from '../../src/doctor/caller.js';
 import { cannotAsk, CouldNotAsk, runProbes } from '../../src/doctor/probes.js';

@@ -45,6 +45,10 @@ function history(overrides: Record<string, unknown> = {}): Record<string, unknow
   };
 }
 
+/** A history answer with these fields changed, read for `request`. */
+const readHistory = (overrides: Record<string, unknown> = {}) =>
+  parseHistory(history(overrides), request);
+
 function readable(record: MessageRecord | undefined): Message {
   if (!record || isUnreadable(record)) throw new Error('expected a readable message');
   return record;
@@ -69,7 +73,7 @@ function upstreamFailure(run: () => unknown): UpstreamError {
 
 describe('history key with a trailing space', () => {
   it('reads message_count_requested from the key that ends in a space', () => {
-    expect(parseHistory(history(), request).requestedCount).toBe(2);
+    expect(readHistory().requestedCount).toBe(2);
   });
   it('also reads the unspaced key, should the service fix it', () => {
     const { 'message_count_requested ': count, ...rest } = history();
@@ -108,15 +112,12 @@ describe('success flag', () => {
 
 describe('loosely typed integers', () => {
   it('accepts integers sent as numeric strings', () => {
-    const parsed = parseHistory(
-      history({
-        'message_count_requested ': '2',
-        total_message_count: ' 40 ',
-        most_recent_msg_id: '77',
-        messages: [message({ system_id: '9001' })],
-      }),
-      request,
-    );
+    const parsed = readHistory({
+      'message_count_requested ': '2',
+      total_message_count: ' 40 ',
+      most_recent_msg_id: '77',
+      messages: [message({ system_id: '9001' })],
+    });
     expect(parsed).toMatchObject({ requestedCount: 2, totalCount: 40, mostRecentMessageId: '77' });
     expect(readable(parsed.messages[0]).systemId).toBe('9001');
   });
@@ -130,18 +131,13 @@ describe('loosely typed integers', () => {
   it.each([['forty'], [4.5], [{}], [null], ['1e3'], [Number.MAX_SAFE_INTEGER + 2]])(
     'refuses total_message_count=%j, naming the field',
     (value) => {
-      const error = upstreamFailure(() =>
-        parseHistory(history({ total_message_count: value }), request),
-      );
+      const error = upstreamFailure(() => readHistory({ total_message_count: value }));
       expect(error.code).toBe(ErrorCode.UpstreamError);
       expect(error.message).toContain('total_message_count');
     },
   );
   it('fails only the bad record, naming its index and field', () => {
-    const parsed = parseHistory(
-      history({ messages: [message(), message({ system_id: 'x' }), message()] }),
-      request,
-    );
+    const parsed = readHistory({ messages: [message(), message({ system_id: 'x' }), message()] });
     expect(parsed.totalCount).toBe(40);
     expect(readable(parsed.messages[0]).systemId).toBe('9001');
     expect(readable(parsed.messages[2]).systemId).toBe('9001');
@@ -191,38 +187,31 @@ describe('timestamps', () => {
     );
   });
   it('maps empty and all-zero optional dates to null, but a bad message date fails that message', () => {
-    const parsed = parseHistory(
-      history({ created_date: '', most_recent_date: '0000-00-00 00:00:00' }),
-      request,
-    );
+    const parsed = readHistory({ created_date: '', most_recent_date: '0000-00-00 00:00:00' });
     expect(parsed.createdAt).toBeNull();
     expect(parsed.mostRecentAt).toBeNull();
-    const bad = parseHistory(history({ messages: [message({ GMTdate: 'soon' })] }), request);
+    const bad = readHistory({ messages: [message({ GMTdate: 'soon' })] });
     expect(recordFailure(bad.messages[0]).message).toContain('messages[0].GMTdate');
   });
 });
 
 describe('mms and empty strings', () => {
   it('maps mms yes/no and empty mms_url to null', () => {
-    const parsed = parseHistory(
-      history({
-        messages: [
-          message({ mms: 'yes', mms_url: 'https://media.example.com/a.jpg' }),
-          message({ mms: 'no', mms_url: '' }),
-        ],
-      }),
-      request,
-    );
+    const parsed = readHistory({
+      messages: [
+        message({ mms: 'yes', mms_url: 'https://media.example.com/a.jpg' }),
+        message({ mms: 'no', mms_url: '' }),
+      ],
+    });
     expect(parsed.messages.map(readable).map((m) => [m.mms, m.mediaUrl])).toEqual([
       [true, 'https://media.example.com/a.jpg'],
       [false, null],
     ]);
   });
   it('infers mms from the media URL when the flag is unreadable', () => {
-    const parsed = parseHistory(
-      history({ messages: [message({ mms: 'maybe', mms_url: 'https://m.example.com/b.png' })] }),
-      request,
-    );
+    const parsed = readHistory({
+      messages: [message({ mms: 'maybe', mms_url: 'https://m.example.com/b.png' })],
+    });
     expect(readable(parsed.messages[0]).mms).toBe(true);
   });
   it('maps an empty webhook to null and keeps a set one', () => {
@@ -236,9 +225,9 @@ describe('mms and empty strings', () => {
     expect(parsed.map((n) => n.webhook)).toEqual([null, 'https://hooks.example.com/x']);
   });
   it('reads optin yes/no and leaves unknown values null', () => {
-    expect(parseHistory(history({ optin: 'yes' }), request).optIn).toBe(true);
-    expect(parseHistory(history({ optin: 'no' }), request).optIn).toBe(false);
-    expect(parseHistory(history({ optin: 'pending' }), request).optIn).toBeNull();
+    expect(readHistory({ optin: 'yes' }).optIn).toBe(true);
+    expect(readHistory({ optin: 'no' }).optIn).toBe(false);
+    expect(readHistory({ optin: 'pending' }).optIn).toBeNull();
   });
 });
 
@@ -286,10 +275,7 @@ describe('enum-like values beyond the documented ones', () => {
       'INBOUND',
       'UNKNOWN',
     ]);
-    const parsed = parseHistory(
-      history({ messages: [message({ direction: 'sideways' })] }),
-      request,
-    );
+    const parsed = readHistory({ messages: [message({ direction: 'sideways' })] });
     expect(readable(parsed.messages[0]).direction).toBe('UNKNOWN');
   });
 });
@@ -301,15 +287,13 @@ describe('missing pieces', () => {
     expect(parsed).toMatchObject({ tid: 'TN-1', number: '15125550101', messages: [] });
   });
   it('reads most_recent_msg_id 0 as no newest message', () => {
-    expect(
-      parseHistory(history({ most_recent_msg_id: 0, messages: [] }), request).mostRecentMessageId,
-    ).toBeNull();
+    expect(readHistory({ most_recent_msg_id: 0, messages: [] }).mostRecentMessageId).toBeNull();
   });
   it('refuses messages that are not an array; a record that is not an object fails alone', () => {
-    expect(
-      upstreamFailure(() => parseHistory(history({ messages: 'none' }), request)).message,
-    ).toContain('`messages`');
-    const parsed = parseHistory(history({ messages: [7, message(), null] }), request);
+    expect(upstreamFailure(() => readHistory({ messages: 'none' })).message).toContain(
+      '`messages`',
+    );
+    const parsed = readHistory({ messages: [7, message(), null] });
     expect(recordFailure(parsed.messages[0]).message).toContain(
       '`messages[0]` should be an object',
     );
