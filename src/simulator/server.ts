@@ -187,12 +187,8 @@ interface Outcome {
 
 /** Sets `params` from `query`, over what is there; the first of a repeated parameter wins. */
 function addParams(params: Map<string, string>, query: string): void {
-  const seen = new Set<string>();
-  for (const [key, value] of new URLSearchParams(query)) {
-    if (seen.has(key)) continue;
-    seen.add(key);
-    params.set(key, value);
-  }
+  const search = new URLSearchParams(query);
+  for (const key of new Set(search.keys())) params.set(key, search.get(key)!);
 }
 
 function isFormContentType(header: string | undefined): boolean {
@@ -212,10 +208,6 @@ function failure(status: number, error: string, headers?: Record<string, string>
   return { status, body: Buffer.from(JSON.stringify({ success: '0', error })), headers };
 }
 
-function badRequest(message: string): Outcome {
-  return failure(400, message);
-}
-
 function handleHistory(
   account: PreparedAccount,
   params: Map<string, string>,
@@ -225,16 +217,16 @@ function handleHistory(
   const tid = params.get('tid');
   const rawStart = params.get('history_start');
   const rawEnd = params.get('history_end');
-  if (!number) return badRequest('missing parameter: number');
-  if (!tid) return badRequest('missing parameter: tid');
-  if (rawStart === undefined) return badRequest('missing parameter: history_start');
-  if (rawEnd === undefined) return badRequest('missing parameter: history_end');
+  if (!number) return failure(400, 'missing parameter: number');
+  if (!tid) return failure(400, 'missing parameter: tid');
+  if (rawStart === undefined) return failure(400, 'missing parameter: history_start');
+  if (rawEnd === undefined) return failure(400, 'missing parameter: history_end');
   const start = parseNonNegativeInteger(rawStart);
-  if (start === null) return badRequest('invalid history_start: must be a non-negative integer');
+  if (start === null) return failure(400, 'invalid history_start: must be a non-negative integer');
   const end = parseNonNegativeInteger(rawEnd);
-  if (end === null) return badRequest('invalid history_end: must be a non-negative integer');
+  if (end === null) return failure(400, 'invalid history_end: must be a non-negative integer');
   if (end < start)
-    return badRequest('invalid range: history_end must not be less than history_start');
+    return failure(400, 'invalid range: history_end must not be less than history_start');
   const prepared = account.byTid.get(tid);
   if (prepared === undefined || prepared.demo.number !== number)
     return failure(200, 'number not found');
@@ -243,9 +235,9 @@ function handleHistory(
 
 function handleOwnedNumbers(account: PreparedAccount, params: Map<string, string>): Outcome {
   const type = params.get('number_type');
-  if (type === undefined) return badRequest('missing parameter: number_type');
+  if (type === undefined) return failure(400, 'missing parameter: number_type');
   if (type !== 'local' && type !== 'tollfree')
-    return badRequest("invalid number_type: must be 'local' or 'tollfree'");
+    return failure(400, "invalid number_type: must be 'local' or 'tollfree'");
   return { status: 200, body: account.owned[type] };
 }
 
@@ -287,8 +279,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       for (const chunk of chunks) res.write(chunk);
       res.end(); // end() fully uncorks, flushing head and chunks together
     };
-    // Re-arm until the full delay has elapsed by the high-resolution clock, so the
-    // delay is never shorter than latencyMs (libuv timers work on a coarser clock).
+    // Re-armed until due by the high-resolution clock: libuv timers' coarser one fires early.
     const due = performance.now() + delayMs;
     const fire = (): void => {
       const remaining = due - performance.now();
@@ -337,9 +328,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       size += chunk.length;
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
-    req.on('error', () => {
-      // Client went away mid-request; nothing to answer.
-    });
+    // Client went away mid-request; nothing to answer.
+    req.on('error', () => undefined);
     req.on('end', () => {
       if (size > MAX_BODY_BYTES)
         return respond(failure(413, 'request body too large', { Connection: 'close' }));
