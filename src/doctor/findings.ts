@@ -1,6 +1,6 @@
 /**
- * Observations -> one finding per open question of the service's documentation. The gateway's own
- * readers (src/upstream/wire.ts) judge the values, so "holds" means the gateway reads them as intended.
+ * Observations -> one finding per open question of the service's documentation. The gateway's
+ * own readers (wire.ts) judge the values: "holds" means the gateway reads them as intended.
  */
 import type { HistoryEndReading } from '../config/config.js';
 import { FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS } from '../config/fixed.js';
@@ -486,10 +486,7 @@ function latency({ seen, gateway }: Gathered): Verdict {
   };
 }
 
-/**
- * Why a probe was not made: what it needs was missing, or else the budget ran out (the timing
- * samples spend whatever is left, so a spent budget alone does not say why).
- */
+/** Why a probe was not made; the timing samples spend any budget left, so that alone says nothing. */
 function notAsked(seen: Observations, needs: Question['needs']): Verdict {
   const { looked, mostMessages } = seen.endSearch;
   const why =

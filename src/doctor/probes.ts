@@ -201,12 +201,10 @@ export function cannotAsk(answer: Answer): string | null {
   return null;
 }
 
-/** The objects of a JSON array; none when it is not one. */
 export function objectsIn(value: unknown): Json[] {
   return Array.isArray(value) ? value.filter(isObject) : [];
 }
 
-/** The answer's JSON object when it reports success, else null. */
 export function successful(answer: Answer): Json | null {
   return isObject(answer.json) && answer.json.success === '1' ? answer.json : null;
 }

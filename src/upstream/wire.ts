@@ -56,7 +56,6 @@ class Reader {
     return isNone(this.object[key]) ? fallback : this.text(key);
   }
 
-  /** An integer, sent either as a JSON number or as a numeric string. */
   integer(key: string): number {
     const value = this.object[key];
     return toInteger(value) ?? this.fail(key, 'an integer', value);
@@ -85,7 +84,6 @@ class Reader {
   }
 }
 
-/** A field the service left out, null or "". */
 function isNone(value: unknown): boolean {
   return value === undefined || value === null || value === '';
 }
@@ -109,10 +107,7 @@ const STATUS = /^\s*(\d{3})(?!\d)[\s:.-]*([\s\S]*)$/;
 /** The history's requested count, documented with a trailing space. */
 export const HISTORY_REQUESTED_KEY = 'message_count_requested ';
 
-/**
- * The fields of each answer and record as the service documents them (the history's count also
- * unspaced, which the readers here accept too): `npm run doctor` reports any others it sees.
- */
+/** The fields the service documents (and the unspaced count): `npm run doctor` reports others. */
 export const WIRE_FIELDS = {
   history: [
     'success',
@@ -267,7 +262,7 @@ function successfulObject(operation: UpstreamOperation, json: unknown): JsonObje
   );
 }
 
-/** Words by which an `error` text refuses the caller, loosely (docs/upstream-quirks.md "Refusals in the body"). */
+/** An `error` refusing the caller, matched loosely (docs/upstream-quirks.md "Refusals in the body"). */
 const CREDENTIAL_REFUSAL =
   /credential|auth|token|sys_?id|password|log ?in|forbidden|access denied|permission|(invalid|unknown|disabled|suspended|locked|revoked|expired) account|account (not found|disabled|suspended|locked|revoked|expired)/i;
 

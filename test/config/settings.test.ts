@@ -8,18 +8,17 @@ import {
   SETTINGS,
   SIMULATOR_UPSTREAM,
   type Env,
-  type Setting,
 } from '../../src/config/settings.js';
 
-function read<S extends Record<string, Setting>>(settings: S, env: Env) {
+function read(env: Env) {
   const problems: string[] = [];
-  const values = readSettings(settings, env, problems);
+  const values = readSettings(SETTINGS, env, problems);
   return { values, problems };
 }
 
 describe('readSettings', () => {
   it('reads an empty environment as the fallbacks, with no problem', () => {
-    const { values, problems } = read(SETTINGS, {});
+    const { values, problems } = read({});
     expect(problems).toEqual([]);
     const fallbacks = Object.entries(SETTINGS).map(([name, setting]) => [name, setting.fallback]);
     expect(values).toEqual(Object.fromEntries(fallbacks));
@@ -28,20 +27,20 @@ describe('readSettings', () => {
   });
 
   it('reads an empty or blank value as unset, and trims the others', () => {
-    const { values, problems } = read(SETTINGS, { PORT: '', HOST: '   ', MAX_DEPTH: ' 12 ' });
+    const { values, problems } = read({ PORT: '', HOST: '   ', MAX_DEPTH: ' 12 ' });
     expect(problems).toEqual([]);
     expect(values).toMatchObject({ PORT: 4000, HOST: '0.0.0.0', MAX_DEPTH: 12 });
   });
 
   it('takes a secret as given, spaces included', () => {
     const secret = ` ${'s'.repeat(40)} `;
-    const { values, problems } = read(SETTINGS, { GATEWAY_SECRET: secret });
+    const { values, problems } = read({ GATEWAY_SECRET: secret });
     expect(problems).toEqual([]);
     expect(values.GATEWAY_SECRET).toBe(secret);
   });
 
   it('reports every bad value at once, each by name, and reads it as its fallback', () => {
-    const { values, problems } = read(SETTINGS, {
+    const { values, problems } = read({
       PORT: '70000',
       MAX_DEPTH: '1e3',
       LOG_LEVEL: 'loud',
@@ -64,39 +63,38 @@ describe('readSettings', () => {
   });
 
   it('never echoes a secret that is too short, only its length', () => {
-    const { problems } = read(SETTINGS, { GATEWAY_SECRET: 'short-secret' });
+    const { problems } = read({ GATEWAY_SECRET: 'short-secret' });
     expect(problems).toEqual(['GATEWAY_SECRET must be at least 32 characters (got 12)']);
   });
 });
 
 describe('the kinds of value', () => {
   it('a whole number with 0 for off: 0, or the range', () => {
-    expect(read(SETTINGS, { LIVE_POLL_MS: '0' }).values.LIVE_POLL_MS).toBe(0);
-    expect(read(SETTINGS, { LIVE_POLL_MS: '250' }).values.LIVE_POLL_MS).toBe(250);
-    expect(read(SETTINGS, { LIVE_POLL_MS: '50' }).problems).toEqual([
+    expect(read({ LIVE_POLL_MS: '0' }).values.LIVE_POLL_MS).toBe(0);
+    expect(read({ LIVE_POLL_MS: '250' }).values.LIVE_POLL_MS).toBe(250);
+    expect(read({ LIVE_POLL_MS: '50' }).problems).toEqual([
       'LIVE_POLL_MS must be 0 (off) or a whole number from 100 to 3600000 (got "50")',
     ]);
   });
 
   it('a choice in any case, with its hint', () => {
-    expect(read(SETTINGS, { UPSTREAM_HISTORY_END: 'Inclusive' }).values.UPSTREAM_HISTORY_END).toBe(
+    expect(read({ UPSTREAM_HISTORY_END: 'Inclusive' }).values.UPSTREAM_HISTORY_END).toBe(
       'inclusive',
     );
-    expect(read(SETTINGS, { UPSTREAM_HISTORY_END: 'both' }).problems).toEqual([
+    expect(read({ UPSTREAM_HISTORY_END: 'both' }).problems).toEqual([
       'UPSTREAM_HISTORY_END must be exclusive or inclusive (got "both"); `npm run doctor` tells which the service uses',
     ]);
   });
 
   it('on/off in its three spellings each', () => {
-    for (const on of ['on', 'TRUE', '1'])
-      expect(read(SETTINGS, { GRAPHIQL: on }).values.GRAPHIQL).toBe(true);
+    for (const on of ['on', 'TRUE', '1']) expect(read({ GRAPHIQL: on }).values.GRAPHIQL).toBe(true);
     for (const off of ['Off', 'false', '0'])
-      expect(read(SETTINGS, { GRAPHIQL: off }).values.GRAPHIQL).toBe(false);
-    expect(read(SETTINGS, {}).values.GRAPHIQL).toBeNull();
+      expect(read({ GRAPHIQL: off }).values.GRAPHIQL).toBe(false);
+    expect(read({}).values.GRAPHIQL).toBeNull();
   });
 
   it('a list of host:port, IPv6 in brackets, skipping empty items and refusing the rest', () => {
-    const { values, problems } = read(SETTINGS, {
+    const { values, problems } = read({
       REDIS_SENTINELS: '[::1]:26379, sentinel-2:26380,,sentinel-3',
     });
     expect(values.REDIS_SENTINELS).toEqual([
@@ -109,28 +107,28 @@ describe('the kinds of value', () => {
   });
 
   it('origins: "*" only alone, "null" by name', () => {
-    expect(read(SETTINGS, { CORS_ORIGINS: '*' }).values.CORS_ORIGINS).toEqual(['*']);
-    expect(read(SETTINGS, { CORS_ORIGINS: 'null, https://app.example.com' }).problems).toEqual([]);
-    expect(read(SETTINGS, { CORS_ORIGINS: '*, https://app.example.com' }).problems).toEqual([
+    expect(read({ CORS_ORIGINS: '*' }).values.CORS_ORIGINS).toEqual(['*']);
+    expect(read({ CORS_ORIGINS: 'null, https://app.example.com' }).problems).toEqual([]);
+    expect(read({ CORS_ORIGINS: '*, https://app.example.com' }).problems).toEqual([
       'CORS_ORIGINS: "*" is not an origin like https://app.example.com (or use "*" alone)',
     ]);
   });
 
   it("the service's URL: unset, the simulator by name, or an http(s) URL without credentials", () => {
-    expect(read(SETTINGS, {}).values.UPSTREAM_URL).toBeUndefined();
-    expect(read(SETTINGS, { UPSTREAM_URL: SIMULATOR_UPSTREAM }).values.UPSTREAM_URL).toBeNull();
-    expect(
-      String(read(SETTINGS, { UPSTREAM_URL: 'https://sms.example.com/v2' }).values.UPSTREAM_URL),
-    ).toBe('https://sms.example.com/v2');
-    const withPassword = read(SETTINGS, { UPSTREAM_URL: 'https://user:hunter2@sms.example.com' });
+    expect(read({}).values.UPSTREAM_URL).toBeUndefined();
+    expect(read({ UPSTREAM_URL: SIMULATOR_UPSTREAM }).values.UPSTREAM_URL).toBeNull();
+    expect(String(read({ UPSTREAM_URL: 'https://sms.example.com/v2' }).values.UPSTREAM_URL)).toBe(
+      'https://sms.example.com/v2',
+    );
+    const withPassword = read({ UPSTREAM_URL: 'https://user:hunter2@sms.example.com' });
     expect(withPassword.values.UPSTREAM_URL).toBeNull();
     expect(withPassword.problems).toEqual([
       'UPSTREAM_URL must not contain credentials; clients send them per request',
     ]);
-    expect(read(SETTINGS, { REDIS_URL: 'http://redis:6379' }).problems).toEqual([
+    expect(read({ REDIS_URL: 'http://redis:6379' }).problems).toEqual([
       'REDIS_URL must use redis or rediss (got http)',
     ]);
-    expect(read(SETTINGS, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).problems).toEqual([
+    expect(read({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).problems).toEqual([
       'OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL, e.g. http://otel-collector:4318',
     ]);
   });
