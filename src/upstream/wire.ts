@@ -28,19 +28,13 @@ class Reader {
     value: unknown,
     private readonly at: string,
   ) {
-    if (!isObject(value))
-      throw unexpected(
-        operation,
-        `\`${at.slice(0, -1)}\` should be an object, got ${describe(value)}`,
-      );
-    this.object = value;
+    this.object = isObject(value) ? value : this.fail('', 'an object', value);
   }
 
+  /** Throws UPSTREAM_ERROR naming the field (or, for key "", the record itself). */
   fail(key: string, expected: string, value: unknown): never {
-    throw unexpected(
-      this.operation,
-      `\`${this.at}${key}\` should be ${expected}, got ${describe(value)}`,
-    );
+    const path = key === '' ? this.at.slice(0, -1) : this.at + key;
+    throw unexpected(this.operation, `\`${path}\` should be ${expected}, got ${describe(value)}`);
   }
 
   /** A text field; integers are accepted and kept as their decimal text. */
