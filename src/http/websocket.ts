@@ -137,9 +137,8 @@ export function attachWebSocket(
         : data.byteLength;
       firstMessageBytes.set(socket, bytes);
     });
-    // ws reports an oversized frame (closed 1009) as an error, which graphql-ws would log as an
-    // internal one: its listener is replaced by one that cuts the socket once the 1009 is out,
-    // rather than reading the rest of a 90 MB frame while waiting for the client's close.
+    // ws reports an oversized frame (closed 1009) as an error graphql-ws would log as internal:
+    // instead the socket is cut once the 1009 is out, not reading the rest of a 90 MB frame.
     queueMicrotask(() => {
       socket.removeAllListeners('error');
       socket.on('error', () => setImmediate(() => socket.terminate()));
@@ -160,48 +159,43 @@ export function attachWebSocket(
         const ticket = issueTicket(identities, headersFromConnectionParams(ctx.connectionParams));
         ctx.extra.ticket = ticket;
         const read = ticket.identity;
-        if (read.kind === 'present') {
-          // A pair refused lately is closed without a turn; one never seen holds the unverified
-          // class's turn until its verdict. An outage is not a refusal.
-          const verify = options.verify ?? (() => Promise.resolve(true));
-          const known = options.verdictOf?.(read.pair) ?? 'unknown';
-          let accepted: boolean | undefined =
-            known === 'unknown' ? undefined : known === 'accepted';
-          const turn =
-            accepted === false ? noop : await admitted(options.admit?.(read) ?? noop, socket);
-          if (turn === null) return false;
-          if (isRefusal(turn)) {
-            options.onConnected?.(socket, false);
-            closeSoon(socket, 1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
-            return false;
-          }
-          accepted ??= await verify(read.credentials).catch(() => true);
-          turn();
-          options.onConnected?.(socket, accepted);
-          if (socket.readyState !== socket.OPEN) return false;
-          if (!accepted) {
-            closeSoon(socket, 4403, 'The SMS service refused the credentials');
-            return false;
-          }
-          const slot = options.held?.hold(read.account) ?? noop;
-          if (typeof slot !== 'function') {
-            closeSoon(socket, 1013, options.held?.message(slot) ?? '');
-            return false;
-          }
-          leaveUnverified(socket);
-          socket.once('close', slot);
-          return true;
-        }
-        options.onConnected?.(socket, false);
-        socket.close(
-          4403,
-          closeReason(
+        if (read.kind !== 'present') {
+          options.onConnected?.(socket, false);
+          const reason =
             read.kind === 'missing'
               ? CLOSE_REASON_MISSING_CREDENTIALS
-              : `Malformed credentials in connectionParams: ${read.reason}`,
-          ),
-        );
-        return false;
+              : `Malformed credentials in connectionParams: ${read.reason}`;
+          socket.close(4403, closeReason(reason));
+          return false;
+        }
+        // A pair refused lately is closed without a turn; one never seen holds the unverified
+        // class's turn until its verdict. An outage is not a refusal.
+        const known = options.verdictOf?.(read.pair) ?? 'unknown';
+        let accepted = known === 'unknown' ? undefined : known === 'accepted';
+        const turn =
+          accepted === false ? noop : await admitted(options.admit?.(read) ?? noop, socket);
+        if (turn === null) return false;
+        if (isRefusal(turn)) {
+          options.onConnected?.(socket, false);
+          closeSoon(socket, 1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
+          return false;
+        }
+        accepted ??= await (options.verify?.(read.credentials).catch(() => true) ?? true);
+        turn();
+        options.onConnected?.(socket, accepted);
+        if (socket.readyState !== socket.OPEN) return false;
+        if (!accepted) {
+          closeSoon(socket, 4403, 'The SMS service refused the credentials');
+          return false;
+        }
+        const slot = options.held?.hold(read.account) ?? noop;
+        if (typeof slot !== 'function') {
+          closeSoon(socket, 1013, options.held?.message(slot) ?? '');
+          return false;
+        }
+        leaveUnverified(socket);
+        socket.once('close', slot);
+        return true;
       },
       onClose: (ctx, code, reason) => options.onClosed?.(ctx.extra.socket, code ?? 0, reason ?? ''),
       onSubscribe: async (ctx, id, payload) => {
@@ -274,10 +268,7 @@ function destroyQuietly(this: Duplex): void {
   this.destroy();
 }
 
-/**
- * Waits for a connection_init's turn: its place, or a refusal; null once the connection closed
- * meanwhile (it leaves its line, and a place granted too late is handed back).
- */
+/** A connection_init's turn (its place or a refusal); null if the connection closed meanwhile. */
 async function admitted(
   outcome: Release | Waiting | Refusal,
   socket: WebSocket,

@@ -1,8 +1,7 @@
 /**
- * One live subscriber: its position in each number's history and its own bounded queue. Per
- * number it takes only the event after the last one it has (by `seq`): a repeat is dropped; a gap
- * (pub/sub lost something), a fresh start and a resume are filled from the history. A reader
- * `queueLimit` behind ends with SLOW_CONSUMER; pushing never waits or throws, holding up no one.
+ * One live subscriber: its position per number and its own bounded queue. A repeat (by `seq`) is
+ * dropped; a gap, a fresh start and a resume are filled from the history. A reader `queueLimit`
+ * behind ends with SLOW_CONSUMER; pushing never waits or throws, holding up no one.
  */
 import type { Credentials } from '../core/credentials.js';
 import { ErrorCode } from '../core/errors.js';
@@ -149,10 +148,7 @@ export class LiveSubscription<T extends PollTarget = PollTarget> implements Asyn
       return;
     }
     if (event.seq <= track.at.seq) return;
-    if (event.seq === track.at.seq + 1) {
-      this.deliver(track, event);
-      return;
-    }
+    if (event.seq === track.at.seq + 1) return this.deliver(track, event);
     track.buffer.push(event);
     void this.fill(track);
   }
@@ -233,10 +229,7 @@ export class LiveSubscription<T extends PollTarget = PollTarget> implements Asyn
 
   private push(item: Pending<T>): void {
     if (this.ended) return;
-    if (this.waiting) {
-      this.wake({ value: this.take(item), done: false });
-      return;
-    }
+    if (this.waiting) return this.wake({ value: this.take(item), done: false });
     if (this.queue.length < this.options.queueLimit) {
       this.queue.push(item);
       return;

@@ -190,15 +190,12 @@ function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
       reconnectOnError: reconnectOnReadOnly,
       sentinels: [...target.sentinels],
       name: target.sentinelName ?? 'mymaster',
-      // Only a node that says it is the primary (ready check's INFO) is used; a replica handed
-      // out by a sentinel that has not heard of the failover yet is left for the next sentinel.
+      // A replica handed out by a sentinel unaware of the failover is left for the next one.
       role: 'master',
       sentinelRetryStrategy: retryStrategy,
-      // Follows +switch-master at once: without it the connection stays on the demoted primary
-      // until the sentinels cut its clients, about ten seconds of writes lost to its resync.
+      // Follows +switch-master at once, not ~10 s later when the demoted primary cuts its clients.
       failoverDetector: true,
-      // Sentinels have a password of their own, or none (REDIS_SENTINEL_PASSWORD): sent the
-      // primary's, one without answered every connection with a warning on stderr.
+      // Sentinels have their own password, or none: sent the primary's, they warn on stderr.
       ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
       ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
     });
@@ -206,10 +203,7 @@ function createClient(target: RedisTarget, common: CommonOptions): RedisClient {
   return new Redis({ ...node, host: url.hostname, port: portOf(url) });
 }
 
-/**
- * READONLY: this connection talks to a demoted primary. Reconnect, asking the sentinels for the
- * primary again (`2` also resends the command, which fails at once with the offline queue off).
- */
+/** READONLY: a demoted primary; reconnect via the sentinels (`2` resends, failing at once). */
 export function reconnectOnReadOnly(error: Error): 2 | false {
   return error.message.startsWith('READONLY') ? 2 : false;
 }
@@ -226,10 +220,7 @@ function portOf(url: URL): number {
   return url.port ? Number(url.port) : 6379;
 }
 
-/**
- * Which setting sent a connection where it was refused (or found no sentinel): the error gives only
- * an address. Null for failures an address does not explain.
- */
+/** Which setting sent a connection where it was refused (or found no sentinel), else null. */
 export function pointedThereBy(target: RedisTarget, error: unknown): string | null {
   const message = error instanceof Error ? error.message : String(error);
   const topology = topologyOf(target);

@@ -68,8 +68,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
 
   /** Drops a reservation that was never opened: the library frees a stream once it is read. */
   const expire = async (token: string): Promise<void> => {
-    const reservation = reservations.get(token);
-    if (!reservation || !handler) return;
+    if (!reservations.has(token) || !handler) return;
     forget(token);
     const opening = new Request(`http://gateway.internal${GRAPHQL_PATH}`, {
       headers: { accept: 'text/event-stream', [TOKEN_HEADER_KEY]: token },
