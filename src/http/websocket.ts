@@ -153,7 +153,7 @@ export function attachWebSocket(
         const bytes = firstMessageBytes.get(socket) ?? 0;
         if (bytes > maxInitBytes) {
           options.onConnected?.(socket, false);
-          socket.close(4413, `connection_init larger than ${maxInitBytes} bytes`);
+          closeSoon(socket, 4413, `connection_init larger than ${maxInitBytes} bytes`);
           return false;
         }
         const ticket = issueTicket(identities, headersFromConnectionParams(ctx.connectionParams));
@@ -165,7 +165,7 @@ export function attachWebSocket(
             read.kind === 'missing'
               ? CLOSE_REASON_MISSING_CREDENTIALS
               : `Malformed credentials in connectionParams: ${read.reason}`;
-          socket.close(4403, closeReason(reason));
+          closeSoon(socket, 4403, reason);
           return false;
         }
         // A pair refused lately is closed without a turn; one never seen holds the unverified

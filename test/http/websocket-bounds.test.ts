@@ -138,6 +138,25 @@ describe('WebSocket bounds', () => {
     });
   });
 
+  it('cuts a refused client that never answers the close frame (ws would hold it 30 s)', async () => {
+    const connections = () =>
+      new Promise<number>((resolve, reject) =>
+        server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      );
+    const before = await connections();
+    const socket = await open();
+    socket.on('error', () => undefined);
+    socket.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    // Stops reading: the close frame is never seen, so never answered.
+    (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    const started = performance.now();
+    while ((await connections()) > before && performance.now() - started < 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await connections()).toBe(before);
+    socket.terminate();
+  });
+
   it('closes 4403 a connection_init whose credentials the service refuses; keeps an accepted one', async () => {
     const invented = {
       Authorization: `Basic ${Buffer.from('AC-made-up:nope').toString('base64')}`,
