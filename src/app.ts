@@ -139,7 +139,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     previousCursorKey: config.secret.previous,
   });
   const connections = createGatewayServer(
-    admission.listener(gateway, { graphql: GRAPHQL_PATH, probes: PROBE_PATHS }),
+    admission.listener(gateway.listener, { graphql: GRAPHQL_PATH, probes: PROBE_PATHS }),
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
       maxConnections: defaultMaxConnections(config.upstream.connections),

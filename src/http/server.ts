@@ -40,6 +40,8 @@ import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
 import { useReadiness, type ReadinessReport } from './readiness.js';
 import { issueTicket, ticketOf, type Ticketed } from '../traffic/ticket.js';
+import type { TicketedListener } from '../traffic/admitted-requests.js';
+import { queryLane, type LaneYoga } from './query-lane.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { useSseSingleConnection } from './plugins/sse-single-connection.js';
@@ -115,7 +117,10 @@ export interface GatewayOptions {
   readonly previousCursorKey?: string | null;
 }
 
-export type Gateway = YogaServerInstance<Ticketed, GatewayContext>;
+/** yoga, and the Node listener to serve it with: the plain-query lane in front of yoga's own. */
+export type Gateway = YogaServerInstance<Ticketed, GatewayContext> & {
+  readonly listener: TicketedListener;
+};
 
 export { GRAPHQL_PATH };
 
@@ -159,7 +164,21 @@ export function createGateway(options: GatewayOptions): Gateway {
   const warnings = options.warnings ?? (logger ? warningRollup(logger) : null);
   const yogaLog = logger ? yogaLogger(logger) : false;
   const cursors = createCursorCodec(options.cursorKey ?? null, options.previousCursorKey ?? null);
-  return createYoga<Ticketed, GatewayContext>({
+  const cors = useCors({
+    origins: options.corsOrigins ?? [],
+    allowLoopback: options.allowLoopbackOrigins ?? false,
+  });
+  const observer =
+    logger || options.metrics
+      ? useRequestObserver({
+          logger,
+          metrics: options.metrics ?? null,
+          metricsEndpoint: options.metricsEndpoint ?? true,
+          callerOf: (ticket) => callerOf(ticket.identity, options),
+          warnings,
+        })
+      : null;
+  const yoga = createYoga<Ticketed, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     healthCheckEndpoint: '/health',
@@ -191,10 +210,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       // First: a request handed to yoga in process gets its ticket here (the HTTP server's
       // come with one: admitted-requests.ts).
       useTicket(identities),
-      useCors({
-        origins: options.corsOrigins ?? [],
-        allowLoopback: options.allowLoopbackOrigins ?? false,
-      }),
+      cors,
       // Before the body limit: a refused request's body is never read.
       useAdmissionRefusals(),
       useRequestBodyLimit(options.limits.maxBodyBytes),
@@ -223,17 +239,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       useIncrementalFallback(),
       // Before the plugins that wrap execution (tracing), so they wrap the compiled executor.
       useJit(),
-      ...(logger || options.metrics
-        ? [
-            useRequestObserver({
-              logger,
-              metrics: options.metrics ?? null,
-              metricsEndpoint: options.metricsEndpoint ?? true,
-              callerOf: (ticket) => callerOf(ticket.identity, options),
-              warnings,
-            }),
-          ]
-        : []),
+      ...(observer ? [observer] : []),
       ...(options.tracing ? [options.tracing.plugin] : []),
       options.persistedOperations ??
         apqPlugin(options.apqStore, {
@@ -260,6 +266,16 @@ export function createGateway(options: GatewayOptions): Gateway {
       useLiveResume(options.live ?? null),
     ],
   });
+  // The lane runs what yoga would for a plain query; the plugins with HTTP hooks of their own
+  // (tracing, the response cache, an allow-list) keep every request on yoga's path.
+  const laneable = !options.tracing && !options.responseCache && !options.persistedOperations;
+  const listener = laneable
+    ? queryLane(yoga as unknown as LaneYoga, {
+        maxBodyBytes: options.limits.maxBodyBytes,
+        hooks: observer ? [cors, observer] : [cors],
+      })
+    : (yoga as unknown as TicketedListener);
+  return Object.assign(yoga, { listener });
 }
 
 /** Issues the ticket of a request that came without one (ticket.ts). */

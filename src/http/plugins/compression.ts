@@ -1,7 +1,7 @@
 /**
  * Compressed answers for clients that ask: the compression is @whatwg-node/server's
  * useContentEncoding; the policy is ours:
- * - only whole answers of at least MIN_BYTES (a small answer costs more to compress than to send);
+ * - only whole answers of at least MIN_COMPRESSED_BYTES (a small answer costs more to compress than to send);
  * - never a stream (SSE, multipart): a compressor holds bytes back until its block fills;
  * - request bodies are not decompressed (the body limit counts what arrives on the wire);
  * - never a response with an ETag: GraphiQL's files (src/http/graphiql.ts) come precompressed;
@@ -12,7 +12,7 @@ import { useContentEncoding } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';
 import { appendVary } from '../vary.js';
 
-const MIN_BYTES = 1024;
+export const MIN_COMPRESSED_BYTES = 1024;
 const STREAMING = /^(text\/event-stream|multipart\/mixed)/i;
 /** Not br: Node's brotli defaults to quality 11, several times gzip's CPU per byte. */
 export const COMPRESSED_ENCODINGS = ['gzip', 'deflate'] as const;
@@ -44,7 +44,7 @@ export function useResponseCompression(): Plugin {
       if (response.headers.has('content-encoding') || response.headers.has('etag')) return;
       const type = response.headers.get('content-type') ?? '';
       if (STREAMING.test(type)) return;
-      if (!(Number(response.headers.get('content-length')) >= MIN_BYTES)) return;
+      if (!(Number(response.headers.get('content-length')) >= MIN_COMPRESSED_BYTES)) return;
       appendVary(response.headers, 'Accept-Encoding');
       const encoding = chooseEncoding(request.headers.get('accept-encoding'), COMPRESSED_ENCODINGS);
       if (!encoding) return;

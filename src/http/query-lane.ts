@@ -1,0 +1,256 @@
+/**
+ * The plain-query lane: a JSON POST of a query (no Origin, no extensions, no @defer/@stream) runs
+ * yoga's own envelop (parse, validation, limits, graphql-jit, masking) and result processor, but
+ * skips the Fetch Request and Response that yoga's HTTP layer builds around them: that layer was
+ * half of a small query's CPU (docs/performance.md). Hand-written because it is the gateway's own
+ * split; yoga answers everything else, and any request the lane read but will not run is handed
+ * back to yoga with its body (whatwg-node takes a pre-read `body`), so the answer is yoga's.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { promisify } from 'node:util';
+import { deflate, gzip } from 'node:zlib';
+import { getOperationAST, type ExecutionResult } from 'graphql';
+import { isAsyncIterable, isPromise, processRegularResult, type Plugin } from 'graphql-yoga';
+import type { TicketedListener } from '../traffic/admitted-requests.js';
+import type { Ticketed } from '../traffic/ticket.js';
+import { appendVary } from './vary.js';
+import {
+  chooseEncoding,
+  COMPRESSED_ENCODINGS,
+  MIN_COMPRESSED_BYTES,
+} from './plugins/compression.js';
+import { GRAPHQL_PATH } from './paths.js';
+
+/** What the lane needs of yoga: its envelop and its Node listener. */
+export interface LaneYoga {
+  getEnveloped(context: object): Enveloped;
+  (request: IncomingMessage, response: ServerResponse, context: Ticketed): unknown;
+}
+
+interface Enveloped {
+  parse(source: string): unknown;
+  validate(schema: unknown, document: unknown): readonly unknown[];
+  contextFactory(): unknown;
+  execute(args: object): unknown;
+  readonly schema: unknown;
+}
+
+export interface QueryLaneOptions {
+  readonly maxBodyBytes: number;
+  /** The plugins whose HTTP hooks (onRequest, onParams, onResultProcess, onResponse) a plain query meets. */
+  readonly hooks: readonly Plugin[];
+}
+
+/** The media type yoga answers each plain `Accept` with; any other `Accept` is yoga's to read. */
+const ANSWERED_AS = new Map<string | undefined, string>([
+  [undefined, 'application/json'],
+  ['*/*', 'application/json'],
+  ['application/json', 'application/json'],
+  ['application/graphql-response+json', 'application/graphql-response+json'],
+]);
+const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
+const INCREMENTAL = /@(defer|stream)\b/;
+const compress = { gzip: promisify(gzip), deflate: promisify(deflate) };
+
+interface PlainParams {
+  readonly query: string;
+  readonly operationName?: string | null;
+  readonly variables?: Record<string, unknown> | null;
+}
+
+/** Captures what yoga's result processor would send, without a Fetch Response. */
+class CapturedResponse {
+  constructor(
+    readonly body: string | null,
+    readonly init: { status?: number; headers?: Record<string, string> },
+  ) {}
+}
+const CAPTURE = { Response: CapturedResponse } as never;
+
+export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedListener {
+  const hooks = options.hooks;
+  const run = async (
+    request: IncomingMessage,
+    response: ServerResponse,
+    context: Required<Ticketed>,
+    body: Buffer,
+  ): Promise<void> => {
+    const params = plainParams(body);
+    if (!params || INCREMENTAL.test(params.query))
+      return replay(yoga, request, response, context, body);
+    const view = requestView(request);
+    const initial = { ...context, request: view, params };
+    const enveloped = yoga.getEnveloped(initial);
+    let document: unknown;
+    try {
+      document = enveloped.parse(params.query);
+    } catch {
+      return replay(yoga, request, response, context, body);
+    }
+    const operation = getOperationAST(document as never, params.operationName);
+    if (operation?.operation !== 'query' || enveloped.validate(enveloped.schema, document).length) {
+      return replay(yoga, request, response, context, body);
+    }
+    const url = { pathname: GRAPHQL_PATH };
+    let pending = callHooks(hooks, 'onRequest', { request: view, url, serverContext: context });
+    if (pending) await pending;
+    pending = callHooks(hooks, 'onParams', { request: view, params });
+    if (pending) await pending;
+    let contextValue = enveloped.contextFactory();
+    if (isPromise(contextValue)) contextValue = await contextValue;
+    let result = (await enveloped.execute({
+      schema: enveloped.schema,
+      document,
+      contextValue,
+      variableValues: params.variables,
+      operationName: params.operationName,
+    })) as ExecutionResult;
+    if (isAsyncIterable(result)) return; // unreachable: @defer/@stream were sent to yoga
+    const setResult = (next: ExecutionResult): void => {
+      result = next;
+    };
+    pending = callHooks(hooks, 'onResultProcess', { request: view, result, setResult });
+    if (pending) await pending;
+    const mediaType = ANSWERED_AS.get(request.headers.accept) ?? 'application/json';
+    const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
+    let payload = Buffer.from(answer.body ?? '');
+    const headers = new HeaderList(answer.init.headers);
+    const out = { status: answer.init.status ?? 200, headers };
+    if (payload.length >= MIN_COMPRESSED_BYTES) {
+      appendVary(headers, 'Accept-Encoding');
+      const encoding = chooseEncoding(view.headers.get('accept-encoding'), COMPRESSED_ENCODINGS);
+      if (encoding) {
+        payload = await compress[encoding](payload);
+        headers.set('content-encoding', encoding);
+      }
+    }
+    headers.set('content-length', String(payload.length));
+    pending = callHooks(hooks, 'onResponse', {
+      request: view,
+      response: out,
+      serverContext: context,
+    });
+    if (pending) await pending;
+    if (response.destroyed) return;
+    response.writeHead(out.status, headers.toObject());
+    response.end(payload);
+  };
+
+  return (request, response, context) => {
+    const length = Number(request.headers['content-length']);
+    const eligible =
+      request.method === 'POST' &&
+      request.url === GRAPHQL_PATH &&
+      length > 0 &&
+      length <= options.maxBodyBytes &&
+      JSON_TYPES.has(request.headers['content-type']?.toLowerCase() ?? '') &&
+      ANSWERED_AS.has(request.headers.accept) &&
+      request.headers.origin === undefined &&
+      context.ticket.refusal === undefined;
+    if (!eligible) {
+      yoga(request, response, context);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.once('end', () => {
+      run(request, response, context, Buffer.concat(chunks)).catch(() => {
+        if (!response.headersSent) response.writeHead(500).end();
+        else response.destroy();
+      });
+    });
+  };
+}
+
+/** The body as query, operationName and variables, or null for anything else (yoga's to answer). */
+function plainParams(body: Buffer): PlainParams | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const params = value as Record<string, unknown>;
+  for (const key in params) {
+    const field = params[key];
+    const plain =
+      key === 'query'
+        ? typeof field === 'string'
+        : key === 'operationName'
+          ? field === null || typeof field === 'string'
+          : key === 'variables' &&
+            (field === null || (typeof field === 'object' && !Array.isArray(field)));
+    if (!plain) return null;
+  }
+  return typeof params.query === 'string' ? (params as unknown as PlainParams) : null;
+}
+
+/** The parts of a Fetch Request that the hooks and plugins read, over Node's request. */
+function requestView(request: IncomingMessage) {
+  const headers = {
+    get: (name: string): string | null => {
+      const value = request.headers[name];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+    has: (name: string): boolean => request.headers[name] !== undefined,
+  };
+  return {
+    method: 'POST',
+    url: `http://${request.headers.host ?? 'localhost'}${GRAPHQL_PATH}`,
+    headers,
+  };
+}
+
+type HttpHook = 'onRequest' | 'onParams' | 'onResultProcess' | 'onResponse';
+
+/**
+ * Calls one HTTP hook of each plugin in order, as yoga would. A promise is waited for only when a
+ * hook returns one: an `await` per hook would be a microtask per hook on every request.
+ */
+function callHooks(
+  hooks: readonly Plugin[],
+  name: HttpHook,
+  payload: object,
+): Promise<void> | undefined {
+  for (let i = 0; i < hooks.length; i += 1) {
+    const hook = hooks[i]?.[name] as ((payload: object) => unknown) | undefined;
+    const pending = hook?.(payload);
+    if (isPromise(pending)) return pending.then(() => callHooks(hooks.slice(i + 1), name, payload));
+  }
+  return undefined;
+}
+
+/** A response's headers as the hooks read and set them, without a Fetch Headers per request. */
+class HeaderList {
+  private readonly values = new Map<string, string>();
+
+  constructor(init: Record<string, string> = {}) {
+    for (const name in init) this.values.set(name.toLowerCase(), init[name] as string);
+  }
+
+  get(name: string): string | null {
+    return this.values.get(name.toLowerCase()) ?? null;
+  }
+
+  set(name: string, value: string): void {
+    this.values.set(name.toLowerCase(), value);
+  }
+
+  toObject(): Record<string, string> {
+    return Object.fromEntries(this.values);
+  }
+}
+
+/** yoga answers a request whose body the lane already read. */
+function replay(
+  yoga: LaneYoga,
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: Ticketed,
+  body: Buffer,
+): void {
+  (request as IncomingMessage & { body?: Buffer }).body = body;
+  yoga(request, response, context);
+}
