@@ -78,7 +78,7 @@ export function createCaller(
       ...params,
     });
     const started = performance.now();
-    let answer: Answer;
+    let seen: Omit<Answer, 'operation' | 'label'>;
     try {
       const response = await request(new URL(`${prefix}/api/${operation}`, baseUrl), {
         method: 'POST',
@@ -92,28 +92,23 @@ export function createCaller(
         signal: AbortSignal.timeout(timeoutMs),
       });
       const text = (options.redact ?? ((t: string) => t))(await response.body.text());
-      const ms = performance.now() - started;
       const limitHeaders: Record<string, string> = {};
       for (const [name, value] of Object.entries(response.headers)) {
         if (LIMIT_HEADER.test(name) && value !== undefined)
           limitHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }
       const contentType = response.headers['content-type'];
-      answer = {
-        operation,
-        label,
+      seen = {
         status: response.statusCode,
         failure: null,
         contentType: (Array.isArray(contentType) ? contentType[0] : contentType) ?? null,
         limitHeaders,
-        ms,
+        ms: performance.now() - started,
         json: parseJson(text),
         bytes: Buffer.byteLength(text),
       };
     } catch (error) {
-      answer = {
-        operation,
-        label,
+      seen = {
         status: null,
         failure: describeFailure(error, timeoutMs),
         contentType: null,
@@ -123,6 +118,7 @@ export function createCaller(
         bytes: 0,
       };
     }
+    const answer: Answer = { operation, label, ...seen };
     answers.push(answer);
     return answer;
   }

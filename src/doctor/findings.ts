@@ -2,7 +2,7 @@
  * Observations -> one finding per open question of the service's documentation. The gateway's
  * own readers (wire.ts) judge the values: "holds" means the gateway reads them as intended.
  */
-import type { HistoryEndReading } from '../config/config.js';
+import type { UpstreamSettings } from '../config/config.js';
 import { FIXED_UPSTREAM_RETRY_AFTER_DEFAULT_MS } from '../config/fixed.js';
 import { parseRetryAfter } from '../upstream/client.js';
 import {
@@ -35,24 +35,12 @@ export interface Finding {
 }
 
 /** What the gateway run with this environment assumes (UPSTREAM_HISTORY_END, UPSTREAM_TIMEOUT_MS). */
-export interface GatewayAssumptions {
-  readonly historyEnd: HistoryEndReading;
-  readonly timeoutMs: number;
-}
+export type GatewayAssumptions = Pick<UpstreamSettings, 'historyEnd' | 'timeoutMs'>;
 
 /** What a question's judge says; `set` is "" unless given. */
 type Verdict = Pick<Finding, 'answer' | 'evidence' | 'holds'> & { readonly set?: string };
 
-/** The observations, with the records several questions read gathered once. */
-interface Gathered {
-  readonly seen: Observations;
-  readonly gateway: GatewayAssumptions;
-  readonly histories: Json[];
-  readonly messages: Json[];
-  /** The successful allownednumbers and ownednumbers answers, and the numbers they list. */
-  readonly numberLists: Json[];
-  readonly owned: Json[];
-}
+type Gathered = ReturnType<typeof gather>;
 
 interface Question {
   readonly id: string;
@@ -63,11 +51,13 @@ interface Question {
   readonly judge: (gathered: Gathered) => Verdict | null;
 }
 
-export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): Finding[] {
+/** The observations, with the records several questions read gathered once. */
+function gather(seen: Observations, gateway: GatewayAssumptions) {
+  // The successful allownednumbers and ownednumbers answers, and the numbers they list.
   const numberLists = [seen.owned, ...seen.typed.map((t) => t.answer)]
     .map(successful)
     .filter(isObject);
-  const gathered: Gathered = {
+  return {
     seen,
     gateway,
     histories: seen.histories.map(successful).filter(isObject),
@@ -75,6 +65,10 @@ export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): F
     numberLists,
     owned: numberLists.flatMap((list) => objectsIn(list.data)),
   };
+}
+
+export function findingsFrom(seen: Observations, gateway: GatewayAssumptions): Finding[] {
+  const gathered = gather(seen, gateway);
   return QUESTIONS.map(({ id, question, gatewayAssumes, needs, judge }) => {
     const { answer, evidence, holds, set = '' } = judge(gathered) ?? notAsked(seen, needs);
     const assumes = typeof gatewayAssumes === 'string' ? gatewayAssumes : gatewayAssumes(gateway);
@@ -288,8 +282,11 @@ function range(
   if (!answer) return null;
   const messages = messagesOf(answer);
   const total = successful(answer)?.total_message_count;
+  const failed = isOk(answer) && isObject(answer.json) && answer.json.success !== '1';
   return {
-    answer: messages ? describe(messages, total) : describeFailure(answer),
+    answer: messages
+      ? describe(messages, total)
+      : `${failed ? 'a failure: ' : ''}${describeAnswer(answer)}`,
     evidence: [`${answer.label}: ${describeAnswer(answer)}`],
     holds: holds(messages, total),
   };
@@ -459,16 +456,14 @@ function timestamps({ histories, messages }: Gathered): Verdict {
 }
 
 function latency({ seen, gateway }: Gathered): Verdict {
-  const byOperation = new Map<string, number[]>();
-  for (const a of seen.answers) {
-    if (a.status === null) continue;
-    const list = byOperation.get(a.operation) ?? [];
-    list.push(a.ms);
-    byOperation.set(a.operation, list);
-  }
-  if (byOperation.size === 0) return { answer: 'no answer was timed', evidence: [], holds: null };
-  const timed = [...byOperation].map(([operation, times]) => {
-    const sorted = times.sort((x, y) => x - y);
+  const answered = seen.answers.filter((a) => a.status !== null);
+  const operations = [...new Set(answered.map((a) => a.operation))];
+  if (operations.length === 0) return { answer: 'no answer was timed', evidence: [], holds: null };
+  const timed = operations.map((operation) => {
+    const sorted = answered
+      .filter((a) => a.operation === operation)
+      .map((a) => a.ms)
+      .sort((x, y) => x - y);
     return { operation, sorted, p99: percentile(sorted, 99) };
   });
   const worst = Math.max(...timed.map((t) => t.p99));
@@ -521,11 +516,6 @@ export function describeAnswer(answer: Answer): string {
     parts.push(`{ ${shown.join(', ')} }`);
   }
   return parts.join(', ');
-}
-
-function describeFailure(answer: Answer): string {
-  const failed = isOk(answer) && isObject(answer.json) && answer.json.success !== '1';
-  return failed ? `a failure: ${describeAnswer(answer)}` : describeAnswer(answer);
 }
 
 /** The code the gateway reads from a status: as wire.ts reads it, an integer is kept as its text. */

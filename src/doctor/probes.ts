@@ -24,27 +24,7 @@ export interface EndProbe {
 }
 
 /** A probe's answer is null when it was not made (the budget, or nothing to ask about). */
-export interface Observations {
-  /** The first call, allownednumbers with the account's credentials. */
-  readonly owned: Answer;
-  readonly numbers: readonly Json[];
-  readonly typed: readonly { readonly type: string; readonly answer: Answer }[];
-  /** Every history read with a history_end. */
-  readonly histories: readonly Answer[];
-  /** Null when no number has three messages (or the budget ran out first). */
-  readonly end: EndProbe | null;
-  /** How many numbers were looked at for the end probe, and the most messages one had. */
-  readonly endSearch: { readonly looked: number; readonly mostMessages: number };
-  readonly pastTotal: Answer | null;
-  readonly beyondTotal: Answer | null;
-  readonly reversed: Answer | null;
-  readonly wrongCredentials: Answer | null;
-  readonly missingParameter: Answer | null;
-  /** Every answer, in order (latency samples included). */
-  readonly answers: readonly Answer[];
-  readonly callsMade: number;
-  readonly maxCalls: number;
-}
+export type Observations = Awaited<ReturnType<typeof runProbes>>;
 
 /** An obviously invented pair: it owes nothing to the real one, so showing it would reveal nothing. */
 const INVENTED_PAIR = {
@@ -58,7 +38,7 @@ const NUMBERS_SEARCHED = 5;
 const REFERENCE_END = 5;
 const SAMPLE_END = 20;
 
-export async function runProbes(caller: Caller): Promise<Observations> {
+export async function runProbes(caller: Caller) {
   const owned = await caller.call('allownednumbers', 'all owned numbers', {});
   const why = cannotAsk(owned);
   if (why) throw new CouldNotAsk(why);
