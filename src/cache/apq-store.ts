@@ -5,7 +5,7 @@
  * open, costs a registration round-trip, never a failed request.
  */
 import type { Logger } from '../observability/logger.js';
-import { connectRedis, type RedisConnection, type RedisTarget } from '../redis/connection.js';
+import type { RedisConnection } from '../redis/connection.js';
 import { createSeal, type SealSecret } from '../redis/seal.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 
@@ -14,17 +14,6 @@ export const APQ_KEY_PREFIX = 'sms-gateway:apq:v2:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
 
 export type RedisApqStore = ReturnType<typeof createRedisApqStore>;
-
-/** APQ's connection (src/redis: single server, Sentinel or Cluster), opened by src/app.ts. */
-export function connectApqRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
-  return connectRedis(target, 'apq', {
-    logger,
-    messages: {
-      down: 'APQ store unavailable; clients resend whole queries meanwhile',
-      up: 'APQ store: Redis reachable again',
-    },
-  });
-}
 
 /** `secret` (config.secret) seals the query texts; `logger` says once that a value did not open. */
 export function createRedisApqStore(

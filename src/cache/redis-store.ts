@@ -4,11 +4,7 @@
  * its key (src/redis/seal.ts). Redis trouble, or a value that does not open, costs a cache miss.
  */
 import type { Logger } from '../observability/logger.js';
-import {
-  connectRedis as connectShared,
-  type RedisConnection,
-  type RedisTarget,
-} from '../redis/connection.js';
+import type { RedisConnection } from '../redis/connection.js';
 import type { Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
@@ -70,15 +66,4 @@ function decode(raw: string): StoredAnswer | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The cache's connection (src/redis: single server, Sentinel or Cluster). */
-export function connectRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
-  return connectShared(target, 'cache', {
-    logger,
-    messages: {
-      down: 'Response cache unavailable, answering without it',
-      up: 'Response cache: Redis reachable again',
-    },
-  });
 }

@@ -14,13 +14,13 @@ import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
-import { connectRedis, redisAnswerStore } from './redis-store.js';
+import { redisAnswerStore } from './redis-store.js';
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
 import { DEFAULT_CACHE_MAX_BYTES, type ResponseCacheSettings } from '../config/config.js';
 import { FIXED_CACHE_MAX_ENTRY_BYTES } from '../config/fixed.js';
 import { fingerprintKey } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
-import type { RedisConnection } from '../redis/connection.js';
+import { connectUse, type RedisConnection } from '../redis/connection.js';
 import { createSeal } from '../redis/seal.js';
 import { CredentialMemory } from '../traffic/verification.js';
 import { ticketOf } from '../traffic/ticket.js';
@@ -83,7 +83,7 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
   const verdicts = options.credentials ?? new CredentialMemory({ secret: settings.hmacKey });
   const store: CacheStore = settings.redisUrl ? 'redis' : 'memory';
   const redis = settings.redisUrl
-    ? (options.redis ?? connectRedis(settings.redisUrl, options.logger))
+    ? (options.redis ?? connectUse(settings.redisUrl, 'cache', options.logger))
     : null;
   const staleIfErrorMs = settings.staleIfErrorMs ?? 0;
   const memory = redis

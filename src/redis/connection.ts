@@ -131,16 +131,26 @@ export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisC
   };
 }
 
-/** Live updates' connection (src/start.ts), its commands allowed 1 s. */
-export function connectLiveRedis(target: RedisTarget, logger: Logger | false): RedisConnection {
-  return connectRedis(target, 'live', {
-    logger,
-    commandTimeoutMs: 1_000,
-    messages: {
-      down: 'live updates: Redis unavailable, polls wait for it',
-      up: 'live updates: Redis reachable again',
-    },
-  });
+/** Each use's outage and recovery lines, as the gateway opens it. */
+const MESSAGES: Record<RedisUse, { readonly down: string; readonly up: string }> = {
+  cache: {
+    down: 'Response cache unavailable, answering without it',
+    up: 'Response cache: Redis reachable again',
+  },
+  apq: {
+    down: 'APQ store unavailable; clients resend whole queries meanwhile',
+    up: 'APQ store: Redis reachable again',
+  },
+  live: {
+    down: 'live updates: Redis unavailable, polls wait for it',
+    up: 'live updates: Redis reachable again',
+  },
+};
+
+/** The connection of `use` as src/start.ts opens it; live updates' commands are allowed 1 s. */
+export function connectUse(target: RedisTarget, use: RedisUse, logger: Logger | false) {
+  const commandTimeoutMs = use === 'live' ? 1_000 : DEFAULT_COMMAND_TIMEOUT_MS;
+  return connectRedis(target, use, { logger, commandTimeoutMs, messages: MESSAGES[use] });
 }
 
 /** QUIT lets replies already on their way arrive; a connection that cannot QUIT is cut. */

@@ -6,7 +6,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, redisAnswerStore } from '../../src/cache/redis-store.js';
+import { redisAnswerStore } from '../../src/cache/redis-store.js';
+import { connectUse } from '../../src/redis/connection.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import type { StoredAnswer } from '../../src/cache/store.js';
 import { createSeal } from '../../src/redis/seal.js';
@@ -32,7 +33,7 @@ describe('redisAnswerStore', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    connection = connectRedis(new URL(redis.url), false);
+    connection = connectUse(new URL(redis.url), 'cache', false);
     raw = new Redis(redis.url);
     expect(await connection.ready(5_000)).toBe(true);
   });
@@ -111,7 +112,7 @@ describe('redisAnswerStore with Redis gone', () => {
   it('misses and drops writes, without a rejection, and the connection says it is down', async () => {
     const redis = await startRedis();
     const { logger, lines } = captureLogs();
-    const connection = connectRedis(new URL(redis.url), logger);
+    const connection = connectUse(new URL(redis.url), 'cache', logger);
     try {
       expect(await connection.ready(5_000)).toBe(true);
       const store = redisAnswerStore(connection, seal);
