@@ -22,9 +22,7 @@ import { unknownVariables } from './unknown-variables.js';
 export {
   CONFIG_VARIABLES,
   DEFAULT_PRODUCTION_METRICS_PORT,
-  LOG_LEVELS,
   type HistoryEndReading,
-  type HostPort,
 } from './settings.js';
 
 /** What loadConfig returns, frozen: the object `read` builds from settings.ts and fixed.ts. */

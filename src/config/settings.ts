@@ -5,7 +5,7 @@
  */
 import * as fixed from './fixed.js';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
  * How a service reads `history_end`: just past the last message asked for, or that message's own

@@ -4,7 +4,7 @@
  * Redis trouble must cost a cache miss, an APQ round-trip or a late live event, never a request.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { HostPort, RedisSettings } from '../config/config.js';
+import type { RedisSettings } from '../config/config.js';
 import type { Logger } from '../observability/logger.js';
 
 export type { RedisSettings } from '../config/config.js';
@@ -241,7 +241,7 @@ export function pointedThereBy(target: RedisTarget, error: unknown): string | nu
   if (code !== 'ECONNREFUSED' && !message.includes('ECONNREFUSED')) return null;
   if (target instanceof URL || topology === 'single') return 'REDIS_URL points there';
   const address = /(\S+):(\d+)\s*$/.exec(message);
-  const at = (nodes: readonly HostPort[]): boolean =>
+  const at = (nodes: RedisSettings['sentinels']): boolean =>
     address !== null &&
     nodes.some(
       (n) => n.host === address[1]?.replace(/^\[|\]$/g, '') && n.port === Number(address[2]),
@@ -263,7 +263,7 @@ function describeTarget(target: RedisTarget): string {
   const node = `${url.hostname}:${portOf(url)}`;
   const topology = topologyOf(target);
   if (target instanceof URL || topology === 'single') return node;
-  const list = (nodes: readonly HostPort[]): string =>
+  const list = (nodes: RedisSettings['sentinels']): string =>
     nodes.map((n) => `${n.host}:${n.port}`).join(',');
   if (topology === 'sentinel') {
     return `sentinel ${target.sentinelName ?? 'mymaster'} via ${list(target.sentinels)}`;
