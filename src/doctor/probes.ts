@@ -124,19 +124,12 @@ export async function runProbes(caller: Caller) {
   // 5. Timing samples with what is left: each operation in turn, histories across numbers.
   const withHistory = numbers.slice(0, Math.max(1, looked));
   for (let i = 0; caller.made < caller.maxCalls && numbers.length > 0; i += 1) {
-    const sample =
-      i % 3 === 0
-        ? await history(
-            withHistory[i % withHistory.length] as Json,
-            0,
-            SAMPLE_END,
-            `history 0..${SAMPLE_END} (timing)`,
-          )
-        : i % 3 === 1
-          ? await optional('allownednumbers', 'all owned numbers (timing)', {})
-          : await optional('ownednumbers', 'owned numbers, local (timing)', {
-              number_type: 'local',
-            });
+    const number = withHistory[i % withHistory.length] as Json;
+    const sample = await [
+      () => history(number, 0, SAMPLE_END, `history 0..${SAMPLE_END} (timing)`),
+      () => optional('allownednumbers', 'all owned numbers (timing)', {}),
+      () => optional('ownednumbers', 'owned numbers, local (timing)', { number_type: 'local' }),
+    ][i % 3]!();
     if (!sample) break;
   }
 
