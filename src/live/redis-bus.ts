@@ -125,12 +125,6 @@ export class RedisBus implements LiveBus {
     }
   }
 
-  private async writeSeen(topic: string, seen: StoredSeen): Promise<void> {
-    const ttl = this.lockTtlMs * SEEN_LIFETIMES;
-    const sealed = this.seal.seal(JSON.stringify(seen), seenKey(topic));
-    await this.commands.set(seenKey(topic), sealed, 'PX', ttl);
-  }
-
   async publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
     const channel = channelOf(topic);
     await this.commands.publish(channel, this.seal.seal(JSON.stringify(events), channel));
@@ -154,7 +148,7 @@ export class RedisBus implements LiveBus {
     if (owned !== this.owner) return;
     const seen = await this.readSeen(topic).catch(() => null);
     if (seen !== null)
-      await this.writeSeen(topic, { ...seen, released: true }).catch(() => undefined);
+      await this.saveSeen(topic, { ...seen, released: true }).catch(() => undefined);
     await this.commands.eval(RELEASE, 1, lockKey(topic), this.owner).catch(() => 0);
   }
 
@@ -163,8 +157,9 @@ export class RedisBus implements LiveBus {
     return seen && { total: seen.total, newestIds: seen.newestIds };
   }
 
-  async saveSeen(topic: string, seen: SeenState): Promise<void> {
-    await this.writeSeen(topic, { total: seen.total, newestIds: seen.newestIds });
+  async saveSeen(topic: string, { total, newestIds, released }: StoredSeen): Promise<void> {
+    const sealed = this.seal.seal(JSON.stringify({ total, newestIds, released }), seenKey(topic));
+    await this.commands.set(seenKey(topic), sealed, 'PX', this.lockTtlMs * SEEN_LIFETIMES);
   }
 
   async close(): Promise<void> {

@@ -20,12 +20,7 @@ export interface Position {
 export type Positions = ReadonlyMap<string, Position>;
 
 /** `positions`: set on SLOW_CONSUMER, where to resume. */
-interface Failure {
-  readonly kind: 'error';
-  readonly code: string;
-  readonly message: string;
-  readonly positions: Positions | null;
-}
+type Failure = Extract<LiveEvent, { kind: 'error' }> & { readonly positions: Positions | null };
 
 /** An event of a number, with the resume point once it is taken; or a failure. */
 export type Delivery<T extends PollTarget = PollTarget> =
