@@ -216,18 +216,6 @@ const HISTORY_SHIFT_SECONDS =
     ),
   );
 
-interface DraftMessage {
-  epochSeconds: number;
-  phone: string;
-  direction: 'outbound' | 'inbound';
-  body: string;
-  mmsExtension: string | null;
-  status: string;
-  /** message_id past its first 8 hex digits, which come from the (unique) system_id. */
-  idTail: string;
-  systemId: number;
-}
-
 /** Oldest-first timestamps, strictly increasing, the last one exactly at `newest`. */
 function messageTimestamps(spec: NumberSpec, rand: () => number): number[] {
   const n = spec.messageCount;
@@ -245,10 +233,11 @@ function messageTimestamps(spec: NumberSpec, rand: () => number): number[] {
   return [...times, newest];
 }
 
-function draftMessages(account: AccountSpec, spec: NumberSpec): DraftMessage[] {
+/** Messages before their system_id, which buildAccount hands out across the account. */
+function draftMessages(account: AccountSpec, spec: NumberSpec) {
   const rand = mulberry32(spec.seed);
   const randomWord = () => Math.floor(rand() * 4294967296);
-  return messageTimestamps(spec, rand).map((epochSeconds): DraftMessage => {
+  return messageTimestamps(spec, rand).map((epochSeconds) => {
     const inbound = rand() < 0.22;
     const mms = rand() < 0.18;
     const status = inbound
@@ -259,10 +248,11 @@ function draftMessages(account: AccountSpec, spec: NumberSpec): DraftMessage[] {
     return {
       epochSeconds,
       phone: pick(rand, account.contacts),
-      direction: inbound ? 'inbound' : 'outbound',
+      direction: inbound ? ('inbound' as const) : ('outbound' as const),
       body: pick(rand, inbound ? INBOUND_BODIES : OUTBOUND_BODIES),
       mmsExtension: mms ? pick(rand, MMS_EXTENSIONS) : null,
       status,
+      // message_id past its first 8 hex digits, which come from the (unique) system_id.
       idTail: hex8(randomWord()) + hex8(randomWord()) + hex8(randomWord()),
       systemId: 0,
     };
