@@ -19,8 +19,6 @@ export type RedisClient = Redis | Cluster;
 
 export interface RedisConnectionOptions {
   readonly logger: Logger | false;
-  /** A command slower than this fails (the caller goes on without Redis). @default 500 */
-  readonly commandTimeoutMs?: number;
   /** The outage's log line (its error follows) and the recovery's. @default "Redis for <use> ..." */
   readonly messages?: { readonly down: string; readonly up: string };
 }
@@ -28,7 +26,8 @@ export interface RedisConnectionOptions {
 export type RedisConnection = ReturnType<typeof connectRedis>;
 
 const CONNECT_TIMEOUT_MS = 2_000;
-const DEFAULT_COMMAND_TIMEOUT_MS = 500;
+/** A command slower than this fails (the caller goes on without Redis). */
+const COMMAND_TIMEOUT_MS: Record<RedisUse, number> = { cache: 500, apq: 500, live: 1_000 };
 /** Reconnect quickly at first, then every 2 s at most: an outage is retried, never given up. */
 const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** attempt, 2_000);
 
@@ -42,12 +41,11 @@ function topologyOf(target: RedisTarget): 'single' | 'sentinel' | 'cluster' {
 export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisConnectionOptions) {
   const topology = topologyOf(target);
   const { logger } = options;
-  const commandTimeout = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const client = createClient(target, {
     // While disconnected, commands fail at once: nothing is replayed after a failover.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout,
+    commandTimeout: COMMAND_TIMEOUT_MS[use],
   });
   // The URL may carry a password: only where Redis is, never the URL, is logged.
   const where = { redis: describeTarget(target), use };
@@ -147,10 +145,9 @@ const MESSAGES: Record<RedisUse, { readonly down: string; readonly up: string }>
   },
 };
 
-/** The connection of `use` as src/start.ts opens it; live updates' commands are allowed 1 s. */
+/** The connection of `use` as src/start.ts opens it, with its own log lines. */
 export function connectUse(target: RedisTarget, use: RedisUse, logger: Logger | false) {
-  const commandTimeoutMs = use === 'live' ? 1_000 : DEFAULT_COMMAND_TIMEOUT_MS;
-  return connectRedis(target, use, { logger, commandTimeoutMs, messages: MESSAGES[use] });
+  return connectRedis(target, use, { logger, messages: MESSAGES[use] });
 }
 
 /** QUIT lets replies already on their way arrive; a connection that cannot QUIT is cut. */
