@@ -63,15 +63,7 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-interface PreparedNumber {
-  readonly demo: DemoNumber;
-  /** The messages' JSON, newest first, joined by ','. */
-  readonly messagesJson: Buffer;
-  /** Message i spans [offsets[i], offsets[i + 1] - 1) of messagesJson (one extra last entry). */
-  readonly offsets: readonly number[];
-  /** `,"total_message_count":...,...,"messages":[` (everything after the requested count). */
-  readonly middle: string;
-}
+type PreparedNumber = ReturnType<typeof prepareNumber>;
 
 interface PreparedAccount {
   readonly account: DemoAccount;
@@ -89,10 +81,11 @@ function integerJson(value: number, loose: boolean): string {
   return loose ? `"${value}"` : String(value);
 }
 
-function prepareNumber(n: DemoNumber): PreparedNumber {
+function prepareNumber(n: DemoNumber) {
   const newest = n.messages[0];
   const mostRecentId = newest === undefined ? 0 : Number(newest.system_id);
   const mostRecentDate = newest === undefined ? n.createdDate : newest.GMTdate;
+  // Everything after the requested count, up to the messages.
   const middle =
     `,"total_message_count":${integerJson(n.messages.length, n.looselyTyped)}` +
     `,"created_date":${JSON.stringify(n.createdDate)}` +
@@ -103,6 +96,7 @@ function prepareNumber(n: DemoNumber): PreparedNumber {
     `,"optin":${JSON.stringify(n.optin)}` +
     `,"messages":[`;
   const parts = n.messages.map((m) => JSON.stringify(m));
+  // Message i spans [offsets[i], offsets[i + 1] - 1) of messagesJson (newest first, joined by ',').
   const offsets: number[] = [];
   let offset = 0;
   for (const part of parts) {
