@@ -263,9 +263,8 @@ function redisTopology(v: Settings, problems: string[]) {
 }
 
 function deepFreeze<T extends object>(value: T): T {
-  for (const inner of Object.values(value)) {
+  for (const inner of Object.values(value))
     if (inner && typeof inner === 'object' && !(inner instanceof URL)) deepFreeze(inner as object);
-  }
   return Object.freeze(value);
 }
 

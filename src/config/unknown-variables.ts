@@ -52,9 +52,8 @@ function editDistance(a: string, b: string): number {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       const above = rows[i - 1]!;
       let best = Math.min(above[j]! + 1, row[j - 1]! + 1, above[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
         best = Math.min(best, rows[i - 2]![j - 2]! + 1);
-      }
       row.push(best);
     }
     rows.push(row);

@@ -72,9 +72,8 @@ export class LocalBus implements LiveBus {
   }
 
   async publish(topic: string, events: readonly LiveEvent[]): Promise<void> {
-    for (const listener of this.listeners.get(topic) ?? []) {
+    for (const listener of this.listeners.get(topic) ?? [])
       for (const event of events) listener(event);
-    }
   }
 
   async claim(): Promise<Claim> {

@@ -95,9 +95,8 @@ export class RedisBus implements LiveBus {
   }
 
   private resyncAll(): void {
-    for (const set of this.listeners.values()) {
+    for (const set of this.listeners.values())
       for (const listener of set) listener({ kind: 'resync' });
-    }
   }
 
   /** What was sealed for `where`, or null (logged once: it holds nothing this copy can use). */

@@ -231,9 +231,8 @@ function portOf(url: URL): number {
 export function pointedThereBy(target: RedisTarget, error: unknown): string | null {
   const message = error instanceof Error ? error.message : String(error);
   const topology = topologyOf(target);
-  if (topology === 'sentinel' && message.startsWith('All sentinels are unreachable')) {
+  if (topology === 'sentinel' && message.startsWith('All sentinels are unreachable'))
     return 'REDIS_SENTINELS points there';
-  }
   const code = (error as { code?: unknown } | null)?.code;
   if (code !== 'ECONNREFUSED' && !message.includes('ECONNREFUSED')) return null;
   if (target instanceof URL || topology === 'single') return 'REDIS_URL points there';
@@ -243,11 +242,10 @@ export function pointedThereBy(target: RedisTarget, error: unknown): string | nu
     nodes.some(
       (n) => n.host === address[1]?.replace(/^\[|\]$/g, '') && n.port === Number(address[2]),
     );
-  if (topology === 'sentinel') {
+  if (topology === 'sentinel')
     return at(target.sentinels)
       ? 'REDIS_SENTINELS points there'
       : 'the primary the sentinels of REDIS_SENTINELS name for REDIS_SENTINEL_NAME';
-  }
   if (at(target.clusterNodes)) return 'REDIS_CLUSTER_NODES points there';
   return at([{ host: target.url.hostname, port: portOf(target.url) }])
     ? 'REDIS_URL points there'
@@ -262,8 +260,7 @@ function describeTarget(target: RedisTarget): string {
   if (target instanceof URL || topology === 'single') return node;
   const list = (nodes: RedisSettings['sentinels']): string =>
     nodes.map((n) => `${n.host}:${n.port}`).join(',');
-  if (topology === 'sentinel') {
+  if (topology === 'sentinel')
     return `sentinel ${target.sentinelName ?? 'mymaster'} via ${list(target.sentinels)}`;
-  }
   return `cluster ${node},${list(target.clusterNodes)}`;
 }
