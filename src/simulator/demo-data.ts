@@ -135,25 +135,22 @@ export interface NumberSpec {
   seed: number;
 }
 
-export interface AccountSpec {
-  credentials: SimulatorCredentials;
-  /** First system_id handed out in this account; ids then increase with message time. */
-  systemIdBase: number;
-  contacts: readonly string[];
-  numbers: readonly NumberSpec[];
-}
+export type AccountSpec = ReturnType<typeof accountSpec>;
 
 /** number, tid (`-T-`: toll-free), webhook path ('' for none), created, newest, messages, flag. */
 type NumberRow = [string, string, string, string, string, number, ('loose' | 'opt-out')?];
 
-/** An account's spec from one row per number; number i (0-based) is seeded `seedBase + i + 1`. */
+/**
+ * An account's spec from one row per number; number i (0-based) is seeded `seedBase + i + 1`.
+ * `systemIdBase`: the first system_id handed out in the account; ids then increase with time.
+ */
 function accountSpec(
   credentials: SimulatorCredentials,
   systemIdBase: number,
   seedBase: number,
   contacts: string,
   rows: readonly NumberRow[],
-): AccountSpec {
+) {
   const numbers = rows.map(
     ([number, tid, hook, created, newest, messageCount, flag], i): NumberSpec => ({
       number,
@@ -309,6 +306,5 @@ export function buildAccount(account: AccountSpec): DemoAccount {
   return Object.freeze({ credentials: account.credentials, numbers: Object.freeze(numbers) });
 }
 
-/** Both demo accounts: [demo account, second demo account]. */
 export const DEMO_ACCOUNTS = Object.freeze(DEMO_ACCOUNT_SPECS.map(buildAccount));
 export const [DEMO_ACCOUNT, SECOND_DEMO_ACCOUNT] = DEMO_ACCOUNTS as [DemoAccount, DemoAccount];

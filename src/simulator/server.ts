@@ -192,8 +192,7 @@ function isFormContentType(header: string | undefined): boolean {
 }
 
 function parseNonNegativeInteger(value: string): number | null {
-  if (!/^[0-9]+$/.test(value)) return null;
-  const parsed = Number(value);
+  const parsed = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
   return Number.isSafeInteger(parsed) ? parsed : null;
 }
 
@@ -330,7 +329,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if (size > 0) {
         if (!isFormContentType(req.headers['content-type']))
           return respond(failure(415, UNSUPPORTED_MEDIA_TYPE));
-        // Body parameters override query parameters.
         addParams(params, Buffer.concat(chunks).toString('utf8'));
       }
       respond(handleOperation(operation, params));
