@@ -1,8 +1,6 @@
 /**
- * Variables that look meant for the gateway but are not read: a typo (`UPSTREM_URL`) would
- * otherwise be ignored and the default used, for UPSTREAM_URL the demo simulator. A name looks
- * meant for it when it has one of its prefixes or is one or two edits from a known or former
- * name; Kubernetes' service links (REDIS_PORT, GATEWAY_SERVICE_HOST) are left alone.
+ * Variables that look meant for the gateway but are not read (docs/configuration.md "Mistakes
+ * refused at start"): a typo would otherwise be ignored, for UPSTREM_URL the demo simulator used.
  */
 
 /**
@@ -93,9 +91,8 @@ export function unknownVariables(
   for (const name of Object.keys(env).sort()) {
     if (knownSet.has(name)) continue;
     if (Object.hasOwn(retired, name)) {
-      const fixedAt = retired[name];
       problems.push(
-        `${name} is no longer a setting: it is fixed at ${fixedAt} (${FIXED_VALUES_DOC})`,
+        `${name} is no longer a setting: it is fixed at ${retired[name]} (${FIXED_VALUES_DOC})`,
       );
       continue;
     }

@@ -42,14 +42,12 @@ type Verdict = Pick<Finding, 'answer' | 'evidence' | 'holds'> & { readonly set?:
 
 type Gathered = ReturnType<typeof gather>;
 
-interface Question {
-  readonly id: string;
-  readonly question: string;
+type Question = Pick<Finding, 'id' | 'question'> & {
   readonly gatewayAssumes: string | ((gateway: GatewayAssumptions) => string);
   /** What its probe needs; the judge returns null when the probe was not made. */
   readonly needs?: 'a number' | 'a message';
   readonly judge: (gathered: Gathered) => Verdict | null;
-}
+};
 
 /** The observations, with the records several questions read gathered once. */
 function gather(seen: Observations, gateway: GatewayAssumptions) {
