@@ -111,13 +111,10 @@ export class MemoryAnswerStore implements AnswerStore {
     const size = keys?.get(key);
     if (!keys || size === undefined) return;
     keys.delete(key);
-    const left = (this.accountBytes.get(account) ?? 0) - size;
-    if (keys.size === 0) {
-      this.byAccount.delete(account);
-      this.accountBytes.delete(account);
-    } else {
-      this.accountBytes.set(account, left);
-    }
+    this.accountBytes.set(account, (this.accountBytes.get(account) ?? 0) - size);
+    if (keys.size > 0) return;
+    this.byAccount.delete(account);
+    this.accountBytes.delete(account);
   }
 
   /** Moves `key` to its account's most recently used end. */

@@ -36,18 +36,9 @@ export function detectNew(
   const seen = new Set(previous.newestIds);
   const firstSeen = page.findIndex((m) => m.id !== null && seen.has(m.id));
   const growth = Math.max(0, total - previous.total);
-  let added: readonly MessageRecord[];
-  if (firstSeen >= 0 || previous.newestIds.length === 0) {
-    // Everything above the first known message (with no memory at all: the growth, at most).
-    added = firstSeen >= 0 ? page.slice(0, firstSeen) : page.slice(0, growth);
-  } else if (growth > page.length && !final) {
+  if (firstSeen < 0 && previous.newestIds.length > 0 && growth > page.length && !final)
     return { kind: 'read-more', count: growth };
-  } else {
-    added = page.slice(0, growth);
-  }
-  return {
-    kind: 'found',
-    added: [...added].reverse(),
-    next: seenFrom(total, page.length > 0 ? page : []),
-  };
+  // Everything above the first seen message; with none on the page, the newest `growth`.
+  const added = page.slice(0, firstSeen >= 0 ? firstSeen : growth).reverse();
+  return { kind: 'found', added, next: seenFrom(total, page) };
 }
