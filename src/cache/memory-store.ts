@@ -43,20 +43,19 @@ export class MemoryAnswerStore implements AnswerStore {
     });
   }
 
-  get(key: string): Promise<StoredAnswer | undefined> {
+  async get(key: string): Promise<StoredAnswer | undefined> {
     const answer = this.lru.get(key);
     if (answer) this.touch(key);
-    return Promise.resolve(answer);
+    return answer;
   }
 
-  set(key: string, answer: StoredAnswer, keepMs: number): Promise<void> {
+  async set(key: string, answer: StoredAnswer, keepMs: number): Promise<void> {
     const size = entrySize(key, answer);
-    if (size > this.lru.maxSize) return Promise.resolve();
+    if (size > this.lru.maxSize) return;
     this.makeRoom(key, size);
     this.lru.set(key, answer, { ttl: keepMs });
     // lru-cache refuses silently what it cannot hold; count only what it kept.
     if (this.lru.has(key)) this.remember(key, size);
-    return Promise.resolve();
   }
 
   /** Bytes held in all and per account: for tests and metrics. */

@@ -172,8 +172,8 @@ const OPERATIONS: ReadonlyMap<string, SimulatorOperation> = new Map([
 
 interface Outcome {
   readonly status: number;
-  /** An array is sent as consecutive chunks of one body. */
-  readonly body: Buffer | readonly Buffer[];
+  /** Sent as consecutive chunks of one body. */
+  readonly body: readonly Buffer[];
   readonly headers?: Record<string, string>;
   /** The account whose credentials were accepted. */
   readonly accountSysId?: string;
@@ -198,7 +198,7 @@ function parseNonNegativeInteger(value: string): number | null {
 
 /** `{"success":"0","error":...}` with this status. */
 function failure(status: number, error: string, headers?: Record<string, string>): Outcome {
-  return { status, body: Buffer.from(JSON.stringify({ success: '0', error })), headers };
+  return { status, body: [Buffer.from(JSON.stringify({ success: '0', error }))], headers };
 }
 
 function handleHistory(
@@ -231,7 +231,7 @@ function handleOwnedNumbers(account: PreparedAccount, params: Map<string, string
   if (type === undefined) return failure(400, 'missing parameter: number_type');
   if (type !== 'local' && type !== 'tollfree')
     return failure(400, "invalid number_type: must be 'local' or 'tollfree'");
-  return { status: 200, body: account.owned[type] };
+  return { status: 200, body: [account.owned[type]] };
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
@@ -262,14 +262,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const write = (): void => {
       observer?.written();
       if (res.destroyed || res.writableEnded) return;
-      const chunks: readonly Buffer[] = Buffer.isBuffer(body) ? [body] : body;
       res.writeHead(status, {
         'Content-Type': 'application/json',
-        'Content-Length': chunks.reduce((length, chunk) => length + chunk.length, 0),
+        'Content-Length': body.reduce((length, chunk) => length + chunk.length, 0),
         ...outcome.headers,
       });
       res.cork();
-      for (const chunk of chunks) res.write(chunk);
+      for (const chunk of body) res.write(chunk);
       res.end(); // end() fully uncorks, flushing head and chunks together
     };
     // Re-armed until due by the high-resolution clock: libuv timers' coarser one fires early.
@@ -296,7 +295,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         ? handleHistory(account, params, inclusiveEnd)
         : operation === 'ownednumbers'
           ? handleOwnedNumbers(account, params)
-          : { status: 200, body: account.owned.all };
+          : { status: 200, body: [account.owned.all] };
     return { ...outcome, accountSysId: account.account.credentials.sysId };
   }
 
