@@ -1,8 +1,7 @@
 /**
- * The APQ hash store in Redis (REDIS_URL), shared by every copy (docs/persisted-operations.md):
- * hash -> query text, sealed for its key (src/redis/seal.ts), since a text can hold inline
- * literals. Entries expire a day after their last use. Redis trouble, or a value that does not
- * open, costs a registration round-trip, never a failed request.
+ * The APQ hash store in Redis, shared by every copy (docs/persisted-operations.md): hash -> query
+ * text, sealed for its key. Redis trouble, or a value that does not open, costs a registration
+ * round-trip, never a failed request.
  */
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';

@@ -1,8 +1,6 @@
 /**
  * The in-memory answer store: lru-cache bounds the bytes and expires entries; this adds fairness
- * between accounts. An answer needing room evicts from whichever account holds the most bytes
- * (the incoming answer counted as its account's), least recently used first, so nobody is pushed
- * below an equal share by someone else (docs/cache.md).
+ * between accounts, evicting from the largest holder first (docs/cache.md "Where entries live").
  */
 import { LRUCache } from 'lru-cache';
 import type { AnswerStore, StoredAnswer } from './store.js';

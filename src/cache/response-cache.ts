@@ -1,9 +1,7 @@
 /**
- * The opt-in response cache (CACHE_TTL_MS, docs/cache.md): yoga's response-cache plugin, keyed by
- * the account, the exact credential pair and the operation with its variables, in memory or in
- * Redis. Only requests with usable credentials take part, so an answer only reaches the very
- * credentials that produced it; only credentials the service accepted lately
- * (src/traffic/verification.ts) store one. Stale-if-error: src/cache/stale.ts.
+ * The opt-in response cache (docs/cache.md): yoga's response-cache plugin, keyed by the account,
+ * the exact credential pair and the operation with its variables, so an answer only reaches the
+ * credentials that produced it; only those the service accepted lately store one.
  */
 import { createHmac } from 'node:crypto';
 import {

@@ -3,10 +3,8 @@ import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graph
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 
 /**
- * The codes that say the service is out or pausing us. UPSTREAM_ERROR counts only as an outage
- * (`upstreamFault`: a 5xx, a failed or cut connection), not when the service answered about the
- * request itself. Never UNAUTHENTICATED (refused credentials must never see data) nor the
- * request's own mistakes (docs/stale-if-error.md).
+ * The codes that say the service is out or pausing us; UPSTREAM_ERROR only as an outage
+ * (`upstreamFault`). docs/stale-if-error.md "Rules" says why no other code counts.
  */
 const OUTAGES: ReadonlySet<string> = new Set([
   ErrorCode.UpstreamTimeout,

@@ -1,9 +1,7 @@
 /**
- * Sealing what the gateway writes to Redis: AES-256-GCM under a key derived from GATEWAY_SECRET
- * (HKDF-SHA256), bound to its key or channel (the additional authenticated data), so a value moved
- * elsewhere no longer opens. Opened with the current secret, then GATEWAY_SECRET_PREVIOUS;
- * anything else opens as null, which callers treat as a miss.
- *
+ * Sealing what the gateway writes to Redis (docs/cache.md): AES-256-GCM under an HKDF-SHA256 key of
+ * GATEWAY_SECRET, bound to its Redis key or channel (the AAD), so a value moved elsewhere no longer
+ * opens; GATEWAY_SECRET_PREVIOUS's too. Anything else opens as null, which callers treat as a miss.
  * Layout: version (1 byte, 1) | nonce (12) | ciphertext | tag (16).
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
