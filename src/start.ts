@@ -73,10 +73,10 @@ async function connectRedisUses(
   if (config.redis === null) return {};
   const target = config.redis;
   const uses: Partial<Record<RedisUse, RedisConnection>> = {};
-  const { connectUse } = await import('./redis/connection.js');
-  if (config.responseCache.ttlMs > 0) uses.cache = connectUse(target, 'cache', logger);
-  if (apqOn) uses.apq = connectUse(target, 'apq', logger);
-  if (config.live.pollMs > 0) uses.live = connectUse(target, 'live', logger);
+  const { connectRedis } = await import('./redis/connection.js');
+  if (config.responseCache.ttlMs > 0) uses.cache = connectRedis(target, 'cache', { logger });
+  if (apqOn) uses.apq = connectRedis(target, 'apq', { logger });
+  if (config.live.pollMs > 0) uses.live = connectRedis(target, 'live', { logger });
   await Promise.all(Object.values(uses).map((use) => use.ready(REDIS_START_WAIT_MS)));
   return uses;
 }

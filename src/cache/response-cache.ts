@@ -18,7 +18,7 @@ import { DEFAULT_CACHE_MAX_BYTES, type ResponseCacheSettings } from '../config/c
 import { FIXED_CACHE_MAX_ENTRY_BYTES } from '../config/fixed.js';
 import { fingerprintKey } from '../core/credentials.js';
 import type { Logger } from '../observability/logger.js';
-import { connectUse, type RedisConnection } from '../redis/connection.js';
+import { connectRedis, type RedisConnection } from '../redis/connection.js';
 import { createSeal } from '../redis/seal.js';
 import { CredentialMemory } from '../traffic/verification.js';
 import { ticketOf } from '../traffic/ticket.js';
@@ -81,7 +81,7 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
   const verdicts = options.credentials ?? new CredentialMemory({ secret: settings.hmacKey });
   const store: CacheStore = settings.redisUrl ? 'redis' : 'memory';
   const redis = settings.redisUrl
-    ? (options.redis ?? connectUse(settings.redisUrl, 'cache', options.logger))
+    ? (options.redis ?? connectRedis(settings.redisUrl, 'cache', options))
     : null;
   const staleIfErrorMs = settings.staleIfErrorMs ?? 0;
   const memory = redis

@@ -17,12 +17,6 @@ export type RedisTarget = URL | RedisSettings;
 
 export type RedisClient = Redis | Cluster;
 
-export interface RedisConnectionOptions {
-  readonly logger: Logger | false;
-  /** The outage's log line (its error follows) and the recovery's. @default "Redis for <use> ..." */
-  readonly messages?: { readonly down: string; readonly up: string };
-}
-
 export type RedisConnection = ReturnType<typeof connectRedis>;
 
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -31,6 +25,22 @@ const COMMAND_TIMEOUT_MS: Record<RedisUse, number> = { cache: 500, apq: 500, liv
 /** Reconnect quickly at first, then every 2 s at most: an outage is retried, never given up. */
 const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** attempt, 2_000);
 
+/** Each use's outage line (its error follows) and recovery line. */
+const MESSAGES: Record<RedisUse, { readonly down: string; readonly up: string }> = {
+  cache: {
+    down: 'Response cache unavailable, answering without it',
+    up: 'Response cache: Redis reachable again',
+  },
+  apq: {
+    down: 'APQ store unavailable; clients resend whole queries meanwhile',
+    up: 'APQ store: Redis reachable again',
+  },
+  live: {
+    down: 'live updates: Redis unavailable, polls wait for it',
+    up: 'live updates: Redis reachable again',
+  },
+};
+
 function topologyOf(target: RedisTarget): 'single' | 'sentinel' | 'cluster' {
   if (target instanceof URL) return 'single';
   if (target.clusterNodes.length > 0) return 'cluster';
@@ -38,9 +48,12 @@ function topologyOf(target: RedisTarget): 'single' | 'sentinel' | 'cluster' {
 }
 
 /** Opens the connection of one use. It connects in the background: nothing here waits. */
-export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisConnectionOptions) {
+export function connectRedis(
+  target: RedisTarget,
+  use: RedisUse,
+  { logger }: { readonly logger: Logger | false },
+) {
   const topology = topologyOf(target);
-  const { logger } = options;
   const client = createClient(target, {
     // While disconnected, commands fail at once: nothing is replayed after a failover.
     enableOfflineQueue: false,
@@ -61,17 +74,15 @@ export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisC
     if (logged || closing) return;
     logged = true;
     const message = error instanceof Error ? error.message : String(error);
-    const down = options.messages?.down ?? `Redis for ${use} unreachable`;
     const setting = pointedThereBy(target, error);
     const hint = setting ? ` (${setting})` : '';
-    if (logger) logger.warn({ ...where, what }, `${down}: ${message}${hint}`);
+    if (logger) logger.warn({ ...where, what }, `${MESSAGES[use].down}: ${message}${hint}`);
   };
   const succeeded = (): void => {
     failing = false;
     if (!logged) return;
     logged = false;
-    const up = options.messages?.up ?? `Redis for ${use} reachable again`;
-    if (logger && !closing) logger.info(where, up);
+    if (logger && !closing) logger.info(where, MESSAGES[use].up);
   };
   client.on('error', (error: unknown) => failed('connection', error));
   client.on('ready', () => {
@@ -127,27 +138,6 @@ export function connectRedis(target: RedisTarget, use: RedisUse, options: RedisC
       return closed;
     },
   };
-}
-
-/** Each use's outage and recovery lines, as the gateway opens it. */
-const MESSAGES: Record<RedisUse, { readonly down: string; readonly up: string }> = {
-  cache: {
-    down: 'Response cache unavailable, answering without it',
-    up: 'Response cache: Redis reachable again',
-  },
-  apq: {
-    down: 'APQ store unavailable; clients resend whole queries meanwhile',
-    up: 'APQ store: Redis reachable again',
-  },
-  live: {
-    down: 'live updates: Redis unavailable, polls wait for it',
-    up: 'live updates: Redis reachable again',
-  },
-};
-
-/** The connection of `use` as src/start.ts opens it, with its own log lines. */
-export function connectUse(target: RedisTarget, use: RedisUse, logger: Logger | false) {
-  return connectRedis(target, use, { logger, messages: MESSAGES[use] });
 }
 
 /** QUIT lets replies already on their way arrive; a connection that cannot QUIT is cut. */

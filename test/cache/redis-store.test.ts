@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisAnswerStore } from '../../src/cache/redis-store.js';
-import { connectUse } from '../../src/redis/connection.js';
+import { connectRedis } from '../../src/redis/connection.js';
 import type { RedisConnection } from '../../src/redis/connection.js';
 import type { StoredAnswer } from '../../src/cache/store.js';
 import { createSeal } from '../../src/redis/seal.js';
@@ -33,7 +33,7 @@ describe('redisAnswerStore', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    connection = connectUse(new URL(redis.url), 'cache', false);
+    connection = connectRedis(new URL(redis.url), 'cache', { logger: false });
     raw = new Redis(redis.url);
     expect(await connection.ready(5_000)).toBe(true);
   });
@@ -112,7 +112,7 @@ describe('redisAnswerStore with Redis gone', () => {
   it('misses and drops writes, without a rejection, and the connection says it is down', async () => {
     const redis = await startRedis();
     const { logger, lines } = captureLogs();
-    const connection = connectUse(new URL(redis.url), 'cache', logger);
+    const connection = connectRedis(new URL(redis.url), 'cache', { logger });
     try {
       expect(await connection.ready(5_000)).toBe(true);
       const store = redisAnswerStore(connection, seal);

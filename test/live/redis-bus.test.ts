@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Claim } from '../../src/live/bus.js';
 import { RedisBus } from '../../src/live/redis-bus.js';
 import type { Logger } from '../../src/observability/logger.js';
-import { connectUse } from '../../src/redis/connection.js';
+import { connectRedis } from '../../src/redis/connection.js';
 import type { SealSecret } from '../../src/redis/seal.js';
 import { captureLogs } from '../fixtures/captured-logs.js';
 import { liveStacks } from '../fixtures/live-stack.js';
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 /** A connection as src/start.ts opens it for live updates. */
-const liveConnection = () => connectUse(new URL(redis.url), 'live', false);
+const liveConnection = () => connectRedis(new URL(redis.url), 'live', { logger: false });
 
 /** A gateway copy over `upstream` whose live bus is on the one Redis, sealing with `secret`. */
 function copy(

@@ -79,14 +79,14 @@ describe('a Redis that refuses the connection', () => {
   it('single server: the warning names REDIS_URL', async () => {
     const port = await freePort();
     expect(await warningFor(new URL(`redis://127.0.0.1:${port}`))).toBe(
-      `Redis for cache unreachable: connect ECONNREFUSED 127.0.0.1:${port} (REDIS_URL points there)`,
+      `Response cache unavailable, answering without it: connect ECONNREFUSED 127.0.0.1:${port} (REDIS_URL points there)`,
     );
   });
 
   it('Sentinel, no sentinel listening: the warning names REDIS_SENTINELS', async () => {
     const url = new URL(`redis://127.0.0.1:${await freePort()}`);
     expect(await warningFor(sentinelSettings(url, await freePort()))).toMatch(
-      /^Redis for cache unreachable: All sentinels are unreachable\. .* \(REDIS_SENTINELS points there\)$/,
+      /^Response cache unavailable, answering without it: All sentinels are unreachable\. .* \(REDIS_SENTINELS points there\)$/,
     );
   });
 
@@ -96,7 +96,7 @@ describe('a Redis that refuses the connection', () => {
     // REDIS_URL's host is not used with sentinels: a port there must not be blamed.
     const url = new URL(`redis://ignored-host:6379`);
     expect(await warningFor(sentinelSettings(url, sentinelPort))).toBe(
-      `Redis for cache unreachable: connect ECONNREFUSED 127.0.0.1:${primaryPort} (the primary the sentinels of REDIS_SENTINELS name for REDIS_SENTINEL_NAME)`,
+      `Response cache unavailable, answering without it: connect ECONNREFUSED 127.0.0.1:${primaryPort} (the primary the sentinels of REDIS_SENTINELS name for REDIS_SENTINEL_NAME)`,
     );
   });
 
