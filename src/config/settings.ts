@@ -7,10 +7,7 @@ import * as fixed from './fixed.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/**
- * How a service reads `history_end`: just past the last message asked for, or that message's own
- * position. The gateway's ranges are half-open; src/upstream/history-end.ts translates.
- */
+/** How the service reads `history_end`; src/upstream/history-end.ts translates to it. */
 const HISTORY_END_READINGS = ['exclusive', 'inclusive'] as const;
 export type HistoryEndReading = (typeof HISTORY_END_READINGS)[number];
 

@@ -1,8 +1,4 @@
-/**
- * `npm run doctor` (docs/doctor.md): asks the service what its documentation leaves open and says
- * whether the gateway's assumptions hold. Credentials come from the environment only and never
- * appear in what it writes.
- */
+/** `npm run doctor` (docs/doctor.md). Credentials come from the environment only, never written. */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadDoctorSettings } from '../config/config.js';
 import { createCaller } from './caller.js';

@@ -1,8 +1,7 @@
 /**
- * The poll loop of one topic (one account's number): every `pollMs`, if this copy holds the topic
- * (bus.claim), read the newest page through the traffic layer, find what is new (detect.ts) and
- * publish it, each event with its `seq` (subscription.ts). After `failuresBeforeError` failed
- * polls in a row, one error event is published (again only after a success).
+ * The poll loop of one topic (one account's number; docs/live-updates.md "Polling and sharing"):
+ * while this copy holds the topic (bus.claim), read the newest page, find what is new (detect.ts)
+ * and publish it, each event with its `seq` (subscription.ts).
  */
 import type { Credentials } from '../core/credentials.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
