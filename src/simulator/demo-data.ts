@@ -270,27 +270,24 @@ export function buildAccount(account: AccountSpec): DemoAccount {
   }
 
   const numbers = account.numbers.map((spec, index): DemoNumber => {
-    const messages = (drafts[index] ?? [])
-      .slice()
-      .reverse()
-      .map((draft): DemoMessage => {
-        const messageId = hex8(fmix32(draft.systemId ^ 0x5bd1e995)) + draft.idTail;
-        return Object.freeze({
-          system_id: spec.looselyTyped ? String(draft.systemId) : draft.systemId,
-          message_id: messageId,
-          GMTdate: formatUpstreamTimestamp(draft.epochSeconds),
-          tid: spec.tid,
-          phone: draft.phone,
-          direction: draft.direction,
-          body: draft.body,
-          mms: draft.mmsExtension === null ? 'no' : 'yes',
-          mms_url:
-            draft.mmsExtension === null
-              ? ''
-              : `https://media.example.com/mms/${messageId}.${draft.mmsExtension}`,
-          status: draft.status,
-        });
+    const messages = [...(drafts[index] ?? [])].reverse().map((draft): DemoMessage => {
+      const messageId = hex8(fmix32(draft.systemId ^ 0x5bd1e995)) + draft.idTail;
+      return Object.freeze({
+        system_id: spec.looselyTyped ? String(draft.systemId) : draft.systemId,
+        message_id: messageId,
+        GMTdate: formatUpstreamTimestamp(draft.epochSeconds),
+        tid: spec.tid,
+        phone: draft.phone,
+        direction: draft.direction,
+        body: draft.body,
+        mms: draft.mmsExtension === null ? 'no' : 'yes',
+        mms_url:
+          draft.mmsExtension === null
+            ? ''
+            : `https://media.example.com/mms/${messageId}.${draft.mmsExtension}`,
+        status: draft.status,
       });
+    });
     return Object.freeze({
       number: spec.number,
       tid: spec.tid,
