@@ -374,37 +374,19 @@ export const SETTINGS = {
 };
 export const CONFIG_VARIABLES = Object.keys(SETTINGS) as readonly (keyof typeof SETTINGS)[];
 
-/** A former variable's name, from that of the constant it is now: FIXED_<name>. */
-type Former = {
-  [K in keyof typeof fixed]: K extends `FIXED_${infer N}` ? N : never;
-}[keyof typeof fixed];
-const fixedAt = (...names: Former[]): Record<string, string> =>
-  Object.fromEntries(names.map((name) => [name, String(fixed[`FIXED_${name}`])]));
+/** FIXED_ constants that never were variables of that name: their former ones are listed below. */
+const NEVER_VARIABLES = ['FIXED_UPSTREAM_ATTEMPT_TIMEOUT_PERCENT', 'FIXED_ADMISSION_MIN_SEATS'];
 
 /** Former variables -> what they are fixed at (fixed.ts), as the line refusing one says it. */
 export const RETIRED_VARIABLES: Readonly<Record<string, string>> = {
   UPSTREAM_ATTEMPT_TIMEOUT_MS: 'the whole UPSTREAM_TIMEOUT_MS',
   UPSTREAM_CONCURRENCY: 'none per request: the shared adaptive limit alone',
   ADMISSION_BUSY_CONCURRENCY: `none per account: at least ${fixed.FIXED_ADMISSION_MIN_SEATS} seats in all`,
-  ...fixedAt(
-    'UPSTREAM_RETRIES',
-    'UPSTREAM_RETRY_BASE_MS',
-    'UPSTREAM_RETRY_AFTER_DEFAULT_MS',
-    'UPSTREAM_BREAKER_THRESHOLD',
-    'UPSTREAM_BREAKER_COOLDOWN_MS',
-    'UPSTREAM_ACCOUNT_SHARE_PERCENT',
-    'CREDENTIALS_VERIFIED_TTL_MS',
-    'CREDENTIALS_REFUSED_TTL_MS',
-    'ADMISSION_MAX_WAITING',
-    'ADMISSION_MAX_WAIT_MS',
-    'HEAP_GROWING_PERCENT',
-    'CACHE_MAX_ENTRY_BYTES',
-    'LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION',
-    'MAX_TOKENS',
-    'MAX_DIRECTIVES',
-    'MAX_UPSTREAM_CALLS',
-    'MAX_NODE_IDS',
-    'SIMULATOR_HISTORY_END',
+  // Every other FIXED_<name> was the variable <name>.
+  ...Object.fromEntries(
+    Object.entries(fixed)
+      .filter(([constant]) => !NEVER_VARIABLES.includes(constant))
+      .map(([constant, value]) => [constant.slice('FIXED_'.length), String(value)]),
   ),
 };
 
