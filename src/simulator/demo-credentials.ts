@@ -2,17 +2,16 @@
  * The demo accounts' credentials, apart from their data: the start-up banner and GraphiQL need
  * these two strings even when the simulator (and its generated data) is never loaded.
  */
-export interface SimulatorCredentials {
-  sysId: string;
-  authToken: string;
-}
+import type { Credentials } from '../core/credentials.js';
 
-export const DEMO_CREDENTIALS: SimulatorCredentials = Object.freeze({
+export type { Credentials as SimulatorCredentials } from '../core/credentials.js';
+
+export const DEMO_CREDENTIALS: Credentials = Object.freeze({
   sysId: 'AC-demo-0001',
   authToken: 'demo-token-7f3a9c',
 });
 
-export const SECOND_DEMO_CREDENTIALS: SimulatorCredentials = Object.freeze({
+export const SECOND_DEMO_CREDENTIALS: Credentials = Object.freeze({
   sysId: 'AC-demo-0002',
   authToken: 'demo-token-2b8e41',
 });

@@ -121,19 +121,16 @@ const FAILED_STATUSES: readonly string[] = [
 
 const MMS_EXTENSIONS: readonly string[] = ['jpg', 'jpg', 'jpg', 'png', 'gif'];
 
-export interface NumberSpec {
-  number: string;
-  tid: string;
-  type: DemoNumberType;
-  webhook: string;
-  optin: 'yes' | 'no';
-  created: string;
-  /** Timestamp of the newest message; ignored when messageCount is 0. */
-  newest: string;
-  messageCount: number;
-  looselyTyped: boolean;
-  seed: number;
-}
+export type NumberSpec = Pick<
+  DemoNumber,
+  'number' | 'tid' | 'type' | 'webhook' | 'optin' | 'looselyTyped'
+> & {
+  /** ISO dates: created, and the newest message's (ignored when messageCount is 0). */
+  readonly created: string;
+  readonly newest: string;
+  readonly messageCount: number;
+  readonly seed: number;
+};
 
 export type AccountSpec = ReturnType<typeof accountSpec>;
 

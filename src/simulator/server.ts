@@ -18,10 +18,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
+import type { UpstreamOperation as SimulatorOperation } from '../core/signals.js';
 import { DEMO_ACCOUNT, DEMO_ACCOUNTS, formatUpstreamTimestamp } from './demo-data.js';
 import type { DemoAccount, DemoMessage, DemoNumber, DemoNumberType } from './demo-data.js';
 
-export type SimulatorOperation = 'smshistory' | 'ownednumbers' | 'allownednumbers';
+export type { UpstreamOperation as SimulatorOperation } from '../core/signals.js';
 
 /** One request as answered, before its answer waits out the latency and is written. */
 export interface AnsweredRequest {
@@ -164,11 +165,9 @@ const MAX_BODY_BYTES = 64 * 1024;
 const UNSUPPORTED_MEDIA_TYPE =
   'unsupported content type; send parameters as application/x-www-form-urlencoded';
 
-const OPERATIONS: ReadonlyMap<string, SimulatorOperation> = new Map([
-  ['/api/smshistory', 'smshistory'],
-  ['/api/ownednumbers', 'ownednumbers'],
-  ['/api/allownednumbers', 'allownednumbers'],
-]);
+const OPERATIONS: ReadonlyMap<string, SimulatorOperation> = new Map(
+  (['smshistory', 'ownednumbers', 'allownednumbers'] as const).map((op) => [`/api/${op}`, op]),
+);
 
 interface Outcome {
   readonly status: number;
