@@ -26,14 +26,8 @@ export function createRedisApqStore(
   return {
     async get(hash) {
       const key = APQ_KEY_PREFIX + hash;
-      let sealed: Buffer | null;
-      try {
-        sealed = await redis.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
-        connection.succeeded();
-      } catch (error) {
-        connection.failed('command', error);
-        return null;
-      }
+      const read = () => redis.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
+      const sealed = await connection.attempt('command', read, null);
       if (sealed === null) return null;
       const query = seal.open(sealed, key);
       if (query === null && logger && !unopenedLogged) {
@@ -44,12 +38,8 @@ export function createRedisApqStore(
     },
     async set(hash, query) {
       const key = APQ_KEY_PREFIX + hash;
-      try {
-        await redis.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
-        connection.succeeded();
-      } catch (error) {
-        connection.failed('command', error);
-      }
+      const write = () => redis.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
+      await connection.attempt('command', write, undefined);
     },
     // QUIT, not a cut: a registration on its way still lands.
     close: () => connection.close(),

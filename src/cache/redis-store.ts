@@ -24,26 +24,15 @@ export function redisAnswerStore(
   };
   return {
     async get(key) {
-      let raw: Buffer | null;
-      try {
-        raw = await redis.client.getBuffer(key);
-        redis.succeeded();
-      } catch (error) {
-        redis.failed('read', error);
-        return undefined;
-      }
+      const raw = await redis.attempt('read', () => redis.client.getBuffer(key), null);
       if (raw === null) return undefined;
       const opened = seal.open(raw, key);
       return opened === null ? unopened() : decode(opened);
     },
     async set(key, answer, keepMs) {
-      try {
-        const sealed = seal.seal(encode(answer), key);
-        await redis.client.set(key, sealed, 'PX', Math.max(1, Math.ceil(keepMs)));
-        redis.succeeded();
-      } catch (error) {
-        redis.failed('write', error);
-      }
+      const sealed = seal.seal(encode(answer), key);
+      const write = () => redis.client.set(key, sealed, 'PX', Math.max(1, Math.ceil(keepMs)));
+      await redis.attempt('write', write, undefined);
     },
   };
 }

@@ -100,8 +100,17 @@ export function connectRedis(
     get up(): boolean {
       return connected && !failing && !closing;
     },
-    failed,
-    succeeded,
+    /** `command`'s result, or `fallback` when it fails: Redis trouble never fails a request. */
+    async attempt<T, F>(what: string, command: () => Promise<T>, fallback: F): Promise<T | F> {
+      try {
+        const result = await command();
+        succeeded();
+        return result;
+      } catch (error) {
+        failed(what, error);
+        return fallback;
+      }
+    },
     /** Resolves true once connected, false after `timeoutMs` (or at once after closing). */
     ready(timeoutMs: number): Promise<boolean> {
       if (client.status === 'ready') return Promise.resolve(true);
