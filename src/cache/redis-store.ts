@@ -16,9 +16,8 @@ export function redisAnswerStore(
 ): AnswerStore {
   let unopenedLogged = false;
   const unopened = (): undefined => {
-    if (logger && !unopenedLogged) {
+    if (logger && !unopenedLogged)
       logger.warn('Response cache: an entry sealed under another secret, or altered, was a miss');
-    }
     unopenedLogged = true;
     return undefined;
   };

@@ -93,10 +93,9 @@ export function createCaller(
       });
       const text = (options.redact ?? ((t: string) => t))(await response.body.text());
       const limitHeaders: Record<string, string> = {};
-      for (const [name, value] of Object.entries(response.headers)) {
+      for (const [name, value] of Object.entries(response.headers))
         if (LIMIT_HEADER.test(name) && value !== undefined)
           limitHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-      }
       const contentType = response.headers['content-type'];
       seen = {
         status: response.statusCode,

@@ -126,12 +126,11 @@ export class LiveHub {
     for (const topic of [...this.topics.keys()]) this.stopTopic(topic);
     // Locks are handed back before the bus closes, or the next copy would log a takeover.
     await Promise.allSettled([...this.stopping]);
-    if (held > 0 && !(this.options.bus instanceof LocalBus)) {
+    if (held > 0 && !(this.options.bus instanceof LocalBus))
       this.options.logger?.info(
         { numbers: held },
         'live updates: handed over polling to the other copies (draining)',
       );
-    }
     await this.options.bus.close();
   }
 

@@ -13,6 +13,7 @@
  * - `latencyMs` delays every answer, errors included, from when the request body has been read.
  */
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -238,11 +239,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const inclusiveEnd = options.historyEnd === 'inclusive';
   if (!Number.isFinite(latencyMs) || latencyMs < 0)
     throw new RangeError('latencyMs must be a non-negative finite number');
+  const all = [...DEMO_ACCOUNTS, ...(options.accounts ?? [])];
   let accounts: ReadonlyMap<string, PreparedAccount> = new Map(
-    [...DEMO_ACCOUNTS, ...(options.accounts ?? [])].map((a) => [
-      a.credentials.sysId,
-      prepareAccount(a),
-    ]),
+    all.map((a) => [a.credentials.sysId, prepareAccount(a)]),
   );
 
   const pendingTimers = new Set<NodeJS.Timeout>();
@@ -358,13 +357,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   }
 
   const server = createServer(onRequest);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
   let closed: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
