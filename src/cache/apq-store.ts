@@ -19,14 +19,13 @@ export function createRedisApqStore(
   connection: RedisConnection,
   options: { readonly secret: SealSecret; readonly logger?: Logger | false },
 ) {
-  const { client: redis } = connection;
   const { logger = false } = options;
   const seal = createSeal(options.secret);
   let unopenedLogged = false;
   return {
     async get(hash) {
       const key = APQ_KEY_PREFIX + hash;
-      const read = () => redis.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
+      const read = () => connection.client.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
       const sealed = await connection.attempt('command', read, null);
       if (sealed === null) return null;
       const query = seal.open(sealed, key);
@@ -38,7 +37,7 @@ export function createRedisApqStore(
     },
     async set(hash, query) {
       const key = APQ_KEY_PREFIX + hash;
-      const write = () => redis.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
+      const write = () => connection.client.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
       await connection.attempt('command', write, undefined);
     },
     // QUIT, not a cut: a registration on its way still lands.

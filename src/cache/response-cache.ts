@@ -96,9 +96,8 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
 
   // The operation's part of each key is keyed too: its variables may name a tid or a number.
   const operationKey = fingerprintKey(settings.hmacKey);
-  // `${account}:${pair}`, or null. Conditional requests bypass the cache: the plugin would answer
-  // 304 before any credentials are read, and a browser shared by two accounts would show one the
-  // other's answer.
+  // `${account}:${pair}`, or null. Conditional requests bypass the cache: the plugin answers 304
+  // before credentials are read, so a browser shared by two accounts would show one the other's.
   const sessionOf = (request: Request, context: unknown): string | null => {
     const { identity } = ticketOf(context);
     if (identity.kind !== 'present' || request.headers.has('if-none-match')) return null;
@@ -120,8 +119,7 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
       if (sessionId) keys.set(request, key);
       return key;
     },
-    // Never an answer with errors, a stale one (it would come back fresh), or one for credentials
-    // the service has not accepted lately.
+    // A stale answer stored would come back fresh.
     shouldCacheResult: ({ result, cacheKey }) =>
       !result.errors?.length &&
       !isStale(result) &&
