@@ -149,7 +149,7 @@ function read(v: Settings, problems: string[]) {
       maxBytes: v.CACHE_MAX_BYTES,
       maxEntryBytes: fixed.FIXED_CACHE_MAX_ENTRY_BYTES,
     },
-    secret: readSecret(v, url === null, production, problems),
+    secret: readSecret(v, url === null, problems),
     redis: redisTopology(v, problems),
     shutdown: {
       readinessDelayMs: v.SHUTDOWN_READINESS_DELAY_MS,
@@ -205,12 +205,7 @@ function metricsPort(v: Settings, production: boolean, problems: string[]): numb
 }
 
 /** Without a secret: the demo one while the simulator serves; refused in production; else none. */
-function readSecret(
-  v: Settings,
-  simulator: boolean,
-  production: boolean,
-  problems: string[],
-): SecretSettings {
+function readSecret(v: Settings, simulator: boolean, problems: string[]): SecretSettings {
   const current = v.GATEWAY_SECRET ?? v.CACHE_HMAC_KEY;
   const previous = v.GATEWAY_SECRET_PREVIOUS;
   if (v.GATEWAY_SECRET !== null && v.CACHE_HMAC_KEY !== null && current !== v.CACHE_HMAC_KEY)
@@ -229,7 +224,7 @@ function readSecret(
     );
   if (current !== null) return { current, previous, source: 'configured' };
   if (simulator) return { current: DEMO_SECRET, previous: null, source: 'demo' };
-  if (production)
+  if (v.NODE_ENV === 'production')
     problems.push(
       `GATEWAY_SECRET is required with NODE_ENV=production: the same secret of at least ${MIN_SECRET_LENGTH} characters on every copy, so cursors and resume tokens survive restarts (make one with \`openssl rand -hex 32\`)`,
     );

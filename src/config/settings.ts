@@ -76,10 +76,7 @@ function int<F extends number | null>(
 }
 
 /** Trimmed text; `must` refuses some, saying what it must be. */
-function text<F extends string | null>(
-  fallback: F,
-  about: About & { must?: [RegExp, string] },
-): Setting<string | F> {
+function text<F extends string | null>(fallback: F, about: About & { must?: [RegExp, string] }) {
   return setting<string | F>(fallback, about, (value, name, problems) => {
     const [pattern, phrase] = about.must ?? [/^/, ''];
     return pattern.test(value) ? value : refuse(problems, `${name} must be ${phrase}`, value);

@@ -32,9 +32,7 @@ export interface DoctorIo {
 }
 
 /** The options, or the reason they are refused. */
-function parseOptions(
-  argv: readonly string[],
-): { maxCalls: number; ratePerSecond: number; jsonPath: string | null } | string {
+function parseOptions(argv: readonly string[]) {
   let values: { 'max-calls'?: string; rate?: string; json?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
