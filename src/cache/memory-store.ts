@@ -25,12 +25,10 @@ export class MemoryAnswerStore implements AnswerStore {
   /** Per account: its keys, least recently used first (a Map keeps insertion order), and sizes. */
   private readonly byAccount = new Map<string, Map<string, number>>();
   private readonly accountBytes = new Map<string, number>();
-  private readonly accountOf: (key: string) => string;
   private readonly now: () => number;
   private lastPurge = 0;
 
-  constructor(options: MemoryStoreOptions) {
-    this.accountOf = options.accountOf;
+  constructor(private readonly options: MemoryStoreOptions) {
     this.now = options.now ?? Date.now;
     this.lru = new LRUCache<string, StoredAnswer>({
       maxSize: options.maxBytes,
@@ -63,7 +61,7 @@ export class MemoryAnswerStore implements AnswerStore {
 
   /** Evicts from the largest holder until `size` more bytes fit under the budget. */
   private makeRoom(key: string, size: number): void {
-    const incoming = this.accountOf(key);
+    const incoming = this.options.accountOf(key);
     const replaced = (): number => this.byAccount.get(incoming)?.get(key) ?? 0;
     const fits = (): boolean => this.lru.calculatedSize - replaced() + size <= this.lru.maxSize;
     if (fits()) return;
@@ -95,7 +93,7 @@ export class MemoryAnswerStore implements AnswerStore {
   }
 
   private remember(key: string, size: number): void {
-    const account = this.accountOf(key);
+    const account = this.options.accountOf(key);
     let keys = this.byAccount.get(account);
     if (!keys) this.byAccount.set(account, (keys = new Map()));
     keys.set(key, size);
@@ -103,7 +101,7 @@ export class MemoryAnswerStore implements AnswerStore {
   }
 
   private forget(key: string): void {
-    const account = this.accountOf(key);
+    const account = this.options.accountOf(key);
     const keys = this.byAccount.get(account);
     const size = keys?.get(key);
     if (!keys || size === undefined) return;
@@ -116,7 +114,7 @@ export class MemoryAnswerStore implements AnswerStore {
 
   /** Moves `key` to its account's most recently used end. */
   private touch(key: string): void {
-    const keys = this.byAccount.get(this.accountOf(key));
+    const keys = this.byAccount.get(this.options.accountOf(key));
     const size = keys?.get(key);
     if (!keys || size === undefined) return;
     keys.delete(key);

@@ -56,8 +56,7 @@ export class LiveHub {
 
   /** Topics polled (or listened to) by this copy now, subscriptions held, poll locks held. */
   get stats() {
-    let locksHeld = 0;
-    for (const topic of this.topics.values()) if (topic.loop.holding) locksHeld += 1;
+    const locksHeld = [...this.topics.values()].filter((topic) => topic.loop.holding).length;
     return { topics: this.topics.size, subscriptions: this.subscriptions.size, locksHeld };
   }
 
