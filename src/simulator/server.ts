@@ -186,8 +186,7 @@ function addParams(params: Map<string, string>, query: string): void {
 }
 
 function isFormContentType(header: string | undefined): boolean {
-  if (header === undefined) return true;
-  const mediaType = header.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  const mediaType = (header ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? '';
   return mediaType === '' || mediaType === 'application/x-www-form-urlencoded';
 }
 
