@@ -193,10 +193,7 @@ const QUESTIONS: readonly Question[] = [
         'status',
         (v) => statusCode(v) !== null,
         ['a status without a code is shown by its shape (d = a digit, a = a letter), not its text'],
-        (v) => {
-          const code = statusCode(v);
-          return code === null ? shape(v) : `"${code}"`;
-        },
+        (v) => (statusCode(v) === null ? shape(v) : `"${statusCode(v)}"`),
       ),
   },
   {
@@ -379,12 +376,9 @@ function missingFields({ histories, messages, owned }: Gathered): Verdict {
     missingKeys('message', messages, REQUIRED_WIRE_FIELDS.message),
     missingKeys('owned number', owned, REQUIRED_WIRE_FIELDS.number),
   ].filter((line) => line !== null);
+  const historyFields = WIRE_FIELDS.history.filter((k) => !k.startsWith('message_count'));
   const optional = [
-    missingKeys(
-      'history answer',
-      histories,
-      WIRE_FIELDS.history.filter((k) => !k.startsWith('message_count')),
-    ),
+    missingKeys('history answer', histories, historyFields),
     missingKeys('message', messages, WIRE_FIELDS.message),
     missingKeys('owned number', owned, WIRE_FIELDS.number),
   ].filter((line) => line !== null);
