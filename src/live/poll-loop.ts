@@ -46,7 +46,7 @@ export function failureCode(error: unknown): string {
 }
 
 export class PollLoop {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: NodeJS.Timeout | undefined;
   private seen: SeenState | null = null;
   /** Whether this copy polled the topic last tick (its `seen` is then current). */
   private polling = false;
@@ -70,8 +70,7 @@ export class PollLoop {
   /** Stops polling; resolves once a poll under way has finished and the claim is released. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    clearTimeout(this.timer);
     await this.running;
     if (this.polling) await this.options.bus.release(this.topic);
   }

@@ -1,8 +1,7 @@
 /**
- * Live updates shared by the copies on one Redis: per topic one copy holds a lock (lapsing
- * `lockTtlMs` after its last renewal, then another takes over from the stored seen state), polls
- * and publishes on the topic's channel, where every copy with subscribers listens. Values are
- * sealed for their key or channel (src/redis/seal.ts); one that does not open is ignored.
+ * Live updates shared by the copies on one Redis (docs/live-updates.md "Across copies"): a topic's
+ * lock lapses `lockTtlMs` after its last renewal, then another copy takes over from the stored seen
+ * state. Values are sealed for their key or channel; one that does not open is ignored.
  */
 import { randomUUID } from 'node:crypto';
 import type { Message } from '../core/domain.js';
