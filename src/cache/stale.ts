@@ -14,8 +14,7 @@ const OUTAGES: ReadonlySet<string> = new Set([
 
 function isOutage(error: GraphQLError | GraphQLFormattedError): boolean {
   const code = error.extensions?.code;
-  if (typeof code !== 'string') return false;
-  if (OUTAGES.has(code)) return true;
+  if (typeof code === 'string' && OUTAGES.has(code)) return true;
   if (code !== ErrorCode.UpstreamError) return false;
   const original = 'originalError' in error ? error.originalError : undefined;
   return original instanceof UpstreamError && original.upstreamFault;

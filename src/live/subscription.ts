@@ -107,11 +107,6 @@ export class LiveSubscription<T extends PollTarget = PollTarget> implements Asyn
     }
   }
 
-  /** Ends the stream once the reader has taken what is queued (shutdown). */
-  end(): void {
-    this.finish(null);
-  }
-
   next(): Promise<IteratorResult<Delivery<T>>> {
     const item = this.queue.shift();
     if (item) return Promise.resolve({ value: this.take(item), done: false });
@@ -232,7 +227,7 @@ export class LiveSubscription<T extends PollTarget = PollTarget> implements Asyn
     // Too slow: what is queued is dropped; the reader resumes from what it took.
     this.queue = [];
     this.options.observer?.dropped('slow');
-    this.finish({
+    this.end({
       kind: 'error',
       code: ErrorCode.SlowConsumer,
       message: `This subscriber fell ${this.options.queueLimit} events behind and was ended; subscribe again with extensions.resumeToken to resume`,
@@ -243,7 +238,7 @@ export class LiveSubscription<T extends PollTarget = PollTarget> implements Asyn
   private resyncRequired(tid: string): void {
     if (this.ended) return;
     this.options.observer?.dropped('resync');
-    this.finish({
+    this.end({
       kind: 'error',
       code: ErrorCode.ResyncRequired,
       message: `Live updates for ${tid} cannot resume: more than ${this.options.resumeLimit} messages arrived since, or the history changed. Refetch Number.messages, then subscribe again without a resume token`,
@@ -251,8 +246,8 @@ export class LiveSubscription<T extends PollTarget = PollTarget> implements Asyn
     });
   }
 
-  /** No more events; `error` (if any) is the last thing the reader gets. */
-  private finish(error: Failure | null): void {
+  /** No more events: the stream ends once the reader has taken what is queued, `error` last. */
+  end(error: Failure | null = null): void {
     if (this.ended) return;
     this.ended = true;
     if (error) this.queue.push(error);
