@@ -94,17 +94,13 @@ export class LiveSubscription<T extends PollTarget = PollTarget> implements Asyn
   onEvent(tid: string, event: LiveEvent): void {
     const track = this.tracks.get(tid);
     if (!track || this.ended) return;
-    if (event.kind === 'error') {
-      this.push({ ...event, positions: null });
-    } else if (event.kind === 'resync') {
-      track.again = true;
+    if (event.kind === 'error') return this.push({ ...event, positions: null });
+    if (event.kind === 'message' || event.kind === 'unreadable') return this.accept(track, event);
+    if (event.kind === 'resync') track.again = true;
+    else track.head = Math.max(track.head, event.seq);
+    // A resync reads the history again; a head only once past what this subscriber has.
+    if (event.kind === 'resync' || (track.at !== null && track.head > track.at.seq))
       void this.fill(track);
-    } else if (event.kind === 'head') {
-      track.head = Math.max(track.head, event.seq);
-      if (!track.busy && track.at !== null && track.head > track.at.seq) void this.fill(track);
-    } else {
-      this.accept(track, event);
-    }
   }
 
   next(): Promise<IteratorResult<Delivery<T>>> {
