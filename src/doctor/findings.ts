@@ -154,12 +154,7 @@ const QUESTIONS: readonly Question[] = [
     id: 'values.direction',
     question: "Values of a message's direction?",
     gatewayAssumes: 'outbound, inbound; others served as UNKNOWN',
-    judge: ({ messages }) =>
-      values(
-        messages,
-        'direction',
-        (v) => typeof v === 'string' && parseDirection(v) !== 'UNKNOWN',
-      ),
+    judge: ({ messages }) => values(messages, 'direction', known(parseDirection)),
   },
   {
     id: 'values.optin',
@@ -175,7 +170,7 @@ const QUESTIONS: readonly Question[] = [
       values(
         owned,
         'type',
-        (v) => typeof v === 'string' && parseNumberType(v) !== 'UNKNOWN',
+        known(parseNumberType),
         seen.typed.map(({ type, answer }) => {
           const list = objectsIn(successful(answer)?.data);
           const others = list.filter((n) => String(n.type ?? '').toLowerCase() !== type).length;
@@ -509,6 +504,10 @@ export function describeAnswer(answer: Answer): string {
   }
   return parts.join(', ');
 }
+
+/** Whether the gateway reads a value as one of its own, not as UNKNOWN. */
+const known = (parse: (text: string) => string) => (value: unknown) =>
+  typeof value === 'string' && parse(value) !== 'UNKNOWN';
 
 /** The code the gateway reads from a status: as wire.ts reads it, an integer is kept as its text. */
 function statusCode(status: unknown): number | null {
