@@ -91,11 +91,18 @@ async function answer(url: string, sent: Case) {
     encoding,
     vary: response.headers.get('vary'),
     requestIdEchoed: requestId === response.headers.get('x-request-id'),
-    body: response.headers.get('content-type')?.includes('json')
-      ? (JSON.parse(text) as unknown)
-      : text,
+    body: response.headers.get('content-type')?.includes('json') ? withoutLocations(text) : text,
     logged,
   };
+}
+
+/**
+ * The answer without its errors' `locations`: graphql-jit's errors carry none and graphql-js's
+ * do, and which of them runs a document depends on how often this copy has seen it (on either
+ * path alike), not on the path.
+ */
+function withoutLocations(text: string): unknown {
+  return JSON.parse(text, (key, value: unknown) => (key === 'locations' ? undefined : value));
 }
 
 const plainQueries = [
@@ -161,14 +168,8 @@ const cases = fc.record({
 
 describe('the plain-query lane', () => {
   it('answers every request as yoga alone does', async () => {
-    // The invented pair's verdict is remembered first, so both sides meet the same memory. Each
-    // document runs three times first: a document is cached from its second sighting and compiled
-    // by graphql-jit from its second run, and graphql-jit's errors carry no `locations`.
-    for (const params of plainQueries) {
-      for (let run = 0; run < 3; run += 1) {
-        await answer(viaYoga, { body: JSON.stringify(params), headers: INVENTED });
-      }
-    }
+    // The invented pair's verdict is remembered first, so both sides meet the same memory.
+    await answer(viaYoga, { body: JSON.stringify(plainQueries[0]), headers: INVENTED });
     await fc.assert(
       fc.asyncProperty(cases, async (sent) => {
         const fromLane = await answer(viaLane, sent);
@@ -196,7 +197,7 @@ describe('the plain-query lane', () => {
       });
       const text = await response.text();
       const json = response.headers.get('content-type')?.startsWith('application/json')
-        ? (JSON.parse(text) as { data?: unknown })
+        ? (JSON.parse(text) as { data?: unknown; text?: string })
         : { text };
       return { byLane: answered > before, json, status: response.status };
     };
