@@ -7,8 +7,10 @@
  *   within it, latency flat (<= baseline + slack), window used: limit * 2
  *   within it, window used:                                      limit + sqrt(limit)
  *   above it (this copy's own load): limit * max(allowed / recent, 0.5) + sqrt(limit) if used
- *   above it for UNHELPED_WINDOWS windows, each sending fewer calls and none faster: the service's
- *     normal latency changed, not its load: the baseline moves there
+ *   above it for UNHELPED_WINDOWS windows, each with at most half the calls in flight of the
+ *     window measured from (the busiest since, or the last that halving made faster) and no
+ *     faster than it by over the slack: the service's normal latency changed, not its load: the
+ *     baseline moves there
  * A timeout that is evidence about the whole service halves it at once. The round trip includes
  * this process's own stalls, so each call is discounted by the loop's last stall (`ownDelayMs`)
  * and a window is judged by its fastest call, which waits for no stall (bench scenario f).
@@ -32,16 +34,18 @@ export interface AdaptiveLimitOptions {
 const MIN_WINDOW = 8;
 /** How much slower than its baseline the service may get before the limit shrinks. */
 const TOLERANCE = 2;
-/** Windows in a row in which sending less did not help before the latency counts as normal. */
+/** Windows in a row in which sending half as many did not help: the latency is normal now. */
 const UNHELPED_WINDOWS = 3;
 
 /** One operation's normal latency: its fastest answer. */
 interface Baseline {
   ms: number;
-  /** The operation's last window: peak in flight, fastest (discounted) call. */
-  lastInFlight: number;
-  lastMs: number;
-  /** Windows in a row above the allowance in which sending no more did not make it faster. */
+  /** While above the allowance, the window the back-off is measured from: its peak in flight (0
+   * when within it) and fastest (discounted) call. Not the last window: a settled limit's windows
+   * are level, and noise makes some a little faster (bench fan-out@c1). */
+  fromInFlight: number;
+  fromMs: number;
+  /** Windows in a row above the allowance at half that in flight or less, none faster. */
   unhelped: number;
 }
 
@@ -92,7 +96,7 @@ export class AdaptiveLimit {
     // Faster than ever: the operation's normal latency (as timed, never discounted, so it cannot
     // fall to zero and make any real latency look like a rise).
     if (!baseline) {
-      baseline = { ms: rttMs, lastInFlight: inFlight, lastMs: rttMs, unhelped: 0 };
+      baseline = { ms: rttMs, fromInFlight: 0, fromMs: rttMs, unhelped: 0 };
       this.baselines.set(operation, baseline);
     } else if (rttMs < baseline.ms) Object.assign(baseline, { ms: rttMs, unhelped: 0 });
     const excess = serviceMs - (TOLERANCE * baseline.ms + this.slackMs);
@@ -120,30 +124,33 @@ export class AdaptiveLimit {
     // With an account alone, its calls fill the limit but for the reserve kept for others.
     const used = this.windowQueued || this.windowPeakInFlight >= this.value / 2;
     const peak = this.windowPeakInFlight;
-    const lastInFlight = baseline.lastInFlight;
-    // A gradient: latency against this copy's concurrency, from the operation's last window.
-    // Sent fewer, and got no faster: the back-off did not help.
-    const unhelped = peak < lastInFlight && fastest.serviceMs >= baseline.lastMs;
-    const helped = fastest.serviceMs < baseline.lastMs;
-    baseline.lastInFlight = peak;
-    baseline.lastMs = fastest.serviceMs;
     let next = this.value;
     if (fastest.serviceMs <= allowed) {
-      baseline.unhelped = 0;
+      Object.assign(baseline, { fromInFlight: 0, unhelped: 0 });
       // Latency holds: open up if the window needed the room, fast while it is flat.
       const flat = fastest.rawMs <= baseline.ms + this.slackMs;
       if (used) next = this.value + (flat ? this.value : Math.sqrt(this.value));
-    } else if (unhelped && ++baseline.unhelped >= UNHELPED_WINDOWS) {
-      // Sending less did not help for windows in a row: the service's normal latency changed
-      // (a busier hour), not its load. The baseline moves there.
-      baseline.ms = fastest.rawMs;
-      baseline.unhelped = 0;
     } else {
-      if (helped || peak > lastInFlight) baseline.unhelped = 0;
-      // Slower as this copy sent more, or getting faster as it sends less: its own load.
-      const shrunk = this.value * Math.max(allowed / fastest.serviceMs, 0.5);
-      // An unused limit may shrink but never grows: there is no evidence the service takes more.
-      next = used ? shrunk + Math.sqrt(this.value) : Math.min(shrunk, this.value);
+      // A gradient: latency against this copy's concurrency. Half as many, no faster: no help.
+      // A slowdown linear in calls in flight, still above the allowance at half, gains more than
+      // the slack (baseline <= its intercept); less is noise.
+      const halved = peak <= baseline.fromInFlight / 2;
+      if (
+        peak > baseline.fromInFlight ||
+        (halved && fastest.serviceMs + this.slackMs < baseline.fromMs)
+      ) {
+        Object.assign(baseline, { fromInFlight: peak, fromMs: fastest.serviceMs, unhelped: 0 });
+      } else if (halved) baseline.unhelped += 1;
+      if (baseline.unhelped >= UNHELPED_WINDOWS) {
+        // Sending less did not help for windows in a row: the service's normal latency changed
+        // (a busier hour), not its load. The baseline moves there.
+        Object.assign(baseline, { ms: fastest.rawMs, fromInFlight: 0, unhelped: 0 });
+      } else {
+        // Slower as this copy sent more, or getting faster as it sends less: its own load.
+        const shrunk = this.value * Math.max(allowed / fastest.serviceMs, 0.5);
+        // An unused limit may shrink but never grows: there is no evidence the service takes more.
+        next = used ? shrunk + Math.sqrt(this.value) : Math.min(shrunk, this.value);
+      }
     }
     this.value = clamp(next, this.options.min, this.options.max);
     this.resetWindow();
