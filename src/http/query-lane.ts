@@ -41,13 +41,30 @@ export interface QueryLaneOptions {
   readonly hooks: readonly Plugin[];
 }
 
-/** The media type yoga answers each plain `Accept` with; any other `Accept` is yoga's to read. */
-const ANSWERED_AS = new Map<string | undefined, string>([
-  [undefined, 'application/json'],
-  ['*/*', 'application/json'],
-  ['application/json', 'application/json'],
-  ['application/graphql-response+json', 'application/graphql-response+json'],
-]);
+/** The media types of yoga's processor for a single result (its others stream). */
+const SINGLE_RESULT_TYPES = ['application/graphql-response+json', 'application/json'];
+
+/**
+ * The media type yoga answers a single result with for this `Accept`, by its own reading (no q
+ * values; utf-8 only; of the types the client lists, its processor's last match wins, and the
+ * single-result processor is matched last); null when it would pick another processor.
+ */
+function singleResultType(accept: string | undefined): string | null {
+  const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',');
+  let chosen: string | null = null;
+  for (const entry of asked.reverse()) {
+    const [type = '', ...params] = entry.split(';');
+    const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+    if (charset !== 'charset=utf-8') continue;
+    const [family, subtype] = type.split('/');
+    for (const offered of SINGLE_RESULT_TYPES) {
+      const [offeredFamily, offeredSubtype] = offered.split('/');
+      const familyMatches = family === '*' || family === offeredFamily;
+      if (familyMatches && (subtype === '*' || subtype === offeredSubtype)) chosen = offered;
+    }
+  }
+  return chosen;
+}
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
 const INCREMENTAL = /@(defer|stream)\b/;
 const compress = { gzip: promisify(gzip), deflate: promisify(deflate) };
@@ -74,6 +91,7 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     response: ServerResponse,
     context: Required<Ticketed>,
     body: Buffer,
+    mediaType: string,
   ): Promise<void> => {
     const params = plainParams(body);
     if (!params || INCREMENTAL.test(params.query))
@@ -111,7 +129,6 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     };
     pending = callHooks(hooks, 'onResultProcess', { request: view, result, setResult });
     if (pending) await pending;
-    const mediaType = ANSWERED_AS.get(request.headers.accept) ?? 'application/json';
     const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
     let payload = Buffer.from(answer.body ?? '');
     const headers = new HeaderList(answer.init.headers);
@@ -138,13 +155,14 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
 
   return (request, response, context) => {
     const length = Number(request.headers['content-length']);
+    const mediaType = singleResultType(request.headers.accept);
     const eligible =
       request.method === 'POST' &&
       request.url === GRAPHQL_PATH &&
       length > 0 &&
       length <= options.maxBodyBytes &&
       JSON_TYPES.has(request.headers['content-type']?.toLowerCase() ?? '') &&
-      ANSWERED_AS.has(request.headers.accept) &&
+      mediaType !== null &&
       request.headers.origin === undefined &&
       context.ticket.refusal === undefined;
     if (!eligible) {
@@ -154,7 +172,7 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.once('end', () => {
-      run(request, response, context, Buffer.concat(chunks)).catch(() => {
+      run(request, response, context, Buffer.concat(chunks), mediaType).catch(() => {
         if (!response.headersSent) response.writeHead(500).end();
         else response.destroy();
       });

@@ -154,7 +154,17 @@ const cases = fc.record({
   headers: fc
     .tuple(
       fc.constantFrom<Record<string, string>>(VALID, INVENTED, {}),
-      fc.constantFrom(undefined, '*/*', 'application/json', 'application/graphql-response+json'),
+      fc.constantFrom(
+        undefined,
+        '*/*',
+        'application/json',
+        'application/graphql-response+json',
+        'application/graphql-response+json, application/json;q=0.9',
+        'application/json, text/event-stream',
+        'multipart/mixed, application/*',
+        'application/json; charset=iso-8859-1, application/graphql-response+json',
+        'text/event-stream',
+      ),
       fc.constantFrom(undefined, 'gzip', 'deflate, gzip;q=0'),
       fc.constantFrom(undefined, 'lane-test-id'),
     )
@@ -202,9 +212,11 @@ describe('the plain-query lane', () => {
       return { byLane: answered > before, json, status: response.status };
     };
     const plain = { query: '{ ownedNumbers { tid } }' };
-    const ran = await post(plain);
-    expect(ran.byLane).toBe(true);
-    expect(ran.json.data).toBeDefined();
+    for (const accept of [undefined, 'application/graphql-response+json, application/json;q=0.9']) {
+      const ran = await post(plain, accept ? { accept } : {});
+      expect(ran.byLane).toBe(true);
+      expect(ran.json.data).toBeDefined();
+    }
     // Not the lane's: a browser's, an event stream, APQ's extensions, a large body, invalid input.
     for (const [body, headers] of [
       [plain, { origin: 'https://app.example.com' }],
