@@ -1,9 +1,8 @@
 /**
- * Puts Admission (fair-admission.ts) in front of the gateway's request listener: each request is
- * admitted, or waits its tenant's turn, before yoga reads a byte of its body, and holds its place
- * until its response is written (a stream's: its head) or its client goes. Every request gets its
- * ticket here (ticket.ts). A refused GraphQL request still goes through yoga, its refusal on its
- * ticket, to be answered like any error (src/http/plugins/admission-refusals.ts).
+ * Puts Admission (fair-admission.ts) in front of the request listener: each request gets its ticket
+ * and waits its tenant's turn before yoga reads its body, holding its place until its response is
+ * written (a stream's: its head) or its client goes. A refused GraphQL request still goes through
+ * yoga, its refusal on its ticket (src/http/plugins/admission-refusals.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Credentials } from '../core/credentials.js';
@@ -34,7 +33,7 @@ export type TicketedListener = (
 
 /** Paths admission treats apart (src/http/paths.ts, passed in: this layer sits below src/http). */
 export interface AdmittedPaths {
-  /** Where a refused request is answered by yoga (its refusal plugin). */
+  /** Where yoga answers a refused request. */
   readonly graphql: string;
   /** Probes and scrapes, never admitted: a balancer must read /readiness however busy the copy. */
   readonly probes: ReadonlySet<string>;
@@ -78,9 +77,8 @@ export function requestAdmission(
 }
 
 /**
- * The listener behind admission: every request but preflights and probes waits its turn, whatever
- * its path. An unknown pair waits in its own line and its call is its verification (verifying
- * before the wait ran a call per invented pair outside every seat: a bystander's p50 of 156 ms).
+ * The listener behind admission: every request but preflights and probes waits its turn. An unknown
+ * pair waits in its own line and its call is its verification (not before: that call took no seat).
  */
 export function admitRequests(
   listener: TicketedListener,

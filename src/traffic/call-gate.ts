@@ -1,9 +1,7 @@
 /**
- * The gate every call to the service passes, over the records it reads and writes: verdicts per
- * pair (verification.ts), each account's 429 window and breaker (accounts.ts), the service's
- * breaker (service-health.ts). `check` refuses before anything is sent; `answered` and `settle`
- * record what an attempt showed. A timeout that spent under half its attempt limit on the wire
- * was waiting in this copy: abandoned, not a fault.
+ * The gate every call to the service passes, over verdicts per pair (verification.ts), each
+ * account's 429 window and breaker (accounts.ts) and the service's breaker (service-health.ts).
+ * `check` refuses before anything is sent; `answered` and `settle` record what an attempt showed.
  */
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Credentials } from '../core/credentials.js';
@@ -104,9 +102,8 @@ export class CallGate {
     }
     const now = Date.now();
     if (error.code === ErrorCode.RateLimited) {
-      // The account's window, not the shared limit. Unaccepted credentials open it for the
-      // sys_id's unaccepted tokens alone: a wrong token never pauses the account, and new tokens
-      // share the window.
+      // Unaccepted credentials open the window for the sys_id's unaccepted tokens alone: a wrong
+      // token never pauses the account, and new tokens share the window.
       const windowMs = Math.min(
         error.retryAfterMs ?? this.options.defaultRetryAfterMs,
         MAX_RETRY_AFTER_MS,

@@ -1,8 +1,7 @@
 /**
- * Admission of GraphQL requests (and WebSocket `connection_init`s) before any of their work
- * starts: one work-conserving fair queue, after Kubernetes' API Priority and Fairness. Flows,
- * seats, turn order and bounds: this folder's README ("The flow") and docs/limits.md. Written by
- * hand: the flows (accounts, classes for the rest) are ours, and a library limiter knows neither.
+ * Admission of GraphQL requests (and WebSocket `connection_init`s) before any of their work starts:
+ * one work-conserving fair queue, after Kubernetes' API Priority and Fairness (this folder's README,
+ * "The flow"). Written by hand: a library limiter knows none of our flows.
  */
 import { performance as perfHooks } from 'node:perf_hooks';
 import type { AdmissionSettings } from '../config/config.js';
@@ -17,11 +16,7 @@ export type Release = (cost?: { readonly bytes?: number }) => void;
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
 export const BYTES_PER_UNIT = 16 * 1024;
-/**
- * Work units per upstream call, calibrated on the bench's CPU per request (the one-call small
- * query about one unit): a 50-message page costs about 2.2 small queries and a 200-number fan-out
- * 100 to 130; one per request, 1/2 per call and one per 16 KiB gives 1.5, 2.6 and 110.
- */
+/** Work units per upstream call, calibrated on the bench's CPU per request (page 2.6, fan-out 110). */
 export const UNITS_PER_CALL = 0.5;
 /** Milliseconds of CPU that count as one unit (the small query takes about 0.25 ms in all). */
 export const CPU_MS_PER_UNIT = 0.25;
@@ -41,8 +36,7 @@ const SHRINK = 0.9;
 const SATURATED_AT = 0.98;
 /**
  * The line protects someone only while one flow has used this share of all the use lately beside
- * another; among alike flows fewer seats only cost throughput (measured: 256 accounts over 32
- * connections ran 1.6-2x the requests per CPU second with every request running).
+ * another; among alike flows fewer seats only cost throughput (1.6-2x, measured).
  */
 const DOMINANT_SHARE = 0.25;
 /** Units another flow must have used lately for the line to be protecting it. */
@@ -60,13 +54,11 @@ export interface Waiting {
   cancel(): void;
 }
 
+/** The loop's load, as LoopMonitor reports it. */
 export interface LoopLoad {
   readonly busy: boolean;
-  /** The last window's event-loop utilization, 0 to 1 (reported as a metric). */
   readonly utilization: number;
-  /** Called with the new state each time busy starts or ends. */
   onChange(listener: (busy: boolean) => void): void;
-  /** Called after each window is sampled. */
   onSample?(listener: (utilization: number) => void): void;
 }
 
@@ -99,7 +91,6 @@ export const groupOf = (tenant: Tenant): Tenant =>
   tenant.startsWith(`${UNVERIFIED}:`) ? UNVERIFIED : tenant;
 
 interface Waiter {
-  /** When it began to wait (now()). */
   readonly since: number;
   grant(release: Release): void;
 }
@@ -143,7 +134,6 @@ export class Admission {
     return this.waitingCount;
   }
 
-  /** Requests running now. */
   get running(): number {
     return this.runningCount;
   }

@@ -25,15 +25,11 @@ export interface Ticketed {
 type HeaderSource = Pick<Headers, 'get'> | IncomingHttpHeaders;
 
 /** The ticket of a caller whose credential headers are `headers` (Fetch or Node's). */
-export function issueTicket(
-  identities: Identities,
-  headers: HeaderSource,
-  arrivedAt = performance.now(),
-): Ticket {
+export function issueTicket(identities: Identities, headers: HeaderSource): Ticket {
   const readable = typeof headers.get === 'function' ? (headers as Pick<Headers, 'get'>) : null;
   return {
     identity: identities.fromHeaders(readable ?? nodeHeaders(headers as IncomingHttpHeaders)),
-    arrivedAt,
+    arrivedAt: performance.now(),
     waitedMs: 0,
   };
 }

@@ -100,13 +100,10 @@ export function withTrafficControl(
           gate.abandoned(account);
           throw error;
         }
+        const attemptTimeout = () => timeoutError(operation, attemptTimeoutMs);
         const attemptLimit =
           attemptTimeoutMs < deadlineAt - Date.now()
-            ? abortAfter(
-                attemptTimeoutMs,
-                () => timeoutError(operation, attemptTimeoutMs),
-                deadline.signal,
-              )
+            ? abortAfter(attemptTimeoutMs, attemptTimeout, deadline.signal)
             : null;
         const sent = performance.now();
         options.onAttempt?.(credentials);

@@ -8,7 +8,7 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
 import type { Credentials } from '../core/credentials.js';
-import type { UpstreamClient } from '../core/upstream-client.js';
+import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamObserver, UpstreamOperation } from '../core/signals.js';
 import { fitToRange, wireBounds, type HistoryEndReading } from './history-end.js';
@@ -27,18 +27,14 @@ export interface UpstreamClientOptions {
   readonly historyEnd?: HistoryEndReading;
 }
 
-export type { UpstreamObserver };
-
-export interface UpstreamPoolOptions {
-  readonly connections: number;
-  readonly timeoutMs: number;
-}
-
 /** Larger upstream bodies are refused rather than buffered (the 450-message demo page is ~130 KB). */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** A keep-alive pool to the upstream origin with every timeout bounded (undici's defaults are 300 s). */
-export function createUpstreamPool(baseUrl: URL, options: UpstreamPoolOptions): Pool {
+export function createUpstreamPool(
+  baseUrl: URL,
+  options: { readonly connections: number; readonly timeoutMs: number },
+): Pool {
   return new Pool(baseUrl.origin, {
     connections: options.connections,
     connectTimeout: options.timeoutMs,
@@ -121,8 +117,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     operation: UpstreamOperation,
     credentials: Credentials,
     params: Record<string, string>,
-    parse: (json: unknown) => T,
-    signal: AbortSignal | undefined,
+    callOptions: CallOptions | undefined,
+    parse: (operation: UpstreamOperation, json: unknown) => T,
   ): Promise<T> {
     return tracer.startActiveSpan(
       `sms.upstream ${operation}`,
@@ -131,7 +127,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         const started = performance.now();
         let outcome = 'ok';
         try {
-          return parse(await call(operation, credentials, params, signal));
+          return parse(operation, await call(operation, credentials, params, callOptions?.signal));
         } catch (error) {
           outcome = error instanceof UpstreamError ? error.code : 'UNEXPECTED';
           span.setStatus({
@@ -158,32 +154,16 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
         history_start: String(bounds.historyStart),
         history_end: String(bounds.historyEnd),
       };
-      return attempt(
-        'smshistory',
-        credentials,
-        params,
-        (json) => fitToRange(parseHistory(json, request), request),
-        callOptions?.signal,
+      return attempt('smshistory', credentials, params, callOptions, (_, json) =>
+        fitToRange(parseHistory(json, request), request),
       );
     },
     ownedNumbers(credentials, type, callOptions) {
       const params = { number_type: type === 'LOCAL' ? 'local' : 'tollfree' };
-      return attempt(
-        'ownednumbers',
-        credentials,
-        params,
-        (json) => parseOwnedNumbers('ownednumbers', json),
-        callOptions?.signal,
-      );
+      return attempt('ownednumbers', credentials, params, callOptions, parseOwnedNumbers);
     },
     allOwnedNumbers(credentials, callOptions) {
-      return attempt(
-        'allownednumbers',
-        credentials,
-        {},
-        (json) => parseOwnedNumbers('allownednumbers', json),
-        callOptions?.signal,
-      );
+      return attempt('allownednumbers', credentials, {}, callOptions, parseOwnedNumbers);
     },
   };
 }

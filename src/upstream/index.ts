@@ -2,7 +2,8 @@
 import type { Pool } from 'undici';
 import type { UpstreamSettings } from '../config/config.js';
 import type { Logger } from '../observability/logger.js';
-import { createUpstreamClient, createUpstreamPool, type UpstreamObserver } from './client.js';
+import type { UpstreamObserver } from '../core/signals.js';
+import { createUpstreamClient, createUpstreamPool } from './client.js';
 import {
   withTrafficControl,
   type ManagedUpstreamClient,
@@ -29,7 +30,7 @@ export function createUpstream(
   extras: UpstreamExtras = {},
 ): { readonly client: ManagedUpstreamClient; readonly pool: Pool } {
   const { timeoutMs, connections, accountSharePercent, verifiedTtlMs, refusedTtlMs } = settings;
-  const { observer } = extras;
+  const { observer, traffic, credentials, ...told } = extras;
   const pool = createUpstreamPool(baseUrl, { connections, timeoutMs });
   const client = createUpstreamClient({
     dispatcher: pool,
@@ -40,17 +41,14 @@ export function createUpstream(
   });
   const managed = withTrafficControl(client, {
     ...settings,
-    ...extras.traffic,
+    ...traffic,
+    ...told,
     maxInFlight: connections,
     accountShare: accountSharePercent / 100,
     credentials:
-      extras.credentials ??
+      credentials ??
       new CredentialMemory({ secret: null, acceptedTtlMs: verifiedTtlMs, refusedTtlMs }),
-    logger: extras.logger,
-    warnings: extras.warnings,
     onRefused: observer?.refused,
-    onAttempt: extras.onAttempt,
-    usage: extras.usage,
   });
   return { client: shareCallsInFlight(managed, observer), pool };
 }

@@ -63,15 +63,7 @@ export function createRequestLoaders(
     return numberLists.load(scope);
   }
 
-  const byTidIndex = new WeakMap<readonly OwnedNumber[], Map<string, OwnedNumber>>();
-  function indexByTid(list: readonly OwnedNumber[]): Map<string, OwnedNumber> {
-    let index = byTidIndex.get(list);
-    if (!index) {
-      index = new Map(list.map((n) => [n.tid, n]));
-      byTidIndex.set(list, index);
-    }
-    return index;
-  }
+  let indexed: { list: readonly OwnedNumber[]; byTid: Map<string, OwnedNumber> } | undefined;
 
   const histories = new DataLoader<HistoryRequest, History, string>(
     async (requests) => {
@@ -108,7 +100,9 @@ export function createRequestLoaders(
     },
     /** The account's number with this tid, or null when it owns none. */
     async numberByTid(tid: string): Promise<OwnedNumber | null> {
-      return indexByTid(await loadScope('ALL')).get(tid) ?? null;
+      const list = await loadScope('ALL');
+      if (indexed?.list !== list) indexed = { list, byTid: new Map(list.map((n) => [n.tid, n])) };
+      return indexed.byTid.get(tid) ?? null;
     },
     history(request: HistoryRequest): Promise<History> {
       return histories.load(request);
