@@ -1,52 +1,33 @@
 import { GraphQLError } from 'graphql';
 
 /**
- * Every code a client can see in `extensions.code`, ours or the libraries'. docs/errors.md has one
- * row per member (test/docs/errors-table.test.ts checks it, and that src/ names codes from here).
+ * Every code a client can see in `extensions.code`, ours or the libraries': docs/errors.md says
+ * when each is sent (test/docs/errors-table.test.ts checks it, and that src/ names codes from here).
  */
 export const ErrorCode = {
-  /** No usable credentials (no upstream call made), or the service refused them. */
   Unauthenticated: 'UNAUTHENTICATED',
-  /** An argument was refused before any upstream call; `extensions.argumentName` names it. */
   BadUserInput: 'BAD_USER_INPUT',
   UpstreamTimeout: 'UPSTREAM_TIMEOUT',
   UpstreamError: 'UPSTREAM_ERROR',
-  /** The circuit breaker is open: the service kept failing, calls are paused. */
   UpstreamUnavailable: 'UPSTREAM_UNAVAILABLE',
-  /** The answer grew past MAX_RESPONSE_BYTES while it was built; the lists after that point are null. */
   ResponseTooLarge: 'RESPONSE_TOO_LARGE',
-  /** One GraphQL request needed more upstream calls than allowed. */
   UpstreamCallLimit: 'UPSTREAM_CALL_LIMIT',
-  /** The service answered 429 for this account; `extensions.retryAfter` says when to come back. */
   RateLimited: 'RATE_LIMITED',
-  /** A subscription on a gateway whose live updates are off (LIVE_POLL_MS=0). */
   LiveUpdatesOff: 'LIVE_UPDATES_OFF',
-  /** Too many live subscriptions for one account, or operations on one WebSocket. */
   SubscriptionLimit: 'SUBSCRIPTION_LIMIT',
-  /** A resume token too old or events lost, or a token signed with a key no longer had. */
   ResyncRequired: 'RESYNC_REQUIRED',
-  /** A live stream ended for falling behind; `extensions.resumeToken` resumes it. */
   SlowConsumer: 'SLOW_CONSUMER',
-  /** PERSISTED_OPERATIONS is set and the request sent a query text instead of a hash. */
   PersistedQueryRequired: 'PERSISTED_QUERY_REQUIRED',
-  /** The hash is unknown: APQ (send the query with it) or not in the allow-list. */
   PersistedQueryNotFound: 'PERSISTED_QUERY_NOT_FOUND',
-  /** APQ: the query sent does not hash to the hash sent with it (yoga's APQ plugin). */
   PersistedQueryMismatch: 'PERSISTED_QUERY_MISMATCH',
-  /** The body is larger than MAX_BODY_BYTES. */
   RequestEntityTooLarge: 'REQUEST_ENTITY_TOO_LARGE',
-  /** Not a GraphQL request: bad JSON, no query, a bad Content-Length, … (yoga's and ours). */
   BadRequest: 'BAD_REQUEST',
-  /** Syntax errors (graphql-js / yoga); a document over FIXED_MAX_TOKENS is GRAPHQL_VALIDATION_FAILED. */
   GraphQLParseFailed: 'GRAPHQL_PARSE_FAILED',
-  /** Validation errors, and the query limits (aliases, depth, directives, cost). */
   GraphQLValidationFailed: 'GRAPHQL_VALIDATION_FAILED',
-  /** Anything unexpected; the message is masked (yoga). */
   InternalServerError: 'INTERNAL_SERVER_ERROR',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** Every code. */
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 
 /** The codes an upstream call can fail with. */

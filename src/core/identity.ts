@@ -1,11 +1,7 @@
 /**
- * Who is asking, read once: the credentials a request carries and the two names everything else
- * keys by, under the gateway's one secret (without one, this process's key: fingerprintKey).
- * - `account`, a keyed hash of the sys_id alone: everything kept per account (fair share,
- *   breakers, 429 windows, caps, cache share, logs), so new tokens for a sys_id make no account;
- * - `pair`, a keyed hash of sys_id and token: what answers and verdicts are scoped to.
- * Readings are memoised by the headers' text, so every layer gets the same Identity object and
- * the hashes are computed once per distinct header set.
+ * Who is asking, read once: the credentials and the two keyed hashes everything else keys by,
+ * `account` (the sys_id alone, so new tokens make no new account) and `pair` (sys_id and token).
+ * Memoised by the headers' text: one Identity object, hashed once per distinct header set.
  */
 import { LRUCache } from 'lru-cache';
 import {

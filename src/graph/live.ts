@@ -68,11 +68,8 @@ builder.subscriptionField('messageAdded', (t) =>
       `after it. ${DESCRIPTION_TAIL}`,
     args: liveArgs,
     subscribe: (_root, args, context) => subscribe('messageAdded', args, context),
-    resolve: (delivery: LiveDelivery, _args, context): Message => {
-      const token = tokenOf(delivery, context);
-      if (delivery.kind !== 'message') throw deliveryError(delivery, token);
-      return delivery.message;
-    },
+    resolve: (delivery: LiveDelivery, _args, context): Message =>
+      delivered(delivery, context).message,
   }),
 );
 
@@ -113,35 +110,25 @@ builder.subscriptionField('messageEdgeAdded', (t) =>
     args: liveArgs,
     subscribe: (_root, args, context) => subscribe('messageEdgeAdded', args, context),
     resolve: (delivery: LiveDelivery, _args, context): MessageEdgeEventShape => {
-      const token = tokenOf(delivery, context);
-      if (delivery.kind !== 'message') throw deliveryError(delivery, token);
-      const { message, seq, total, target } = delivery;
+      const { message, seq, total, target, token } = delivered(delivery, context);
       const cursor = messageCursor(context.cursors, target.tid, { seq, total, id: message.id });
       return { resumeToken: token ?? '', number: target, edge: { cursor, node: message } };
     },
   }),
 );
 
-/** The delivery's token, left for takeResumeToken; none left when it has none. */
-function tokenOf(delivery: Delivery, context: GatewayContext): string | undefined {
-  if (!delivery.positions) {
-    resultTokens.delete(context);
-    return undefined;
-  }
-  const token = encodeResumeToken(context.cursors, delivery.positions);
-  resultTokens.set(context, token);
-  return token;
-}
-
-function deliveryError(
-  delivery: Exclude<Delivery, { kind: 'message' }>,
-  token: string | undefined,
-): GraphQLError {
+/** The delivered message with its token (left for takeResumeToken); a failure is thrown. */
+function delivered(delivery: LiveDelivery, context: GatewayContext) {
+  const { positions } = delivery;
+  const token = positions ? encodeResumeToken(context.cursors, positions) : undefined;
+  if (token === undefined) resultTokens.delete(context);
+  else resultTokens.set(context, token);
+  if (delivery.kind === 'message') return { ...delivery, token };
   const extra = token !== undefined ? { resumeToken: token } : {};
   if (delivery.kind === 'error') {
-    return new GraphQLError(delivery.message, { extensions: { code: delivery.code, ...extra } });
+    throw new GraphQLError(delivery.message, { extensions: { code: delivery.code, ...extra } });
   }
-  return new GraphQLError(
+  throw new GraphQLError(
     `A new message on ${delivery.target.tid} could not be read: ${delivery.reason}`,
     { extensions: { code: ErrorCode.UpstreamError, ...extra } },
   );

@@ -44,30 +44,25 @@ export function planPage(
 ): PagePlan {
   const { first, after, last, before } = args;
   const has = (v: unknown) => v !== null && v !== undefined;
-  const conflicts: [boolean, string, keyof PageArgs][] = [
-    [
-      has(first) && has(last),
+  const conflict = (message: string, argument: keyof PageArgs) =>
+    badUserInput(`messages: ${message}`, argument);
+  if (has(first) && has(last))
+    throw conflict(
       'pass either `first` (with `after`) or `last` (with `before`), not both',
       'last',
-    ],
-    [has(after) && has(before), 'pass either `after` or `before`, not both', 'before'],
-    [has(after) && has(last), '`after` pages forward and goes with `first`, not `last`', 'after'],
-    [
-      has(before) && has(first),
-      '`before` pages backward and goes with `last`, not `first`',
-      'before',
-    ],
-  ];
-  for (const [conflict, message, argument] of conflicts) {
-    if (conflict) throw badUserInput(`messages: ${message}`, argument);
-  }
+    );
+  if (has(after) && has(before))
+    throw conflict('pass either `after` or `before`, not both', 'before');
+  if (has(after) && has(last))
+    throw conflict('`after` pages forward and goes with `first`, not `last`', 'after');
+  if (has(before) && has(first))
+    throw conflict('`before` pages backward and goes with `last`, not `first`', 'before');
   const size = (name: 'first' | 'last', value: number | null | undefined): number => {
     if (value === null || value === undefined) return Math.min(DEFAULT_PAGE_SIZE, maxSize);
     if (value < 0)
       throw badUserInput(`messages: \`${name}\` must be 0 or more (got ${value})`, name);
-    if (value > maxSize) {
+    if (value > maxSize)
       throw badUserInput(`messages: \`${name}\` must be at most ${maxSize} (got ${value})`, name);
-    }
     return value;
   };
   const cursor = (name: 'after' | 'before', text: string): MessageCursor => {

@@ -49,9 +49,8 @@ type MetricSpec = {
  */
 // prettier-ignore
 export const METRICS = {
-  // GraphQL requests. The graphql_* names are the yoga/envelop Prometheus plugin's, kept; they are
-  // recorded once per request by src/http/plugins/observe-requests.ts (the plugin's hooks cost
-  // more than the rest of a request's bookkeeping).
+  // GraphQL requests. The graphql_* names are the yoga/envelop Prometheus plugin's, kept; recorded
+  // by src/http/plugins/observe-requests.ts (the plugin's hooks cost more than all the rest).
   sms_graphql_requests_total: { type: 'counter', labels: ['operationName', 'outcome', 'code', 'cached'],
     help: 'GraphQL requests over HTTP, each counted once whether executed or answered from the response cache, by operation, outcome (ok, client_error, error), error code (none when ok) and cached (true, false).' },
   graphql_envelop_request: { type: 'counter', labels: ['operationType', 'operationName'],
@@ -238,6 +237,9 @@ function operationNames(): (source: NameSource) => string {
   };
 }
 
+type CounterChild = ReturnType<Counter['labels']>;
+type HistogramChild = ReturnType<Histogram['labels']>;
+
 /** The label child of `key`, made once: prom-client's label objects per call cost too much. */
 function child<T>(children: Map<string, T>, key: string, make: () => T): T {
   let found = children.get(key);
@@ -259,12 +261,9 @@ export function createMetrics(options: MetricsOptions = {}) {
 
   const names = operationNames();
   // Label children by key: a few operations, statuses and codes (names bounded above).
-  const operationChildren = new Map<
-    string,
-    { count: ReturnType<Counter['labels']>; duration: ReturnType<Histogram['labels']> }
-  >();
-  const requestChildren = new Map<string, ReturnType<Counter['labels']>>();
-  const httpChildren = new Map<string, ReturnType<Histogram['labels']>>();
+  const operationChildren = new Map<string, { count: CounterChild; duration: HistogramChild }>();
+  const requestChildren = new Map<string, CounterChild>();
+  const httpChildren = new Map<string, HistogramChild>();
 
   return {
     registry,

@@ -1,9 +1,7 @@
 /**
- * OpenTelemetry tracing, opt-in (OTEL_EXPORTER_OTLP_ENDPOINT): a server span per GraphQL operation,
- * a client span per upstream attempt under it (src/upstream/client.ts), exported over OTLP/HTTP.
- * Spans never carry headers, variables or upstream parameters, nor the document's text (inline
- * arguments could be a phone number): only its SHA-256, `graphql.document.hash`. A caller's W3C
- * trace context (`traceparent`) is continued. See docs/observability.md.
+ * OpenTelemetry tracing, opt-in (docs/observability.md). Spans never carry headers, variables or
+ * upstream parameters, nor the document's text (inline arguments could be a phone number): only
+ * its SHA-256, `graphql.document.hash`.
  */
 import { createHash } from 'node:crypto';
 import { propagation, ROOT_CONTEXT, SpanKind, trace, type TextMapGetter } from '@opentelemetry/api';

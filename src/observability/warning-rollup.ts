@@ -1,10 +1,6 @@
 /**
- * Repeated warnings (a wrong password twice a second, an account inside its 429 window, an outage
- * failing every call) are written once per key and window, with counts (docs/observability.md):
- * - within a request, failed calls are held and released as one warning per code when it ends;
- * - across requests, the first warning of each key (a code and an account, or `service`) in a
- *   window is written with its count and the previous window's; the rest are only counted.
- * pino has no sampling or de-duplication of its own.
+ * Repeated warnings written once per key (a code and an account) and window, with counts; a
+ * request's are held until it ends (docs/observability.md). pino has no de-duplication of its own.
  */
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';

@@ -1,8 +1,7 @@
 /**
- * What this copy remembers about each account's traffic between requests: the 429 window the
- * service set for it, and its own circuit breaker. An account is a sys_id (its keyed hash), so new
- * tokens for one sys_id share its window and breaker instead of walking around them. Bounded: an
- * account with nothing to remember is dropped, and past MAX_ACCOUNTS the oldest (failing open).
+ * Each account's 429 window and circuit breaker, between requests. An account is a sys_id, so new
+ * tokens for it share its window and breaker instead of walking around them. Bounded: an account
+ * with nothing to remember is dropped, and past MAX_ACCOUNTS the oldest (failing open).
  */
 import type { BreakerState } from '../core/signals.js';
 import { Breaker } from './breaker.js';
@@ -84,10 +83,7 @@ export class AccountTraffic {
   private stateOf(account: string): AccountState {
     let state = this.states.get(account);
     if (!state) {
-      if (this.states.size >= MAX_ACCOUNTS) {
-        const oldest = this.states.keys().next();
-        if (!oldest.done) this.states.delete(oldest.value);
-      }
+      if (this.states.size >= MAX_ACCOUNTS) this.states.delete(this.states.keys().next().value!);
       state = {
         rateLimitedUntil: 0,
         breaker: new Breaker(

@@ -1,8 +1,7 @@
 /**
- * A circuit breaker: closed until `threshold` faults in a row, then open (fail fast) for
- * `cooldownMs`, then half-open: `probes` calls go through at once; the first success (any answer
- * that is not a fault) closes it, a fault opens it again. Written by hand: what counts as a fault
- * depends on who failed (see service-health.ts), which cockatiel's breakers cannot express.
+ * A circuit breaker: open for `cooldownMs` after `threshold` faults in a row, then half-open for
+ * `probes` calls. Written by hand: what counts as a fault depends on who failed
+ * (service-health.ts), which cockatiel's breakers cannot express.
  */
 import type { BreakerState } from '../core/signals.js';
 

@@ -129,7 +129,6 @@ export class Admission {
     options.load.onSample?.((utilization) => this.adjust(utilization));
   }
 
-  /** Requests waiting, all flows together. */
   get waiting(): number {
     return this.waitingCount;
   }

@@ -15,7 +15,6 @@ export class HeldStreams {
     private readonly maxPerAccount: number,
   ) {}
 
-  /** Streams held now, all accounts together. */
   get held(): number {
     return this.total;
   }

@@ -1,12 +1,8 @@
 /**
- * The one load monitor: how busy this process's event loop is, and how late it runs what is
- * ready. One unref'd timer ticks every TICK_MS:
- * - Stalls: how late a tick runs; the adaptive limit reads the last (`stallSince`) to tell its own
- *   delay from the service slowing.
- * - Utilization: every WINDOW_MS, perf_hooks' event-loop utilization. Busy starts at one window of
- *   BUSY_AT and ends only after QUIET_WINDOWS in a row under QUIET_BELOW: once seats are limited
- *   the loop has a little room again, and letting everyone in then would saturate it anew.
- * Not monitorEventLoopDelay: its histogram cannot answer "since when" without a reset.
+ * The one load monitor, one unref'd timer: how late each tick runs (the adaptive limit's
+ * `stallSince`) and each window's event-loop utilization (busy: this folder's README). Busy ends
+ * only after QUIET_WINDOWS quiet ones: once seats are limited the loop has room again, and letting
+ * everyone in then would saturate it anew. Not monitorEventLoopDelay: it cannot say "since when".
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 

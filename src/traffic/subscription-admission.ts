@@ -27,7 +27,6 @@ export class SubscriptionAdmission {
     this.places = new HeldStreams(options.maxTotal ?? Infinity, options.maxPerAccount);
   }
 
-  /** Subscriptions held on this copy now. */
   get total(): number {
     return this.places.held;
   }

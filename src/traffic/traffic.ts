@@ -30,7 +30,6 @@ export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
   readonly minConcurrency?: number;
   /** The fraction of the adaptive limit one account may hold while others wait. */
   readonly accountShare: number;
-  /** Verdicts on credentials and the names of accounts. */
   readonly credentials: CredentialMemory;
   readonly logger?: Logger;
   /** Where each retry's warning goes: rolled up per code and account (one line a window). */

@@ -1,9 +1,7 @@
 /**
- * The service's three operations over an injected undici dispatcher (a keep-alive Pool in
- * production, pointed at a loopback server in tests): form-encoded POST, one attempt per call,
- * every body consumed, failures turned into UpstreamError with a stable code. Deadlines, retries
- * and fair share live in src/traffic/traffic.ts, which wraps this client and hands each attempt
- * an AbortSignal.
+ * The service's three operations over an injected undici dispatcher: form-encoded POST, one
+ * attempt per call, every body consumed, failures turned into UpstreamError with a stable code.
+ * Deadlines, retries and fair share: src/traffic/traffic.ts, which hands each attempt a signal.
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';

@@ -1,9 +1,7 @@
 /**
- * Identical calls in flight (same pair, operation and arguments; every operation is a read) are
- * made once, across requests (docs/cache.md "Identical calls in flight"). A caller joins only a
- * call sent at most JOIN_WINDOW_MS before its request arrived; nothing is kept once it settles.
- * A call carries no request's abort signal (the traffic layer's deadline bounds it), so one
- * caller leaving cannot cancel it for the others. Answers are read-only records.
+ * Identical calls in flight are made once, across requests (docs/cache.md "Identical calls in
+ * flight"). A call carries no request's abort signal (the traffic layer's deadline bounds it), so
+ * one caller leaving cannot cancel it for the others. Answers are read-only records.
  */
 import type { Credentials } from '../core/credentials.js';
 import type { CallOptions } from '../core/upstream-client.js';
