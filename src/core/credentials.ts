@@ -93,10 +93,7 @@ export function credentialsHmac(
   return hmac.digest('base64url');
 }
 
-/**
- * This process's random key, used wherever no GATEWAY_SECRET is set: every part of the process
- * names accounts and signs alike, and no two processes do.
- */
+/** The key wherever no GATEWAY_SECRET is set: shared by the process's parts, no two processes. */
 const PROCESS_KEY = randomBytes(32);
 
 /** The configured secret, or this process's random key when none is set. */

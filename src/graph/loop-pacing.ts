@@ -10,11 +10,7 @@ interface PacingOptions {
   readonly itemsPerTurn: number;
 }
 
-/**
- * Chosen on bench/attack-floods.ts alias-histories-half, 2 cores: another account's p50 was 16x
- * idle at 10 ms and 1,000 items, 2.5x to 15x at 3 ms and 300 (39x to 215x unpaced); at 2 ms and
- * 150 noise hid any gain.
- */
+/** Chosen on bench/attack-floods.ts alias-histories-half: the best bystander p50 of those tried. */
 const DEFAULT_PACING: PacingOptions = { sliceMs: 3, itemsPerTurn: 300 };
 
 export interface Pacer {

@@ -49,9 +49,8 @@ function copy<T extends OwnedNumber | Message>(value: T | null): T | null {
 }
 
 /**
- * A copy (loader results may be shared), marked with its type now: the relay plugin marks it only
- * once the batch is in, but a second alias of the id gets the pending load before that ("must
- * resolve to an Object type at runtime").
+ * A copy (loader results may be shared), marked with its type now: a second alias of the id gets
+ * the pending load before the relay plugin marks it ("must resolve to an Object type at runtime").
  */
 function typed<T extends OwnedNumber | Message>(
   value: T | null,

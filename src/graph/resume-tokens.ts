@@ -8,10 +8,7 @@ import type { Position, Positions } from '../live/subscription.js';
 import type { CursorCodec, CursorRefusal } from './cursors.js';
 
 const SEPARATOR = '~';
-/**
- * The most numbers one subscription watches (live.ts), so the most parts a token of ours has. At
- * 100-130 bytes each, a token at the bound fits the default MAX_BODY_BYTES (100,000).
- */
+/** The most numbers one subscription watches (parts a token has); fits default MAX_BODY_BYTES. */
 export const MAX_WATCHED_NUMBERS = 500;
 /** The id of "no message yet" (an empty history), as tokens have always written it. */
 const NO_MESSAGE = '-';

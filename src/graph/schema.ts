@@ -23,12 +23,10 @@ syncGlobalIds(schema);
 chargeListFields(schema);
 
 // The federation protocol's fields head Query in GraphiQL's explorer: say whom they are for.
-const queryFields = schema.getQueryType()?.getFields() ?? {};
-if (queryFields._entities) {
-  queryFields._entities.description =
+const { _entities, _service } = schema.getQueryType()?.getFields() ?? {};
+if (_entities)
+  _entities.description =
     'For a federation router: the Message (by id) and Number (by tid or number) entities named by `representations`. From a frontend, use `nodes`, `number` or `ownedNumbers`.';
-}
-if (queryFields._service) {
-  queryFields._service.description =
+if (_service)
+  _service.description =
     "For a federation router: this subgraph's schema (`sdl`), to compose a supergraph. A frontend has no use for it.";
-}

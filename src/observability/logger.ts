@@ -56,18 +56,14 @@ export function createLogger(
 }
 
 /**
- * The logger for each request's line (src/http/plugins/observe-requests.ts), built from named
- * fields, none a credential: only the top-level redaction, since the wildcard paths run a redactor
- * over every key of every line (a twentieth of what a small query allocates).
+ * The logger for each request's line, whose fields are named, none a credential: only the
+ * top-level redaction, as the wildcard paths cost a twentieth of what a small query allocates.
  */
 export function requestLineLogger(logger: Logger): Logger {
   return logger.child({}, { redact: { paths: TOP_LEVEL_REDACTED_PATHS, censor: '[redacted]' } });
 }
 
-/**
- * Standard output, written asynchronously: lines logged during a write go out together in the
- * next one (a blocking write per line cost a tenth of a small query's time under load).
- */
+/** Standard output, written asynchronously: a blocking write per line cost a tenth of a query. */
 let stdout: (pino.DestinationStream & { flushSync(): void }) | undefined;
 function standardOutput(): pino.DestinationStream {
   stdout ??= pino.destination({ dest: 1, sync: false });

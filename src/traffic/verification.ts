@@ -1,9 +1,7 @@
 /**
- * What this copy knows about credentials: whether the service accepted or refused each pair lately
- * (Identities' keyed hash of sys_id and token; the account is the sys_id's). Nothing that outlives
- * a request is made for credentials not accepted lately. Every answered call is a verdict for free
- * (traffic.ts); refusals are kept too, so invented credentials cost one call per `refusedTtlMs`.
- * Bounded (`maxEntries`, LRU): forgetting costs one more verification call, never a wrong answer.
+ * Whether the service accepted or refused each credential pair lately. Every answered call is a
+ * verdict for free (traffic.ts); refusals are kept too, so invented credentials cost one call per
+ * `refusedTtlMs`. Bounded (LRU): forgetting costs one more call, never a wrong answer.
  */
 import { LRUCache } from 'lru-cache';
 import type { Credentials } from '../core/credentials.js';

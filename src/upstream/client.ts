@@ -9,7 +9,8 @@ import type { Credentials } from '../core/credentials.js';
 import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamObserver, UpstreamOperation } from '../core/signals.js';
-import { fitToRange, wireBounds, type HistoryEndReading } from './history-end.js';
+import type { HistoryEndReading } from '../config/config.js';
+import { fitToRange, wireBounds } from './history-end.js';
 import { parseHistory, parseOwnedNumbers } from './wire.js';
 
 export interface UpstreamClientOptions {
@@ -81,13 +82,11 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       throw abortReason(signal) ?? transportError(operation, error, options.timeoutMs);
     }
     const { statusCode } = response;
-    if (statusCode === 401 || statusCode === 403) {
+    if (statusCode === 401 || statusCode === 403 || statusCode === 429) {
       await response.body.dump();
-      throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
-    }
-    if (statusCode === 429) {
-      await response.body.dump();
-      throw rateLimited(operation, response.headers['retry-after']);
+      throw statusCode === 429
+        ? rateLimited(operation, response.headers['retry-after'])
+        : new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
     }
     let text: string;
     try {

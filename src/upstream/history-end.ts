@@ -6,8 +6,6 @@
 import type { HistoryEndReading } from '../config/config.js';
 import type { History, Range } from '../core/domain.js';
 
-export type { HistoryEndReading };
-
 /**
  * `range` in the service's terms. An inclusive service cannot be asked for nothing (`end` below
  * `start` is a reversed range), so an empty range asks for the one message at `start` and

@@ -7,10 +7,10 @@
  */
 import DataLoader from 'dataloader';
 import type { Credentials } from '../core/credentials.js';
-import type { History, HistoryRequest, NumberType, OwnedNumber } from '../core/domain.js';
+import type { History, HistoryRequest, NumberType, OwnedNumber, Range } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
-import { coalesceRanges, sliceFor, type Range } from './ranges.js';
+import { coalesceRanges, sliceFor } from './ranges.js';
 
 export type RequestLoaders = ReturnType<typeof createRequestLoaders>;
 

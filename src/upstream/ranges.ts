@@ -5,8 +5,6 @@
  */
 import type { Range } from '../core/domain.js';
 
-export type { Range };
-
 /**
  * Ranges that overlap or touch share one call unless it would grow wider than `maxSpan`. Every
  * range is served whole by exactly one call, so its slice never spans two answers. `members`: the

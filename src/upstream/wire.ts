@@ -157,10 +157,7 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/**
- * `YYYY-MM-DD HH:MM:SS` as UTC; null when not a real date and time. Read by position, not by a
- * match's groups: their arrays were a twentieth of a 50-message page's garbage.
- */
+/** `YYYY-MM-DD HH:MM:SS` as UTC, or null. Read by position: match arrays were costly garbage. */
 export function parseTimestamp(text: string): Date | null {
   const t = text.trim();
   if (!TIMESTAMP.test(t)) return null;

@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { History } from '../../src/core/domain.js';
-import { fitToRange, wireBounds, type HistoryEndReading } from '../../src/upstream/history-end.js';
+import type { HistoryEndReading } from '../../src/config/config.js';
+import { fitToRange, wireBounds } from '../../src/upstream/history-end.js';
 
 /** A service holding `total` messages (ids "m0".. newest first) that reads the end as `reading`. */
 function serve(total: number, reading: HistoryEndReading, start: number, end: number): History {

@@ -1,7 +1,8 @@
 /** Range coalescing (src/upstream/ranges.ts): fewest calls, each range served whole by one. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { coalesceRanges, sliceFor, type Range } from '../../src/upstream/ranges.js';
+import type { Range } from '../../src/core/domain.js';
+import { coalesceRanges, sliceFor } from '../../src/upstream/ranges.js';
 
 const range = fc
   .tuple(fc.nat({ max: 200 }), fc.nat({ max: 60 }))
