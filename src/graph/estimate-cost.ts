@@ -1,8 +1,7 @@
 /**
- * The cost of an operation before it runs, in items (cost.ts), from `@listSize` as routers read it
- * (no field has a `@cost`: docs/federation.md) and the fields' CostExtensions. A list sized by
- * `sizedFields` is fetched even when not selected, so charged. Not graphql-query-complexity: it
- * sees one field at a time, while `sizedFields` sizes a child list from its parent's arguments.
+ * The cost of an operation before it runs, in items (cost.ts), from `@listSize` and the fields'
+ * CostExtensions. Not graphql-query-complexity: it sees one field at a time, while `sizedFields`
+ * sizes a child list from its parent's arguments.
  */
 import {
   GraphQLIncludeDirective,

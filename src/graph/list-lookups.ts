@@ -1,8 +1,7 @@
 /**
- * `Query.nodes(ids:)` and `Query._entities(representations:)` (both made by Pothos plugins, so
- * wrapped here on the built schema) cost per id in the estimate and are refused past
- * FIXED_MAX_NODE_IDS before any lookup; representations are checked against the entities' `@key`s
- * so a malformed one is the caller's BAD_USER_INPUT, never a resolver's crash.
+ * `Query.nodes(ids:)` and `Query._entities(representations:)`, made by Pothos plugins so wrapped
+ * here: costed per id, refused past FIXED_MAX_NODE_IDS, and representations checked against the
+ * `@key`s, so a malformed one is the caller's BAD_USER_INPUT, never a resolver's crash.
  */
 import { isUnionType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { badUserInput } from '../core/errors.js';

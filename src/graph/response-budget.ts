@@ -1,8 +1,7 @@
 /**
- * The response byte ceiling (MAX_RESPONSE_BYTES; docs/limits.md), enforced as the answer is built:
- * each list is charged its items' JSON bytes where it appears. Refusing must stay cheaper than
- * answering (thousands of lists can be left out), so a request has one refusal, thrown for every
- * list past the ceiling (src/http/plugins/response-ceiling.ts folds them). Lists are paced too.
+ * MAX_RESPONSE_BYTES (docs/limits.md), charged per list as the answer is built. Refusing must stay
+ * cheaper than answering, so a request has one refusal, thrown for every list past the ceiling
+ * (src/http/plugins/response-ceiling.ts folds them). Lists are paced too.
  */
 import {
   GraphQLError,
