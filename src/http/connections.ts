@@ -1,9 +1,8 @@
 /**
- * The gateway's HTTP server: the platform's limits, set deliberately, and a drain that resets
- * nothing a client wrote (docs/deploy.md "Shutdown"). Node's `server.close()` is not used: it also
- * closes a connection accepted a moment ago, "idle" until its request's headers are parsed. Closing
- * the listening socket resets the connections queued on it, so stopListening() first holds new
- * requests unanswered until that queue empties, then answers them with `Connection: close`.
+ * The HTTP server: limits (docs/limits.md) and a drain that resets nothing a client wrote
+ * (docs/deploy.md "Shutdown"). Not `server.close()`: it also closes a connection accepted a moment
+ * ago, "idle" until its headers are parsed. Closing the listening socket resets the connections
+ * queued on it, so stopListening() holds new requests until that queue empties.
  */
 import {
   createServer,
@@ -26,13 +25,11 @@ export interface ConnectionLimits {
 
 export interface GatewayServer {
   readonly server: Server;
-  /** Since the drain began: /readiness answers 503. */
   readonly draining: boolean;
-  /** The drain: from now on every response, in flight or new, closes its connection once sent. */
+  /** The drain: every response from now on, in flight or new, closes its connection once sent. */
   closeAfterEachResponse(): void;
-  /** Stops listening (see above), closes connections idle since; then end live streams. */
+  /** Stops listening (see above) and closes connections idle since the drain began. */
   stopListening(): Promise<void>;
-  /** Resolves once every connection has ended. */
   allClosed(): Promise<void>;
   /** The deadline's last resort: closes idle connections; returns the requests still running. */
   closeRemaining(): number;
@@ -51,7 +48,6 @@ const QUIET_MS = 100;
 /** ...or this long at most, while new requests wait. */
 const HOLD_MAX_MS = 1_000;
 
-/** The HTTP server for `listener`, with the limits above and a drain that resets nothing. */
 export function createGatewayServer(
   listener: RequestListener,
   limits: ConnectionLimits,
@@ -62,11 +58,9 @@ export function createGatewayServer(
     else listener(request, response);
   });
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  // From each request's first byte (idle keep-alive is keepAliveTimeout's), so seconds will do.
   const headersTimeoutMs = limits.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
-  // Read when listening starts.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     TIMEOUT_CHECK_MS;
   const overCap = makeRoomOverCap(server, limits.maxConnections ?? null);
@@ -109,8 +103,8 @@ export function createGatewayServer(
       response.setHeader('connection', 'close');
       return;
     }
-    // A stream begun before the drain said nothing of closing: FIN once it ends. Its client
-    // reconnects only after a pause (graphql-sse 0.25 s), by when the FIN has reached it.
+    // A stream begun before the drain said nothing of closing: FIN once it ends, before its
+    // client reconnects (graphql-sse waits 0.25 s).
     const socket = streams.get(response);
     if (!socket || !response.chunkedEncoding) return;
     response.once('finish', () => {
@@ -166,10 +160,10 @@ export function createGatewayServer(
       listenerClosed ??= (async () => {
         held = [];
         await quiet();
-        closed = new Promise<void>((resolve) => {
-          // net.Server's close: stop listening, call back once the last connection has ended.
-          NetServer.prototype.close.call(server, () => resolve());
-        });
+        // net.Server's close: stop listening, call back once the last connection has ended.
+        closed = new Promise<void>((resolve) =>
+          NetServer.prototype.close.call(server, () => resolve()),
+        );
         const waiting = held;
         held = null;
         for (const answer of waiting) answer();
@@ -190,20 +184,18 @@ export function createGatewayServer(
 
 /**
  * Past `max` open connections, the one waiting longest without complete request headers is closed,
- * else the oldest request whose body is still arriving; only if none, the newcomer gets a 503
- * (Node's maxConnections would drop it without a word). Evict, not refuse: trickling floods held
- * the cap while real clients got 503. Oldest, not slowest: a list kept in order is constant time.
+ * else the oldest request whose body is still arriving; only if none, the newcomer gets a 503.
+ * Evict, not refuse: trickling floods held the cap while real clients got 503.
  */
 function makeRoomOverCap(server: Server, max: number | null) {
   if (max === null) return { requestStarted: () => undefined, upgraded: () => undefined };
   let open = 0;
-  /** Connections without a request in progress, the longest waiting first (a Set keeps order). */
+  /** Connections without a request in progress, the longest waiting first. */
   const waiting = new Set<Socket>();
   /** Requests in progress per connection (pipelined ones overlap). */
   const busy = new WeakMap<Socket, number>();
   /** Connections whose request was still arriving when it started, oldest first. */
   const receiving = new Map<Socket, IncomingMessage>();
-  /** The oldest connection still sending its request's body, if any (whole ones leave the list). */
   const slowestBody = (): Socket | undefined => {
     for (const [socket, request] of receiving) {
       if (!request.complete) return socket;
@@ -240,7 +232,6 @@ function makeRoomOverCap(server: Server, max: number | null) {
         receiving.delete(socket);
         const left = (busy.get(socket) ?? 1) - 1;
         busy.set(socket, left);
-        // Idle again: back in line, at the end.
         if (left === 0 && !socket.destroyed) waiting.add(socket);
       });
     },

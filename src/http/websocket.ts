@@ -1,9 +1,7 @@
 /**
- * graphql-ws at /graphql, run through yoga's envelop like HTTP and SSE; credentials in
- * `connectionParams` (docs/live-updates.md), close codes in docs/errors.md, bounds in
- * docs/limits.md. A connection proves itself in its `connection_init` (browsers send no
- * credentials with the upgrade), so only verified ones hold a slot of `held`; unverified ones hold
- * little (soak `idle-invented-ws`). The upgrade's `Origin` is checked against CORS_ORIGINS.
+ * graphql-ws at /graphql through yoga's envelop: credentials in `connectionParams`
+ * (docs/live-updates.md), close codes in docs/errors.md, bounds in docs/limits.md. Only
+ * connections verified at `connection_init` hold a slot of `held` (upgrades carry no credentials).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -150,23 +148,24 @@ export function attachWebSocket(
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
-        const bytes = firstMessageBytes.get(socket) ?? 0;
-        if (bytes > maxInitBytes) {
+        const refuse = (code: number, reason: string): false => {
           options.onConnected?.(socket, false);
-          closeSoon(socket, 4413, `connection_init larger than ${maxInitBytes} bytes`);
+          closeSoon(socket, code, reason);
           return false;
+        };
+        if ((firstMessageBytes.get(socket) ?? 0) > maxInitBytes) {
+          return refuse(4413, `connection_init larger than ${maxInitBytes} bytes`);
         }
         const ticket = issueTicket(identities, headersFromConnectionParams(ctx.connectionParams));
         ctx.extra.ticket = ticket;
         const read = ticket.identity;
         if (read.kind !== 'present') {
-          options.onConnected?.(socket, false);
-          const reason =
+          return refuse(
+            4403,
             read.kind === 'missing'
               ? CLOSE_REASON_MISSING_CREDENTIALS
-              : `Malformed credentials in connectionParams: ${read.reason}`;
-          closeSoon(socket, 4403, reason);
-          return false;
+              : `Malformed credentials in connectionParams: ${read.reason}`,
+          );
         }
         // A pair refused lately is closed without a turn; one never seen holds the unverified
         // class's turn until its verdict. An outage is not a refusal.
@@ -176,9 +175,7 @@ export function attachWebSocket(
           accepted === false ? noop : await admitted(options.admit?.(read) ?? noop, socket);
         if (turn === null) return false;
         if (isRefusal(turn)) {
-          options.onConnected?.(socket, false);
-          closeSoon(socket, 1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
-          return false;
+          return refuse(1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
         }
         accepted ??= await (options.verify?.(read.credentials).catch(() => true) ?? true);
         turn();
@@ -285,7 +282,9 @@ async function admitted(
 
 /** Closes, and cuts the socket after CLOSE_GRACE_MS (ws would wait 30 s) holding a descriptor. */
 function closeSoon(socket: WebSocket, code: number, reason: string): void {
-  socket.close(code, closeReason(reason));
+  // Cut to MAX_REASON_BYTES (the reasons here are ASCII).
+  const short = Buffer.byteLength(reason) <= MAX_REASON_BYTES;
+  socket.close(code, short ? reason : `${reason.slice(0, MAX_REASON_BYTES - 3)}...`);
   setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
 }
 
@@ -307,11 +306,4 @@ function refuseOrigin(socket: Duplex, origin: string): void {
     `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nVary: Origin\r\nConnection: close\r\n\r\n${body}`,
   );
-}
-
-/** A close reason cut to MAX_REASON_BYTES (the reasons here are ASCII). */
-function closeReason(reason: string): string {
-  return Buffer.byteLength(reason) <= MAX_REASON_BYTES
-    ? reason
-    : `${reason.slice(0, MAX_REASON_BYTES - 3)}...`;
 }

@@ -1,10 +1,7 @@
 /**
- * Everything recorded about each request, in one plugin with one record per request: the
- * `x-request-id`, one log line naming the operation and the pseudonymous account, the GraphQL
- * metrics (docs/observability.md), and the request's upstream failures, held and rolled up when it
- * ends (over WebSocket, as they come). The record hangs off nothing async: AsyncLocalStorage's
- * promise hooks cost every request a tenth of its CPU on Node 20 (docs/performance.md).
- * A subscription's request line waits for its end and carries its duration and events.
+ * One record per request (docs/observability.md): its `x-request-id`, its log line (a
+ * subscription's waits for its end), the GraphQL metrics, and its upstream failures rolled up when
+ * it ends. Kept in a WeakMap, not AsyncLocalStorage, whose cost docs/performance.md measures.
  */
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -23,9 +20,8 @@ import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 
 interface RequestRecord {
   readonly id: string;
-  /** When the request arrived: its ticket's arrival, so waiting for a seat counts. */
+  /** Its ticket's arrival, so waiting for a seat counts. */
   startedAt: number;
-  /** Upstream failures held until the request ends (only with a logger). */
   readonly warnings?: HeldWarnings;
   operation?: string;
   /** query, mutation or subscription, once it executes. */
@@ -34,10 +30,9 @@ interface RequestRecord {
   validated?: boolean;
   /** The query text and operation name asked for, to name an answer from the response cache. */
   params?: { readonly query?: string; readonly operationName?: string | null };
-  /** What the result came to, once there is one (a GraphQL request, not a page or a preflight). */
+  /** Once there is a GraphQL result (not for a page or a preflight). */
   outcome?: Outcome;
   cached?: boolean;
-  /** Where the result's errors arose, if it has any. */
   errorPhase?: 'parse' | 'validate' | 'execute';
   subscription?: SubscriptionRecord;
   /** The request line, held back until the subscription it streams ends. */
@@ -47,13 +42,10 @@ interface RequestRecord {
 interface SubscriptionRecord {
   readonly startedAt: number;
   events: number;
-  ended: boolean;
+  ended?: boolean;
 }
 
 const elapsedMs = (since: number): number => Math.round((performance.now() - since) * 10) / 10;
-
-// Probes and scrapes are frequent and uninteresting: logged at debug only.
-const QUIET_PATHS = PROBE_PATHS;
 
 interface OperationInfo {
   readonly name: string | undefined;
@@ -80,17 +72,7 @@ function operationOf(document: DocumentNode, requested: string | null | undefine
  * name, else from the documents this copy has run (by text), else by parsing the text once.
  */
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
-const MAX_NAMED_TEXTS = 500;
 const MAX_NAMED_TEXT_CHARS = 256 * 1024;
-
-function namedTexts(): LRUCache<string, OperationInfo> {
-  return new LRUCache<string, OperationInfo>({
-    max: MAX_NAMED_TEXTS,
-    maxSize: MAX_NAMED_TEXT_CHARS,
-    maxEntrySize: MAX_NAMED_TEXT_CHARS,
-    sizeCalculation: (_info, text) => Math.max(1, text.length),
-  });
-}
 
 function operationOfText(text: string, requested: string | null | undefined): OperationInfo {
   try {
@@ -145,15 +127,19 @@ export function useRequestObserver({
 }: RequestObserverOptions): Plugin {
   const logger = parentLogger && requestLineLogger(parentLogger);
   const records = new WeakMap<Request, RequestRecord>();
-  const namesByText = namedTexts();
-  /** The request's record, made at the first hook that asks. */
+  const namesByText = new LRUCache<string, OperationInfo>({
+    max: 500,
+    maxSize: MAX_NAMED_TEXT_CHARS,
+    maxEntrySize: MAX_NAMED_TEXT_CHARS,
+    sizeCalculation: (_info, text) => Math.max(1, text.length),
+  });
+  /** Made at the first hook that asks. */
   const recordFor = (request: Request, serverContext: object): RequestRecord => {
     let record = records.get(request);
     if (!record) {
       const id = requestIdFor(request.headers);
       record = {
         id,
-        // Waiting for a seat counts: the ticket was issued before admission.
         startedAt: ticketOf(serverContext).arrivedAt || performance.now(),
         ...(warnings ? { warnings: new HeldWarnings(warnings, id) } : {}),
       };
@@ -231,22 +217,16 @@ export function useRequestObserver({
     },
     onSubscribe({ args }) {
       const record = recordOf(args.contextValue);
-      const info = operationOf(args.document, args.operationName);
-      const operation = info.name;
+      const { name: operation, type } = operationOf(args.document, args.operationName);
       if (record) {
-        record.operationType = info.type;
+        record.operation = operation;
+        record.operationType = type;
         record.validated = true;
       }
-      const subscription: SubscriptionRecord = {
-        startedAt: performance.now(),
-        events: 0,
-        ended: false,
-      };
-      if (record) record.operation = operation;
-      const transport = record ? 'sse' : 'websocket';
+      const subscription: SubscriptionRecord = { startedAt: performance.now(), events: 0 };
       const about = {
         ...(record ? { requestId: record.id } : {}),
-        transport,
+        transport: record ? 'sse' : 'websocket',
         ...(operation ? { operation } : {}),
       };
       return {
@@ -262,24 +242,17 @@ export function useRequestObserver({
             },
             onEnd() {
               subscription.ended = true;
-              const ended = {
-                ...about,
-                durationMs: elapsedMs(subscription.startedAt),
-                events: subscription.events,
-              };
-              if (logger) logger.info(ended, 'subscription ended');
+              const { events } = subscription;
+              if (!logger) return;
+              const durationMs = elapsedMs(subscription.startedAt);
+              logger.info({ ...about, durationMs, events }, 'subscription ended');
               // Over SSE, the request line held back at the first byte goes out now, whole.
-              if (logger && record?.heldLine) {
-                logger.info(
-                  {
-                    ...record.heldLine,
-                    durationMs: elapsedMs(record.startedAt),
-                    events: ended.events,
-                  },
-                  'request',
-                );
-                record.heldLine = undefined;
-              }
+              if (!record?.heldLine) return;
+              logger.info(
+                { ...record.heldLine, durationMs: elapsedMs(record.startedAt), events },
+                'request',
+              );
+              record.heldLine = undefined;
             },
           };
         },
@@ -295,10 +268,8 @@ export function useRequestObserver({
       record.validated = true;
       const requested = record.params?.operationName;
       const text = record.params?.query ?? '';
-      const info = requested
-        ? { name: requested, type: 'query' }
-        : (namesByText.get(text) ?? operationOfText(text, requested));
-      record.operation = info.name;
+      record.operation =
+        requested || (namesByText.get(text) ?? operationOfText(text, requested)).name;
     },
     onResponse({ request, response, serverContext }) {
       const record = recordFor(request, serverContext);
@@ -347,7 +318,7 @@ export function useRequestObserver({
         record.heldLine = line;
         return;
       }
-      if (QUIET_PATHS.has(path)) logger.debug(line, 'request');
+      if (PROBE_PATHS.has(path)) logger.debug(line, 'request');
       else logger.info(line, 'request');
     },
   };
