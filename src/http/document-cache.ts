@@ -1,10 +1,7 @@
 /**
- * Bounds on what the gateway keeps per distinct document. yoga caches each parsed document by its
- * text, and everything else kept per document (validation, graphql-jit's compiled query, cost)
- * hangs off that DocumentNode in WeakMaps. An alias-heavy document of 5 kB held about 2 MB of
- * heap once parsed, validated and compiled (soak `cache-flood`), so the text bounds the memory,
- * not a count. A document is kept from its second sighting on: a stream of one-off documents (an
- * APQ flood) would otherwise evict every other client's, who would pay for parsing again.
+ * yoga's parsed documents, by text; all else kept per document (validation, compiled query, cost)
+ * hangs off them in WeakMaps. Bounded by text (a 5 kB alias-heavy document held 2 MB), and kept
+ * from the second sighting, so a flood of one-off documents evicts no one's.
  */
 import { createHash } from 'node:crypto';
 import type { DocumentNode } from 'graphql';

@@ -1,10 +1,7 @@
 /**
- * GraphiQL as static files, offline (no CDN): a small page with this gateway's options, and the
- * editor's script, styles, favicon and Monaco workers from @graphql-yoga/render-graphiql as files
- * named by a hash of their content. The package inlines all of that into one 9 MB page that yoga
- * re-renders on every visit; here each file is compressed once, off the event loop, and served as
- * the same buffers with a strong ETag (hashed files `immutable`, the page `no-cache`). Only the
- * executable parts are files (`script-src 'self'` allows them); the options are JSON, never run.
+ * GraphiQL as static files, offline: a small page and @graphql-yoga/render-graphiql's files named
+ * by their content hash, each compressed once off the event loop (yoga re-renders a 9 MB page per
+ * visit). Only executable parts are files (`script-src 'self'`); the options are JSON, never run.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -23,11 +20,9 @@ const BROTLI_QUALITY = 5;
 const ENCODINGS = ['br', 'gzip'] as const;
 type Encoding = (typeof ENCODINGS)[number];
 
-/** One file as served: its bytes in each encoding, each with its own strong ETag. */
 interface StaticAsset {
   readonly type: string;
   readonly identity: Buffer;
-  /** Compressed in zlib's thread pool; the page does not wait for it. */
   readonly encoded: Promise<Readonly<Record<Encoding, Buffer>>>;
   readonly etags: Readonly<Record<Encoding | 'identity', string>>;
   /** Content-hashed name: cached for a year; else (the page) revalidated on every visit. */
@@ -158,10 +153,7 @@ async function serveAsset(request: Request, asset: StaticAsset): Promise<Respons
   return new Response(request.method === 'HEAD' ? null : new Uint8Array(body), { headers });
 }
 
-/**
- * Serves the page on GET /graphql from a browser and the files under GRAPHIQL_ASSETS_PATH
- * (yoga's own GraphiQL is off). Files are built on the first visit and kept for the process.
- */
+/** Serves the page (a browser's GET /graphql) and the files under GRAPHIQL_ASSETS_PATH. */
 export function useStaticGraphiQL(options: GraphiQLOptions): Plugin {
   let files: ReturnType<typeof buildFiles> | undefined;
   const load = () => {

@@ -1,10 +1,7 @@
 /**
- * Automatic persisted queries (docs/persisted-operations.md). The store write waits for the
- * document to validate and then for the answer, so nobody can fill the store with text that is
- * not an operation of this schema; and it happens only for a caller `keepsFor` vouches for
- * (credentials the service accepted lately, from memory): a flood of distinct documents under
- * invented credentials churns neither the store nor the heap. Such a caller's next hash-only
- * request is told PersistedQueryNotFound and sends its query again, as the protocol expects.
+ * Automatic persisted queries (docs/persisted-operations.md). A document is stored only once it
+ * validated and was answered, and only for a caller `keepsFor` vouches for, so a flood under
+ * invented credentials churns neither the store nor the heap.
  */
 import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
@@ -20,10 +17,7 @@ const APQ_MEMORY_MAX_BYTES = 8 * 1024 * 1024;
 interface ApqOptions {
   /** Told of each lookup by hash (hit or miss) and each document registered. */
   readonly onRequest?: (result: 'hit' | 'miss' | 'registered') => void;
-  /**
-   * Whether this request's caller may register a document, asked once it was answered (by then
-   * any call it made told whether the service accepts its credentials). @default every caller
-   */
+  /** May this caller register a document? Asked once answered. @default every caller */
   readonly keepsFor?: (ticket: Ticket) => boolean;
 }
 

@@ -1,12 +1,7 @@
 /**
- * Compressed answers for clients that ask: the compression is @whatwg-node/server's
- * useContentEncoding; the policy is ours:
- * - only whole answers of at least MIN_COMPRESSED_BYTES (a small answer costs more to compress than to send);
- * - never a stream (SSE, multipart): a compressor holds bytes back until its block fills;
- * - request bodies are not decompressed (the body limit counts what arrives on the wire);
- * - never a response with an ETag: GraphiQL's files (src/http/graphiql.ts) come precompressed;
- * - every answer that could have been compressed says `Vary: Accept-Encoding`, the plain one too,
- *   so a shared cache hands each client the encoding it asked for.
+ * @whatwg-node/server's useContentEncoding, for whole answers of at least MIN_COMPRESSED_BYTES
+ * only: never a stream (a compressor holds bytes back), nor an ETagged (precompressed) GraphiQL
+ * file; request bodies are not decompressed. Each candidate says `Vary: Accept-Encoding`.
  */
 import { useContentEncoding } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';

@@ -1,8 +1,4 @@
-/**
- * @defer and @stream for clients that only read JSON: yoga would answer 406 with an empty body,
- * so the directives are dropped and the whole result sent at once, as the incremental-delivery
- * RFC allows.
- */
+/** @defer and @stream dropped for clients that only read JSON (yoga would answer 406). */
 import { visit, type DirectiveNode, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 

@@ -1,8 +1,7 @@
 /**
- * graphql-jit: each query is compiled once into a plain function with a generated stringifier,
- * instead of graphql-js walking the schema for every field. Documents using @defer or @stream
- * (unknown to graphql-jit) and very large ones stay on graphql-js. A document is compiled on its
- * second execution: compiling costs several executions' worth of CPU, waste for a one-off.
+ * graphql-jit for queries, compiled on a document's second execution (compiling costs several
+ * executions, waste for a one-off). @defer/@stream (unknown to graphql-jit) and very large
+ * documents stay on graphql-js.
  */
 // First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
 import './jit-memoize.js';
@@ -10,14 +9,9 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { BREAK, Kind, visit, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 
 const INCREMENTAL = new Set(['defer', 'stream']);
-/**
- * Compiled code grows with the selection (a 30-alias history document compiles to about 2 MB):
- * past this many fields a document runs on graphql-js, so large distinct documents cannot fill
- * the heap with compiled code.
- */
+/** Compiled code grows with the selection (30 aliased histories: 2 MB): past this, graphql-js. */
 export const MAX_JIT_FIELDS = 150;
 const compilable = new WeakMap<DocumentNode, boolean>();
-/** Documents executed once so far (by yoga's cached DocumentNode). */
 const seenOnce = new WeakSet<DocumentNode>();
 
 /** False on a document's first execution, true from its second on. */

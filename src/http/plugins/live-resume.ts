@@ -1,9 +1,7 @@
 /**
- * Resumable live streams: each subscription result gets its resume token in
- * `extensions.resumeToken`, and over SSE it is also the event's `id:`, so a client resending
- * `Last-Event-ID` resumes where it was. SSE streams ended by shutdown end without
- * `event: complete`, which graphql-sse and GraphiQL take as final: a stream that just closes is a
- * network error, which they retry. Otherwise yoga's SSE framing (a ping at once and every 12 s).
+ * Each live result's resume token in `extensions.resumeToken` and, over SSE, as the event's `id:`
+ * (docs/live-updates.md). SSE streams ended by shutdown send no `event: complete`, which clients
+ * take as final; otherwise yoga's SSE framing (a ping at once and every 12 s).
  */
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { GraphQLError, type ExecutionResult } from 'graphql';

@@ -1,8 +1,6 @@
 /**
- * MAX_RESPONSE_BYTES, the answer's side (src/graph/response-budget.ts charges the lists): every
- * list past the ceiling fails with the same RESPONSE_TOO_LARGE error, wrapped per field. Thousands
- * of them would be a large answer of their own, so they are sent as the first, with
- * `extensions.fieldsLeftOut` counting them; the `null`s in `data` show where each one was.
+ * MAX_RESPONSE_BYTES (src/graph/response-budget.ts): the RESPONSE_TOO_LARGE errors, one per field
+ * past the ceiling, are sent as the first with `extensions.fieldsLeftOut` counting them.
  */
 import { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';

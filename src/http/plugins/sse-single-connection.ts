@@ -1,10 +1,7 @@
 /**
- * graphql-sse's "single connection mode" at /graphql (docs/live-updates.md), through graphql-sse's
- * own handler and yoga's envelop. What is ours: every request of a stream must carry the
- * credentials it was reserved with; tokens from `randomUUID`; a reservation only for credentials
- * the service accepts, holding a slot of `held` until dropped (or RESERVATION_TTL_MS unopened);
- * operations per stream capped; on shutdown streams just end, without `complete` events the
- * client would take as final, so it retries. Requests without a token (other than `PUT`) are yoga's.
+ * graphql-sse's "single connection mode" at /graphql (docs/live-updates.md) through yoga's
+ * envelop. A reservation holds a slot of `held`; on shutdown streams end without `complete`, so
+ * clients retry. Requests without a token (other than `PUT`) are yoga's.
  */
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
@@ -42,7 +39,7 @@ interface Reservation {
   operations: number;
   /** Cleared once the stream is opened. */
   readonly expiry: NodeJS.Timeout;
-  /** Ends the open stream (set while it is open). */
+  /** Ends the stream while it is open. */
   end?: () => void;
 }
 
@@ -256,10 +253,7 @@ function tokenOf(request: Request): string | null {
   return new URLSearchParams(request.url.slice(index + 1)).get(TOKEN_QUERY_KEY) || null;
 }
 
-/**
- * A result as a stream of one: graphql-sse takes an object without `data` for execution args, and
- * answers an error as HTTP 400, which its client retries.
- */
+/** A result as a stream of one: graphql-sse takes an object without `data` for execution args. */
 async function* once(result: ExecutionResult): AsyncGenerator<ExecutionResult> {
   yield result;
 }
