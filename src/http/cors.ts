@@ -1,8 +1,7 @@
 /**
- * Which browser pages may call the gateway (CORS), and what a refused one is told. Credentials
- * travel in headers, never cookies, so a grant is only for the request's own origin, reflected
- * with `Vary: Origin`. A refused preflight gets 403 saying how to allow it (yoga's 405 says
- * nothing); `Origin: null` is refused unless CORS_ORIGINS lists `null` itself, even with `*`.
+ * CORS: a grant reflects the request's own origin with `Vary: Origin` (credentials are headers,
+ * never cookies); a refused preflight gets 403 saying how to allow it. `Origin: null` is refused
+ * unless CORS_ORIGINS lists `null` itself, even with `*`.
  */
 import type { Plugin } from 'graphql-yoga';
 import { REQUEST_ID_HEADER } from '../observability/request-id.js';

@@ -53,11 +53,6 @@ function prepare(type: string, content: string | Buffer, immutable: boolean) {
   return { asset, name: hash.slice(0, 16) };
 }
 
-/** The page's <script> JSON: `<` escaped so no string in it can close the element. */
-function jsonForHtml(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c');
-}
-
 function escapeHtml(text: string): string {
   return text.replace(
     /[&<>"']/g,
@@ -102,6 +97,8 @@ async function buildFiles(options: GraphiQLOptions) {
     "YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), " +
       "JSON.parse(document.getElementById('graphiql-options').textContent));\n",
   );
+  // `<` escaped so no string in the JSON can close its <script> element.
+  const optionsJson = JSON.stringify(options).replace(/</g, '\\u003c');
   const html = [
     '<!doctype html>',
     '<html lang="en">',
@@ -114,7 +111,7 @@ async function buildFiles(options: GraphiQLOptions) {
     '<body id="body" class="no-focus-outline">',
     '<noscript>You need to enable JavaScript to run this app.</noscript>',
     '<div id="root"></div>',
-    `<script id="graphiql-options" type="application/json">${jsonForHtml(options)}</script>`,
+    `<script id="graphiql-options" type="application/json">${optionsJson}</script>`,
     `<script src="${environment}"></script>`,
     `<script src="${script}"></script>`,
     `<script src="${start}"></script>`,

@@ -1,7 +1,4 @@
-/**
- * Error masking for @defer/@stream parts: yoga masks a result's `errors` but not
- * `incremental[i].errors`, where a deferred history would lose its code or leak an error.
- */
+/** Error masking for @defer/@stream parts: yoga masks `errors` but not `incremental[i].errors`. */
 import type { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 

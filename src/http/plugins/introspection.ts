@@ -1,7 +1,4 @@
-/**
- * Introspection refused (GRAPHIQL=off): `__schema` and `__type` fail validation; `__typename` and
- * federation's `_service { sdl }` are ordinary fields.
- */
+/** GRAPHIQL=off: `__schema` and `__type` fail validation (`__typename`, `_service` are fields). */
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 

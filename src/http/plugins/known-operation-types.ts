@@ -1,7 +1,4 @@
-/**
- * Refuses at validation an operation of a type the schema has no root for, e.g. a mutation:
- * graphql-js 16 only finds out at execution (graphql 17 has KnownOperationTypesRule).
- */
+/** Refuses a mutation at validation: graphql-js 16 only finds out at execution. */
 import { GraphQLError, type ValidationRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 

@@ -1,8 +1,4 @@
-/**
- * What one request may ask, enforced before any upstream call: tokens, aliases, depth and
- * directives (graphql-armor), and a cost in items estimated with the request's variables
- * (src/graph/estimate-cost.ts); the actual cost is counted after.
- */
+/** Limits checked before any upstream call (docs/limits.md): graphql-armor's, and the cost. */
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
