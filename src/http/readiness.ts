@@ -1,7 +1,6 @@
 /** /readiness: 200 while the copy takes new work, 503 once it drains, with detail for people. */
 import type { Plugin } from 'graphql-yoga';
 
-/** What /readiness answers: `ready` decides 200 or 503; the rest is detail for people. */
 export interface ReadinessReport {
   readonly ready: boolean;
   readonly [detail: string]: unknown;

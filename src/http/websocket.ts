@@ -35,7 +35,6 @@ const CREDENTIAL_HEADERS = new Set(['authorization', 'x-sys-id', 'x-auth-token']
 
 export interface WebSocketOptions {
   readonly path: string;
-  /** Operations one connection may have running at once. */
   readonly maxPerConnection: number;
   /** Slots for streams, shared with graphql-sse. @default no cap */
   readonly held?: HeldStreams;

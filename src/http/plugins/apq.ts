@@ -11,7 +11,6 @@ import { ticketOf, type Ticket } from '../../traffic/ticket.js';
 
 export type { APQStore };
 
-/** Bytes of query text the in-memory APQ store keeps at most. */
 const APQ_MEMORY_MAX_BYTES = 8 * 1024 * 1024;
 
 interface ApqOptions {

@@ -122,7 +122,8 @@ function namingTheHeader(error: GraphQLError): GraphQLError {
     (error.extensions?.code === ErrorCode.ResyncRequired &&
       error.message.includes('`resumeToken`'));
   if (!aboutToken) return error;
-  return new GraphQLError(error.message.replaceAll('`resumeToken`', 'the `Last-Event-ID` header'), {
+  const message = error.message.replaceAll('`resumeToken`', 'the `Last-Event-ID` header');
+  return new GraphQLError(message, {
     nodes: error.nodes ?? null,
     source: error.source ?? null,
     positions: error.positions ?? null,

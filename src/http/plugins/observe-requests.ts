@@ -82,12 +82,6 @@ function operationOfText(text: string, requested: string | null | undefined): Op
   }
 }
 
-const hasErrors = (result: unknown): boolean =>
-  typeof result === 'object' &&
-  result !== null &&
-  Array.isArray((result as { errors?: unknown }).errors) &&
-  (result as { errors: unknown[] }).errors.length > 0;
-
 /** The path of an absolute request URL, without building a URL object for every request. */
 function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
@@ -105,7 +99,6 @@ export interface Caller {
 }
 
 export interface RequestObserverOptions {
-  /** Where the request lines go; false for none. */
   readonly logger: Logger | false;
   readonly metrics: GatewayMetrics | null;
   /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
@@ -209,7 +202,7 @@ export function useRequestObserver({
           if (Symbol.asyncIterator in result) {
             return { onNext: ({ result: part }) => observeFailures(record, part) };
           }
-          if (record && hasErrors(result)) record.errorPhase = 'execute';
+          if (record && result.errors?.length) record.errorPhase = 'execute';
           observeFailures(record, result);
           return undefined;
         },

@@ -21,11 +21,9 @@ import { parseValid } from '../websocket.js';
 export const RESERVATION_TTL_MS = 30_000;
 
 export interface SseSingleConnectionOptions {
-  /** Slots for streams, shared with WebSockets. */
   readonly held: HeldStreams;
   /** Whether the service accepts these credentials (memory first, else one shared call). */
   readonly verify: (credentials: Credentials) => Promise<boolean>;
-  /** Subscriptions one stream runs at once. */
   readonly maxOperationsPerStream: number;
   readonly reservationTtlMs?: number;
   /** Live updates (LiveHub): its close() ends every stream first. None: queries only. */
