@@ -22,7 +22,6 @@ type ParserCacheOptions = Exclude<
   boolean
 >;
 
-/** One set of caches per gateway; a document evicted here takes its compiled state with it. */
 export function boundedDocumentCaches(): ParserCacheOptions {
   return {
     documentCache: keptFromSecondSighting(
@@ -39,7 +38,6 @@ export function boundedDocumentCaches(): ParserCacheOptions {
       maxSize: MAX_CACHED_DOCUMENT_TEXT,
       sizeCalculation: (_error, text) => Math.max(1, text.length),
     }),
-    // By DocumentNode in a WeakMap (yoga's own): bounded by the document cache above.
     validationCache: true,
   };
 }
