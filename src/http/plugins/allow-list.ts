@@ -27,10 +27,16 @@ export function readPersistedOperations(path: string): PersistedOperations {
   }
   if (typeof json !== 'object' || json === null || Array.isArray(json))
     return fail('must be a JSON object');
-  const entries: [string, unknown][] =
-    (json as { format?: unknown }).format === 'apollo-persisted-query-manifest'
-      ? manifestEntries(json as { operations?: unknown }, fail)
-      : Object.entries(json);
+  let entries: [string, unknown][] = Object.entries(json);
+  if ((json as { format?: unknown }).format === 'apollo-persisted-query-manifest') {
+    const { operations } = json as { operations?: unknown };
+    if (!Array.isArray(operations)) return fail('the manifest has no "operations" array');
+    entries = operations.map((operation: unknown, index) => {
+      const { id, body } = (operation ?? {}) as { id?: unknown; body?: unknown };
+      if (typeof id !== 'string') return fail(`operations[${index}] has no string "id"`);
+      return [id, body];
+    });
+  }
   const operations = new Map<string, string>();
   for (const [id, document] of entries) {
     if (typeof document !== 'string')
@@ -44,18 +50,6 @@ export function readPersistedOperations(path: string): PersistedOperations {
   }
   if (operations.size === 0) fail('lists no operations');
   return operations;
-}
-
-function manifestEntries(
-  manifest: { operations?: unknown },
-  fail: (problem: string) => never,
-): [string, unknown][] {
-  if (!Array.isArray(manifest.operations)) return fail('the manifest has no "operations" array');
-  return manifest.operations.map((operation: unknown, index) => {
-    const { id, body } = (operation ?? {}) as { id?: unknown; body?: unknown };
-    if (typeof id !== 'string') return fail(`operations[${index}] has no string "id"`);
-    return [id, body];
-  });
 }
 
 /** `documentId` (GraphQL over HTTP, Relay, Code Generator) or Apollo's persistedQuery hash. */

@@ -23,17 +23,14 @@ function strip(document: DocumentNode): DocumentNode {
   return stripped;
 }
 
-/** Whether the client can read a multipart or event-stream answer. */
-function acceptsParts(accept: string | null): boolean {
-  if (!accept) return false;
-  return /multipart\/mixed|text\/event-stream|\*\/\*/i.test(accept);
-}
+/** An `Accept` of a client that can read a multipart or event-stream answer. */
+const ACCEPTS_PARTS = /multipart\/mixed|text\/event-stream|\*\/\*/i;
 
 export function useIncrementalFallback(): Plugin<{ request?: Request }> {
   return {
     onExecute({ args }) {
       const request = (args.contextValue as { request?: Request }).request;
-      if (!request || acceptsParts(request.headers.get('accept'))) return;
+      if (!request || ACCEPTS_PARTS.test(request.headers.get('accept') ?? '')) return;
       // Mutating args is how envelop lets a hook change what the next ones and execute see.
       (args as { document: DocumentNode }).document = strip(args.document);
     },
