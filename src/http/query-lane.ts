@@ -1,16 +1,18 @@
 /**
- * The plain-query lane: a JSON POST of a query (no Origin, no extensions, no @defer/@stream) runs
- * yoga's own envelop (parse, validation, limits, graphql-jit, masking) and result processor, but
- * skips the Fetch Request and Response that yoga's HTTP layer builds around them: that layer was
- * half of a small query's CPU (docs/performance.md). Hand-written because it is the gateway's own
- * split; yoga answers everything else, and any request the lane read but will not run is handed
- * back to yoga with its body (whatwg-node takes a pre-read `body`), so the answer is yoga's.
+ * The plain-query lane (hand-written: the split is ours): a JSON POST of a query runs yoga's own
+ * envelop and result processor without the Fetch Request and Response around them, half of a
+ * small query's CPU (docs/performance.md). Anything else is yoga's, its body handed back if read.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
 import { getOperationAST, type ExecutionResult } from 'graphql';
-import { isAsyncIterable, isPromise, processRegularResult, type Plugin } from 'graphql-yoga';
+import {
+  isPromise,
+  processRegularResult,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
 import type { TicketedListener } from '../traffic/admitted-requests.js';
 import type { Ticketed } from '../traffic/ticket.js';
 import { appendVary } from './vary.js';
@@ -22,17 +24,8 @@ import {
 import { GRAPHQL_PATH } from './paths.js';
 
 /** What the lane needs of yoga: its envelop and its Node listener. */
-export interface LaneYoga {
-  getEnveloped(context: object): Enveloped;
+export interface LaneYoga extends Pick<YogaServerInstance<Ticketed, object>, 'getEnveloped'> {
   (request: IncomingMessage, response: ServerResponse, context: Ticketed): unknown;
-}
-
-interface Enveloped {
-  parse(source: string): unknown;
-  validate(schema: unknown, document: unknown): readonly unknown[];
-  contextFactory(): unknown;
-  execute(args: object): unknown;
-  readonly schema: unknown;
 }
 
 export interface QueryLaneOptions {
@@ -94,8 +87,14 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     mediaType: string,
   ): Promise<void> => {
     const params = plainParams(body);
-    if (!params || INCREMENTAL.test(params.query))
-      return replay(yoga, request, response, context, body);
+    const replay = (): void => {
+      // whatwg-node takes a pre-read `body` with own keys: a Buffer's are its bytes one by one
+      // (the APQ flood's 95 KB bodies lost four fifths of its rate), so one key and the bytes.
+      const preRead = { length: body.length, [Symbol.asyncIterator]: () => bytesOnce(body) };
+      (request as IncomingMessage & { body?: unknown }).body = preRead;
+      yoga(request, response, context);
+    };
+    if (!params || INCREMENTAL.test(params.query)) return replay();
     const view = requestView(request);
     const initial = { ...context, request: view, params };
     const enveloped = yoga.getEnveloped(initial);
@@ -103,11 +102,11 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     try {
       document = enveloped.parse(params.query);
     } catch {
-      return replay(yoga, request, response, context, body);
+      return replay();
     }
     const operation = getOperationAST(document as never, params.operationName);
     if (operation?.operation !== 'query' || enveloped.validate(enveloped.schema, document).length) {
-      return replay(yoga, request, response, context, body);
+      return replay();
     }
     const url = { pathname: GRAPHQL_PATH };
     let pending = callHooks(hooks, 'onRequest', { request: view, url, serverContext: context });
@@ -123,7 +122,6 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
       variableValues: params.variables,
       operationName: params.operationName,
     })) as ExecutionResult;
-    if (isAsyncIterable(result)) return; // unreachable: @defer/@stream were sent to yoga
     const setResult = (next: ExecutionResult): void => {
       result = next;
     };
@@ -223,10 +221,7 @@ function requestView(request: IncomingMessage) {
 
 type HttpHook = 'onRequest' | 'onParams' | 'onResultProcess' | 'onResponse';
 
-/**
- * Calls one HTTP hook of each plugin in order, as yoga would. A promise is waited for only when a
- * hook returns one: an `await` per hook would be a microtask per hook on every request.
- */
+/** One HTTP hook of each plugin in order, as yoga calls them; waited for only if it returns a promise. */
 function callHooks(
   hooks: readonly Plugin[],
   name: HttpHook,
@@ -243,42 +238,20 @@ function callHooks(
 /** A response's headers as the hooks read and set them, without a Fetch Headers per request. */
 class HeaderList {
   private readonly values = new Map<string, string>();
-
   constructor(init: Record<string, string> = {}) {
     for (const name in init) this.values.set(name.toLowerCase(), init[name] as string);
   }
-
   get(name: string): string | null {
     return this.values.get(name.toLowerCase()) ?? null;
   }
-
   set(name: string, value: string): void {
     this.values.set(name.toLowerCase(), value);
   }
-
   toObject(): Record<string, string> {
     return Object.fromEntries(this.values);
   }
 }
 
-/**
- * yoga answers a request whose body the lane already read. whatwg-node takes a pre-read `body`
- * that has own keys; a Buffer's are its bytes, listed one by one (a 95 KB body cost the APQ flood
- * four fifths of its rate), so the bytes go as an iterable with one key.
- */
-function replay(
-  yoga: LaneYoga,
-  request: IncomingMessage,
-  response: ServerResponse,
-  context: Ticketed,
-  body: Buffer,
-): void {
-  const preRead = {
-    length: body.length,
-    async *[Symbol.asyncIterator]() {
-      yield body;
-    },
-  };
-  (request as IncomingMessage & { body?: unknown }).body = preRead;
-  yoga(request, response, context);
+async function* bytesOnce(body: Buffer): AsyncGenerator<Buffer> {
+  yield body;
 }

@@ -67,30 +67,17 @@ export interface GatewayOptions {
   readonly metrics?: GatewayMetrics | null;
   /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
   readonly metricsEndpoint?: boolean;
-  /**
-   * The allow-list plugin (allowListPlugin in src/http/plugins/allow-list.ts) when given; otherwise any
-   * operation runs and APQ is accepted.
-   */
+  /** The allow-list plugin (plugins/allow-list.ts); none: any operation runs and APQ is accepted. */
   readonly persistedOperations?: Plugin | null;
   /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
   readonly apqStore?: APQStore | null;
-  /**
-   * How credentials are read and named, for the ticket of a request handed to yoga in process
-   * (an HTTP request brings its ticket: src/traffic/ticket.ts). @default this process's names
-   */
+  /** How credentials are named, for the ticket of a request handed to yoga in process. */
   readonly identities?: Identities;
-  /**
-   * True when the service accepted this pair recently (the traffic layer's memory of verdicts;
-   * nothing is asked of the service). An APQ registration is kept only for them, never for a
-   * caller without credentials. @default any credentials count as accepted
-   */
+  /** The service accepted this pair lately (no call made): only their APQ registrations are kept. */
   readonly accepted?: (identity: Named) => boolean;
   /** Browser origins allowed by CORS; none sends no CORS headers. */
   readonly corsOrigins?: readonly string[];
-  /**
-   * With no CORS_ORIGINS, also allow pages served from loopback (http://localhost:5173, …): demo
-   * mode only, so a Vite or Next dev server can call the simulator-backed gateway.
-   */
+  /** Demo mode: with no CORS_ORIGINS, pages served from loopback (a Vite dev server) may call. */
   readonly allowLoopbackOrigins?: boolean;
   /** OpenTelemetry spans per operation when given. */
   readonly tracing?: Tracing | null;
@@ -98,20 +85,13 @@ export interface GatewayOptions {
   readonly responseCache?: ResponseCache | null;
   /** Live subscriptions (Subscription.messageAdded); none turns them off. */
   readonly live?: LiveHub | null;
-  /**
-   * graphql-sse's single connection mode (src/http/plugins/sse-single-connection.ts): the slots
-   * it shares with WebSockets, how credentials are verified, subscriptions per stream.
-   * @default 1000 slots, 50 per account, every pair accepted, 20 subscriptions per stream
-   */
+  /** graphql-sse's single connection mode: slots shared with WebSockets, verification, subscriptions. */
   readonly eventStreams?: {
     readonly held: HeldStreams;
     readonly verify: (credentials: Credentials) => Promise<boolean>;
     readonly maxOperationsPerStream: number;
   };
-  /**
-   * Secret that signs `messages` cursors and resume tokens (GATEWAY_SECRET): copies sharing it
-   * accept each other's. None: this process's random key, so its cursors die with it.
-   */
+  /** GATEWAY_SECRET, which signs cursors and resume tokens; none: this process's random key. */
   readonly cursorKey?: string | null;
   /** GATEWAY_SECRET_PREVIOUS: cursors and resume tokens it signed are still accepted. */
   readonly previousCursorKey?: string | null;
