@@ -14,7 +14,7 @@ import {
   type YogaServerInstance,
 } from 'graphql-yoga';
 import type { TicketedListener } from '../traffic/admitted-requests.js';
-import type { Ticketed } from '../traffic/ticket.js';
+import { nodeHeaders, type Ticketed } from '../traffic/ticket.js';
 import { appendVary } from './vary.js';
 import {
   chooseEncoding,
@@ -204,18 +204,10 @@ function plainParams(body: Buffer): PlainParams | null {
 
 /** The parts of a Fetch Request that the hooks and plugins read, over Node's request. */
 function requestView(request: IncomingMessage) {
-  const headers = {
-    get: (name: string): string | null => {
-      const value = request.headers[name];
-      if (value === undefined) return null;
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
-    has: (name: string): boolean => request.headers[name] !== undefined,
-  };
   return {
     method: 'POST',
     url: `http://${request.headers.host ?? 'localhost'}${GRAPHQL_PATH}`,
-    headers,
+    headers: nodeHeaders(request.headers),
   };
 }
 

@@ -45,12 +45,14 @@ export function ticketOf(context: unknown): Ticket {
   return (context as Ticketed | undefined)?.ticket ?? WITHOUT_TICKET;
 }
 
-function nodeHeaders(headers: IncomingHttpHeaders): Pick<Headers, 'get'> {
+/** Node's request headers read as a Fetch `Headers` is (also by the plain-query lane). */
+export function nodeHeaders(headers: IncomingHttpHeaders): Pick<Headers, 'get' | 'has'> {
   return {
     get: (name) => {
       const value = headers[name];
       if (value === undefined) return null;
       return Array.isArray(value) ? value.join(', ') : value;
     },
+    has: (name) => headers[name] !== undefined,
   };
 }
