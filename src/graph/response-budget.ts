@@ -22,6 +22,8 @@ export interface ResponseBudget {
   check(): void;
   /** Runs a list resolver now, or on a later turn once this request has held the loop long enough. */
   readonly pacer: Pacer;
+  /** About the bytes of the lists charged so far (every field of their items counted). */
+  readonly spent: number;
 }
 
 export function createResponseBudget(maxBytes: number): ResponseBudget {
@@ -46,6 +48,9 @@ export function createResponseBudget(maxBytes: number): ResponseBudget {
       if (refusal) throw refusal;
     },
     pacer: createPacer(),
+    get spent() {
+      return spent;
+    },
   };
 }
 

@@ -22,6 +22,7 @@ import {
   MIN_COMPRESSED_BYTES,
 } from './plugins/compression.js';
 import { GRAPHQL_PATH } from './paths.js';
+import { serialiseInSlices } from './serialise-in-slices.js';
 
 /** What the lane needs of yoga: its envelop and its Node listener. */
 export interface LaneYoga extends Pick<YogaServerInstance<Ticketed, object>, 'getEnveloped'> {
@@ -61,6 +62,8 @@ function singleResultType(accept: string | undefined): string | null {
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
 const INCREMENTAL = /@(defer|stream)\b/;
 const compress = { gzip: promisify(gzip), deflate: promisify(deflate) };
+/** Answers the response budget sized past this are serialised a slice of the loop at a time. */
+const SLICED_FROM_BYTES = 64 * 1024;
 
 interface PlainParams {
   readonly query: string;
@@ -127,19 +130,30 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     };
     pending = callHooks(hooks, 'onResultProcess', { request: view, result, setResult });
     if (pending) await pending;
+    // A large answer: yoga's processor gives status and headers, its stringifier hands over
+    // the result it would have written (internals already left out), sliced below instead.
+    let large: unknown;
+    const budget = (contextValue as { responseBudget?: { spent: number } }).responseBudget;
+    if ((budget?.spent ?? 0) >= SLICED_FROM_BYTES) {
+      result = Object.assign({}, result, {
+        stringify: (sanitised: unknown) => ((large = sanitised), ''),
+      });
+    }
     const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
-    let payload = Buffer.from(answer.body ?? '');
+    let pieces = large ? await serialiseInSlices(large) : [Buffer.from(answer.body ?? '')];
     const headers = new HeaderList(answer.init.headers);
     const out = { status: answer.init.status ?? 200, headers };
-    if (payload.length >= MIN_COMPRESSED_BYTES) {
+    let length = byteLength(pieces);
+    if (length >= MIN_COMPRESSED_BYTES) {
       appendVary(headers, 'Accept-Encoding');
       const encoding = chooseEncoding(view.headers.get('accept-encoding'), COMPRESSED_ENCODINGS);
       if (encoding) {
-        payload = await compress[encoding](payload);
+        pieces = [await compress[encoding](Buffer.concat(pieces, length))];
+        length = byteLength(pieces);
         headers.set('content-encoding', encoding);
       }
     }
-    headers.set('content-length', String(payload.length));
+    headers.set('content-length', String(length));
     pending = callHooks(hooks, 'onResponse', {
       request: view,
       response: out,
@@ -148,7 +162,9 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     if (pending) await pending;
     if (response.destroyed) return;
     response.writeHead(out.status, headers.toObject());
-    response.end(payload);
+    response.cork();
+    for (const piece of pieces) response.write(piece);
+    response.end();
   };
 
   return (request, response, context) => {
@@ -243,6 +259,9 @@ class HeaderList {
     return Object.fromEntries(this.values);
   }
 }
+
+const byteLength = (pieces: readonly Buffer[]): number =>
+  pieces.reduce((sum, piece) => sum + piece.length, 0);
 
 async function* bytesOnce(body: Buffer): AsyncGenerator<Buffer> {
   yield body;

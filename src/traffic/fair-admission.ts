@@ -42,6 +42,8 @@ const DOMINANT_SHARE = 0.25;
 /** Units another flow must have used lately for the line to be protecting it. */
 const OTHERS_AT_LEAST = 1;
 const RETRY_AFTER_SECONDS = 1;
+/** A running request lends a seat to an idle flow that used less than 1/LEND_BELOW of its flow's use. */
+const LEND_BELOW = 4;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -111,9 +113,16 @@ export class Admission {
   /** Flows with requests waiting: a dispatch looks at these, not at every flow seen lately. */
   private readonly backlogged = new Set<Flow>();
   private runningCount = 0;
+  /**
+   * The loop's busy time shared by weight: a running request's weight is its flow's cost per
+   * request when it started; `loopPerWeight` sums the busy time per unit of weight running so far.
+   */
+  private readonly shares = { weight: 0, requests: 0, loopPerWeight: 0, activeAt: 0 };
   private waitingCount = 0;
   /** The seat limit while the loop is busy (Infinity while it is not). */
   private limit = Number.POSITIVE_INFINITY;
+  /** Running requests that hold seats, and their flows: the seats they may lend. */
+  private readonly holders = new Map<{ width: number }, Flow>();
   private lastPrune = 0;
   private readonly now: () => number;
   private readonly loopActiveMs: () => number;
@@ -254,30 +263,64 @@ export class Admission {
   }
 
   private take(flow: Flow): Release {
-    const width = this.widthOf(flow);
-    this.runningCount += width;
+    const held = { width: this.widthOf(flow) };
+    const weight = flow.cost;
+    this.runningCount += held.width;
+    this.holders.set(held, flow);
     flow.running += 1;
-    const activeAt = this.loopActiveMs();
+    const startedAt = this.shareLoop(weight);
     let released = false;
     return (cost) => {
       if (released) return;
       released = true;
-      // What it took of the loop: the loop's busy time while it ran, shared with the seats held
-      // beside it (body, parse, validation, execution, serialisation alike: all the sender's).
-      const loopMs =
-        ((this.loopActiveMs() - activeAt) * width) / Math.max(width, this.runningCount);
+      // What it took of the loop: the loop's busy time while it ran, shared with the requests
+      // beside it by what their flows cost lately (body, parse, validation, execution and
+      // serialisation alike: all the sender's). Shared evenly, a quick request beside a costly
+      // one was charged as much loop as it: measured, a bystander beside a flood of large answers
+      // used as much as the flood and waited its turns.
+      const loopMs = weight * (this.shareLoop(-weight) - startedAt);
       const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + loopMs / CPU_MS_PER_UNIT;
       if (units > 0) this.charge(flow, units);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
-      this.runningCount -= width;
+      this.runningCount -= held.width;
+      this.holders.delete(held);
       flow.running -= 1;
       this.dispatch();
     };
   }
 
+  /** Adds the busy time since the last change to the running weight's share, then `weight`. */
+  private shareLoop(weight: number): number {
+    const shares = this.shares;
+    const active = this.loopActiveMs();
+    if (shares.requests > 0) shares.loopPerWeight += (active - shares.activeAt) / shares.weight;
+    shares.activeAt = active;
+    shares.requests += Math.sign(weight);
+    shares.weight = shares.requests === 0 ? 0 : shares.weight + weight;
+    return shares.loopPerWeight;
+  }
+
+  /**
+   * A request holds its seats only until a flow with nothing running, that used far less than its
+   * own, waits: it lends it one, so a bystander runs beside a costly request at once instead of
+   * waiting for it to end (nothing here can preempt a request; it can stop others waiting on one).
+   * A flow borrows one seat at a time, and each lend divides the use by LEND_BELOW: few are lent.
+   */
+  private lendTo(flow: Flow, now: number): void {
+    if (flow.running > 0) return;
+    const use = this.decayed(flow, now);
+    for (const [held, owner] of this.holders) {
+      if (this.fits(flow)) return;
+      if (this.decayed(owner, now) <= LEND_BELOW * use) continue;
+      held.width -= 1;
+      this.runningCount -= 1;
+      if (held.width === 0) this.holders.delete(held);
+    }
+  }
+
   /**
    * Seats one request of `flow` holds while the loop is busy: one per UNITS_PER_SEAT of its recent
-   * cost, up to every seat, so a flood of costly documents runs one at a time beside a bystander.
+   * cost, up to every seat, so a flood of costly documents runs one at a time.
    */
   private widthOf(flow: Flow): number {
     if (this.limit === Number.POSITIVE_INFINITY) return 1;
@@ -302,7 +345,7 @@ export class Admission {
 
   /** Fills free seats: each goes to the waiting flow that has used least lately. */
   private dispatch(): void {
-    while (this.waitingCount > 0 && this.runningCount < this.limit) {
+    while (this.waitingCount > 0) {
       const now = this.now();
       let next: Flow | undefined;
       let least = Number.POSITIVE_INFINITY;
@@ -316,8 +359,10 @@ export class Admission {
           next = flow;
         }
       }
+      if (!next) return;
+      this.lendTo(next, now);
       // Strict order: a wide request waits for its seats, not overtaken by narrower ones.
-      if (!next || !this.fits(next)) return;
+      if (!this.fits(next)) return;
       // The flow's lines take turns: its first tenant gives its oldest request, then goes last.
       const [tenant, line] = next.lines.entries().next().value as [Tenant, Waiter[]];
       next.lines.delete(tenant);

@@ -135,6 +135,8 @@ const plainQueries = [
     query:
       '{ ownedNumbers { tid number history(start: 0, end: 20) { messages { body sentAt } } } }',
   },
+  // Past the lane's SLICED_FROM_BYTES (by the response budget's count): serialised in slices.
+  { query: '{ ownedNumbers { history(start: 0, end: 400) { messages { id body sentAt } } } }' },
 ];
 
 const bodies = fc.oneof(

@@ -111,8 +111,9 @@ describe('admission over HTTP while the copy is busy', () => {
     const ahead = post(flood);
     // The one seat is taken once the request ahead is at the service.
     await until(() => served.simulator.load().inFlight >= 1, 5_000);
-    // Behind one request at the service (LATENCY_MS), with the one seat taken.
-    const behind = await post(basicAuth(SECOND_DEMO_CREDENTIALS));
+    // Behind one request at the service (LATENCY_MS), with the one seat taken by its own account
+    // (another account that used far less would borrow it: fair-admission.test.ts).
+    const behind = await post(flood);
     await ahead;
     expect(behind.status).toBe(200);
     const waits = lines.filter((l) => l.msg === 'request' && typeof l.waitedMs === 'number');

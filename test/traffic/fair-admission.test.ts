@@ -175,7 +175,7 @@ describe('Admission', () => {
     expect(await orderOnceFreed(gate, load, ['heavy', 'light'])).toEqual(['light', 'heavy']);
   });
 
-  it("charges the loop's busy time while a request ran, shared with those beside it", async () => {
+  it("charges the loop's busy time while a request ran, shared with those beside it by their flows' cost", async () => {
     let active = 0;
     const { admission: gate, load } = admission({ loopActiveMs: () => active });
     const heavy = released(gate.admit('account:heavy'));
@@ -186,6 +186,19 @@ describe('Admission', () => {
     active += 40;
     heavy();
     expect(await orderOnceFreed(gate, load, ['heavy', 'light'])).toEqual(['light', 'heavy']);
+    // Now the heavy flow costs about 30 units a request, the light one 2: a request of each runs
+    // 20 ms side by side, and the light one is charged about 1/16 of it, not half.
+    load.set(false);
+    const before = { heavy: gate.useOf('account:heavy'), light: gate.useOf('account:light') };
+    const both = [gate.admit('account:heavy'), gate.admit('account:light')].map(released);
+    active += 20;
+    for (const release of both) release();
+    const charged = {
+      heavy: gate.useOf('account:heavy') - before.heavy - 1,
+      light: gate.useOf('account:light') - before.light - 1,
+    };
+    expect(charged.light).toBeGreaterThan(0);
+    expect(charged.heavy / charged.light).toBeGreaterThan(8);
   });
 
   it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {
@@ -261,7 +274,7 @@ describe('Admission', () => {
     expect(alone.admission.running).toBe(6);
   });
 
-  it('sizes a request by what its flow costs lately: a costly flood runs alone, never beside a bystander', async () => {
+  it('sizes a request by what its flow costs lately, and lends its seats to a flow that used far less', async () => {
     let active = 0;
     const { admission: gate, load } = admission({ minSeats: 2, loopActiveMs: () => active });
     // The flood's last request held the loop alone for 10 ms: 40 units, two seats now.
@@ -271,14 +284,26 @@ describe('Admission', () => {
     load.set(true);
     const heavy = released(gate.admit('account:flood'));
     expect(gate.running).toBe(2);
+    const flood = waiting(gate.admit('account:flood'));
+    const bystander = waiting(gate.admit('account:bystander'));
+    const again = waiting(gate.admit('account:bystander'));
+    // No preemption, and no waiting on the costly request either: it lent the bystander a seat.
+    const seat = (await bystander.outcome) as Release;
+    expect(typeof seat).toBe('function');
+    expect(gate.running).toBe(2);
+    // A flow borrows one seat at a time: the bystander's second waits, as does the flood's next.
+    expect(gate.waiting).toBe(2);
+    seat();
     const order = grantOrder([
-      { label: 'flood', wait: waiting(gate.admit('account:flood')) },
-      { label: 'bystander', wait: waiting(gate.admit('account:bystander')) },
+      { label: 'flood', wait: flood },
+      { label: 'bystander again', wait: again },
     ]);
+    await vi.advanceTimersByTimeAsync(0);
+    // The flood's next needs both seats: it runs once the costly one ends, never beside it.
+    expect(order).toEqual(['bystander again']);
     heavy();
-    await vi.runAllTimersAsync();
-    // The bystander took one seat; the flood's next needs both, so it waited for it to end.
-    expect(order).toEqual(['bystander', 'flood']);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(order).toEqual(['bystander again', 'flood']);
   });
 
   it('refuses at once past maxWaiting, and a request that waited maxWaitMs', async () => {
