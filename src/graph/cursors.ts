@@ -1,8 +1,7 @@
 /**
- * Message cursors: HMAC-signed names of one message in one number's history, with the position
- * and total count it had when issued, so the next page finds it cheaply after new arrivals. Text
- * that is not a cursor is `malformed` (BAD_USER_INPUT); a well-formed one no key of this gateway
- * signed (a restart without GATEWAY_SECRET, a rotation, an edit) is `unknown-key` (RESYNC_REQUIRED).
+ * Message cursors (docs/paging.md): HMAC-signed names of one message in one number's history, with
+ * the position and total count it had when issued, so the next page finds it cheaply after new
+ * arrivals. A well-formed one no key of this gateway signed is `unknown-key` (RESYNC_REQUIRED).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { fingerprintKey } from '../core/credentials.js';

@@ -25,7 +25,6 @@ builder.subscriptionType({
 /** Tids a "no number with tid" refusal names; the rest are counted. */
 const MISSING_NAMED = 10;
 
-/** A delivery of a watched number (as its target). */
 type LiveDelivery = Delivery<OwnedNumber>;
 
 // The token of the result being produced per context (one subscription, one event at a time).

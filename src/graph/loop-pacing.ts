@@ -4,9 +4,8 @@
  * loop for `sliceMs` this turn, its next lists wait for later turns, `itemsPerTurn` items each.
  */
 interface PacingOptions {
-  /** Loop time (ms) a request may take in one turn before its lists wait for later turns. */
   readonly sliceMs: number;
-  /** Items (of the lists it lets through) a paced request completes per turn, at least one list. */
+  /** Counted over the lists let through; at least one list a turn. */
   readonly itemsPerTurn: number;
 }
 

@@ -37,10 +37,7 @@ builder.objectField(NumberRef, 'messages', (t) =>
         const read = (range: { start: number; end: number }) =>
           upstream.history({ tid: number.tid, number: number.number, ...range });
         const page = await loadPage(plan, read, number.tid, context.cursors);
-        const edges = page.edges.map(({ cursor, node }) => ({
-          cursor,
-          node: messageOrError(node),
-        }));
+        const edges = page.edges.map((e) => ({ cursor: e.cursor, node: messageOrError(e.node) }));
         return { ...page, edges };
       },
     },

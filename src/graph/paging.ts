@@ -147,10 +147,7 @@ export async function loadPage(plan: PagePlan, read: ReadWindow, tid: string, co
   }
 }
 
-/**
- * Reads `locate` makes at most: each follows the message to where the last saw it, and misses
- * again only when messages arrived while it was answered.
- */
+/** Each read follows the message to where the last saw it; it misses only if messages arrived. */
 const MAX_LOCATE_READS = 3;
 
 /**
@@ -165,8 +162,9 @@ async function locate(
   let anchor = cursor.offset;
   let range = windowAt(anchor);
   let history = await read(range);
-  for (let reads = 1; idAt(history, range, anchor) !== cursor.id; reads += 1) {
-    const seenAt = positionOf(history, range, cursor.id);
+  for (let reads = 1; history.messages[anchor - range.start]?.id !== cursor.id; reads += 1) {
+    const index = history.messages.findIndex((m) => m.id === cursor.id);
+    const seenAt = index < 0 ? null : range.start + index;
     // Seen in this window but not where a full page needs it: close enough after the last read.
     if (reads === MAX_LOCATE_READS) return { anchor: seenAt ?? anchor, history, range };
     const next = seenAt ?? Math.max(0, cursor.offset + history.totalCount - cursor.total);
@@ -177,13 +175,4 @@ async function locate(
     history = await read(range);
   }
   return { anchor, history, range };
-}
-
-function idAt(history: History, range: Range, position: number): string | undefined {
-  return history.messages[position - range.start]?.id ?? undefined;
-}
-
-function positionOf(history: History, range: Range, id: string): number | null {
-  const index = history.messages.findIndex((m) => m.id === id);
-  return index < 0 ? null : range.start + index;
 }

@@ -24,12 +24,10 @@ export function messageCursor(
 }
 
 export function encodeResumeToken(codec: CursorCodec, positions: Positions): string {
-  const parts: string[] = [];
-  for (const [tid, position] of positions) {
-    // Its own position then: offset 0 of a history of seq + 1 messages.
-    parts.push(messageCursor(codec, tid, { ...position, total: position.seq + 1 }));
-  }
-  return parts.join(SEPARATOR);
+  // Each at its own position then: offset 0 of a history of seq + 1 messages.
+  return [...positions]
+    .map(([tid, position]) => messageCursor(codec, tid, { ...position, total: position.seq + 1 }))
+    .join(SEPARATOR);
 }
 
 /** The positions a token names; else `malformed` if any part is, else `unknown-key`. */
