@@ -96,15 +96,11 @@ export function credentialsHmac(
 /** The key wherever no GATEWAY_SECRET is set: shared by the process's parts, no two processes. */
 const PROCESS_KEY = randomBytes(32);
 
-/** The configured secret, or this process's random key when none is set. */
 export function fingerprintKey(secret: string | Buffer | null | undefined): Buffer | string {
   return secret ?? PROCESS_KEY;
 }
 
-/**
- * Who an account is: a keyed hash of its sys_id alone (22 base64url characters), so inventing
- * tokens for one sys_id makes no new account (identity.ts).
- */
+/** Who an account is: a keyed hash of its sys_id alone, so new tokens make no new account. */
 export function accountId(key: Buffer | string, sysId: string): string {
   return createHmac('sha256', key)
     .update('account\u0000')

@@ -10,6 +10,7 @@ import {
   fingerprintKey,
   readCredentials,
   type Credentials,
+  type CredentialsResult,
 } from './credentials.js';
 
 export interface Named {
@@ -21,8 +22,7 @@ export interface Named {
   readonly pair: string;
 }
 
-export type Identity =
-  Named | { readonly kind: 'missing' } | { readonly kind: 'malformed'; readonly reason: string };
+export type Identity = Named | Exclude<CredentialsResult, { kind: 'present' }>;
 
 /** Distinct credential header sets whose reading is kept. */
 const MAX_KNOWN_HEADER_SETS = 2_000;

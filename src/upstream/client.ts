@@ -20,7 +20,6 @@ export interface UpstreamClientOptions {
   readonly baseUrl: URL;
   /** Backstop for one attempt's headers and each pause in its body; the real deadline is the signal. */
   readonly timeoutMs: number;
-  /** Told of every attempt, for metrics. */
   readonly observer?: UpstreamObserver;
   /** How the service reads `history_end` (UPSTREAM_HISTORY_END). @default "exclusive" */
   readonly historyEnd?: HistoryEndReading;
@@ -62,8 +61,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       'content-type': 'application/x-www-form-urlencoded',
       accept: 'application/json',
     };
-    // With tracing on, `traceparent` names this attempt's span, so a traced service joins the
-    // trace; with it off, the propagator is a no-op and nothing is added.
+    // `traceparent` names this attempt's span, so a traced service joins the trace (no-op if off).
     propagation.inject(context.active(), headers);
     let response: Dispatcher.ResponseData;
     try {
@@ -94,7 +92,13 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     } catch (error) {
       throw abortReason(signal) ?? bodyError(operation, error, options.timeoutMs);
     }
-    if (statusCode < 200 || statusCode >= 300) throw httpError(operation, statusCode);
+    if (statusCode < 200 || statusCode >= 300) {
+      throw new UpstreamError(
+        ErrorCode.UpstreamError,
+        `The SMS service answered ${operation} with HTTP ${statusCode}`,
+        { retryable: RETRYABLE_STATUS.has(statusCode), upstreamFault: statusCode >= 500 },
+      );
+    }
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
@@ -106,10 +110,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     }
   }
 
-  /**
-   * One attempt: the call and the parsing of its answer, timed for the observer and traced as a
-   * client span (a no-op unless tracing is on). Neither sees the parameters, so no credential.
-   */
+  /** One attempt, call and parse, timed and traced; neither sees the parameters (credentials). */
   function attempt<T>(
     operation: UpstreamOperation,
     credentials: Credentials,
@@ -143,7 +144,6 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   return {
     history(credentials, request, callOptions) {
-      // The request's range is half-open; the service is sent its own reading of the end.
       const bounds = wireBounds(request, options.historyEnd ?? 'exclusive');
       const params = {
         number: request.number,
@@ -201,10 +201,7 @@ function rateLimited(
   );
 }
 
-/**
- * Retry-After as milliseconds from `now`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
- * Null when absent or unreadable, so the caller applies its default.
- */
+/** Retry-After in ms from `now`: delay-seconds or an HTTP date (RFC 9110 10.2.3); else null. */
 export function parseRetryAfter(value: string | undefined, now: number): number | null {
   const text = value?.trim();
   if (!text) return null;
@@ -212,14 +209,6 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   // An HTTP date names its weekday and month; Date.parse alone would also take "-5" as a year.
   const date = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN;
   return Number.isNaN(date) ? null : Math.max(0, date - now);
-}
-
-function httpError(operation: UpstreamOperation, statusCode: number): UpstreamError {
-  return new UpstreamError(
-    ErrorCode.UpstreamError,
-    `The SMS service answered ${operation} with HTTP ${statusCode}`,
-    { retryable: RETRYABLE_STATUS.has(statusCode), upstreamFault: statusCode >= 500 },
-  );
 }
 
 /** The answer started but did not finish: a timeout, or the connection dropped mid-body. */

@@ -18,7 +18,7 @@ export interface RequestLoaderOptions {
   /** Upstream calls this request may make in all. */
   readonly maxCalls: number;
   /** Widest history call made by merging ranges (one range wider than it still gets its call). */
-  readonly maxCallSpan?: number;
+  readonly maxCallSpan: number;
   /** When the request arrived (CallOptions.arrivedAt). */
   readonly arrivedAt: number;
 }
@@ -56,11 +56,9 @@ export function createRequestLoaders(
 
   // Once the full list is asked for, later typed needs are derived from it instead of calling again.
   let allRequested = false;
-  function loadScope(scope: NumbersScope): Promise<readonly OwnedNumber[]> {
-    if (scope === 'ALL') allRequested = true;
-    if (scope !== 'ALL' && allRequested)
-      return numberLists.load('ALL').then((all) => ofType(all, scope));
-    return numberLists.load(scope);
+  function loadAll(): Promise<readonly OwnedNumber[]> {
+    allRequested = true;
+    return numberLists.load('ALL');
   }
 
   let indexed: { list: readonly OwnedNumber[]; byTid: Map<string, OwnedNumber> } | undefined;
@@ -93,14 +91,14 @@ export function createRequestLoaders(
   return {
     /** Owned numbers, of one type or (without a type) all of them. */
     ownedNumbers(type?: NumberType): Promise<readonly OwnedNumber[]> {
-      if (type === undefined) return loadScope('ALL');
+      if (type === undefined) return loadAll();
       // Numbers of an unrecognised type can only be found in the full list.
-      if (type === 'UNKNOWN') return loadScope('ALL').then((all) => ofType(all, 'UNKNOWN'));
-      return loadScope(type);
+      if (type === 'UNKNOWN' || allRequested) return loadAll().then((all) => ofType(all, type));
+      return numberLists.load(type);
     },
     /** The account's number with this tid, or null when it owns none. */
     async numberByTid(tid: string): Promise<OwnedNumber | null> {
-      const list = await loadScope('ALL');
+      const list = await loadAll();
       if (indexed?.list !== list) indexed = { list, byTid: new Map(list.map((n) => [n.tid, n])) };
       return indexed.byTid.get(tid) ?? null;
     },

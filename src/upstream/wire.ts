@@ -253,7 +253,7 @@ function successfulObject(operation: UpstreamOperation, json: unknown): JsonObje
   );
 }
 
-/** An `error` refusing the caller, matched loosely (docs/upstream-quirks.md "Refusals in the body"). */
+// Matched loosely: docs/upstream-quirks.md "Refusals in the body".
 const CREDENTIAL_REFUSAL =
   /credential|auth|token|sys_?id|password|log ?in|forbidden|access denied|permission|(invalid|unknown|disabled|suspended|locked|revoked|expired) account|account (not found|disabled|suspended|locked|revoked|expired)/i;
 
