@@ -266,14 +266,14 @@ export function buildAccount(account: AccountSpec): DemoAccount {
     draft.systemId = nextId;
   }
 
-  const numbers = account.numbers.map((spec, index): DemoNumber => {
-    const messages = [...(drafts[index] ?? [])].reverse().map((draft): DemoMessage => {
+  const numbers = account.numbers.map(({ created, newest, messageCount, seed, ...number }, i) => {
+    const messages = [...(drafts[i] ?? [])].reverse().map((draft): DemoMessage => {
       const messageId = hex8(fmix32(draft.systemId ^ 0x5bd1e995)) + draft.idTail;
       return Object.freeze({
-        system_id: spec.looselyTyped ? String(draft.systemId) : draft.systemId,
+        system_id: number.looselyTyped ? String(draft.systemId) : draft.systemId,
         message_id: messageId,
         GMTdate: formatUpstreamTimestamp(draft.epochSeconds),
-        tid: spec.tid,
+        tid: number.tid,
         phone: draft.phone,
         direction: draft.direction,
         body: draft.body,
@@ -285,16 +285,8 @@ export function buildAccount(account: AccountSpec): DemoAccount {
         status: draft.status,
       });
     });
-    return Object.freeze({
-      number: spec.number,
-      tid: spec.tid,
-      type: spec.type,
-      webhook: spec.webhook,
-      optin: spec.optin,
-      createdDate: formatUpstreamTimestamp(shifted(spec.created)),
-      looselyTyped: spec.looselyTyped,
-      messages: Object.freeze(messages),
-    });
+    const createdDate = formatUpstreamTimestamp(shifted(created));
+    return Object.freeze({ ...number, createdDate, messages: Object.freeze(messages) });
   });
 
   return Object.freeze({ credentials: account.credentials, numbers: Object.freeze(numbers) });
