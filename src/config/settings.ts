@@ -11,11 +11,6 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const HISTORY_END_READINGS = ['exclusive', 'inclusive'] as const;
 export type HistoryEndReading = (typeof HISTORY_END_READINGS)[number];
 
-export interface HostPort {
-  readonly host: string;
-  readonly port: number;
-}
-
 export interface Setting<T = unknown> {
   /** The value when the variable is unset or empty. */
   readonly fallback: T;
@@ -129,7 +124,7 @@ function list<T>(
 }
 
 /** host:port, the port 1-65535; a host may be an IPv6 address in brackets. */
-function hostPort(item: string, name: string, problems: string[]): HostPort | null {
+function hostPort(item: string, name: string, problems: string[]) {
   const match = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
   const port = Number(match?.[2]);
   if (match && port >= 1 && port <= 65535)
