@@ -92,11 +92,9 @@ export function yogaLogger(logger: Logger): YogaLogger {
       const error = args.find((a): a is Error => a instanceof Error);
       const upstream = error instanceof GraphQLError ? error.originalError : error;
       if (upstream instanceof UpstreamError) return;
-      if (error) {
+      if (error)
         logger[level]({ err: error }, typeof args[0] === 'string' ? args[0] : error.message);
-      } else {
-        logger[level](args.map(String).join(' '));
-      }
+      else logger[level](args.map(String).join(' '));
     };
   return { debug: adapt('debug'), info: adapt('info'), warn: adapt('warn'), error: adapt('error') };
 }

@@ -132,11 +132,7 @@ type MetricName = keyof typeof METRICS;
 type GaugeName = {
   [N in MetricName]: (typeof METRICS)[N]['type'] extends 'gauge' ? N : never;
 }[MetricName];
-interface Made {
-  counter: Counter;
-  gauge: Gauge;
-  histogram: Histogram;
-}
+type Made = { counter: Counter; gauge: Gauge; histogram: Histogram };
 type Metrics = { readonly [N in MetricName]: Made[(typeof METRICS)[N]['type']] };
 
 /** What the gauges read at each scrape, from the part that knows it. */

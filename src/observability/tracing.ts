@@ -26,7 +26,8 @@ export function startTracing(
   endpoint: URL,
   identity: { readonly instanceId: string; readonly version: string },
 ) {
-  const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', withSlash(endpoint)).href });
+  const base = endpoint.pathname.endsWith('/') ? endpoint : new URL(`${endpoint.href}/`);
+  const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', base).href });
   const provider = new NodeTracerProvider({
     resource: new Resource({
       'service.name': SERVICE_NAME,
@@ -105,8 +106,4 @@ function addDocumentAttributes({ contextValue, document, operationName }: Operat
   const name = operation && 'name' in operation ? operation.name?.value : undefined;
   span.setAttribute('graphql.operation.name', name ?? 'anonymous');
   span.setAttribute('graphql.document.hash', documentHash(document));
-}
-
-function withSlash(url: URL): URL {
-  return url.pathname.endsWith('/') ? url : new URL(`${url.href}/`);
 }

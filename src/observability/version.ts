@@ -15,10 +15,8 @@ export function gatewayVersion(): string {
 function findVersion(): string {
   for (const up of ['../package.json', '../../package.json', '../../../package.json']) {
     try {
-      const parsed = JSON.parse(readFileSync(new URL(up, import.meta.url), 'utf8')) as {
-        name?: unknown;
-        version?: unknown;
-      };
+      const file = readFileSync(new URL(up, import.meta.url), 'utf8');
+      const parsed = JSON.parse(file) as { name?: unknown; version?: unknown };
       if (parsed.name === PACKAGE_NAME && typeof parsed.version === 'string') return parsed.version;
     } catch {
       // Not here: look one folder higher.
