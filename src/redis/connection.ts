@@ -7,8 +7,6 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { RedisSettings } from '../config/config.js';
 import type { Logger } from '../observability/logger.js';
 
-export type { RedisSettings } from '../config/config.js';
-
 /** What each use of Redis is called in logs, metrics and /readiness. */
 export type RedisUse = 'cache' | 'apq' | 'live';
 

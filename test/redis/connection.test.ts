@@ -15,8 +15,8 @@ import {
   pointedThereBy,
   reconnectOnReadOnly,
   type RedisConnection,
-  type RedisSettings,
 } from '../../src/redis/connection.js';
+import type { RedisSettings } from '../../src/config/config.js';
 import { until } from '../../support/wait.js';
 import { captureLogs } from '../fixtures/captured-logs.js';
 import { freePort } from '../fixtures/redis.js';
