@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
-import { createSeal, type SealSecret } from '../redis/seal.js';
+import { createSeal, openWarningOnce, type SealSecret } from '../redis/seal.js';
 import type { APQStore } from '@graphql-yoga/plugin-apq';
 
 /** Every APQ key starts with this. v2: sealed values, never read by v1 copies (clear text). */
@@ -19,21 +19,15 @@ export function createRedisApqStore(
   connection: RedisConnection,
   options: { readonly secret: SealSecret; readonly logger?: Logger | false },
 ) {
-  const { logger = false } = options;
   const seal = createSeal(options.secret);
-  let unopenedLogged = false;
+  const unopened = 'APQ store: an entry sealed under another secret, or altered, was a miss';
+  const open = openWarningOnce(seal, options.logger, unopened);
   return {
     async get(hash) {
       const key = APQ_KEY_PREFIX + hash;
       const read = () => connection.client.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
       const sealed = await connection.attempt('command', read, null);
-      if (sealed === null) return null;
-      const query = seal.open(sealed, key);
-      if (query === null && logger && !unopenedLogged) {
-        unopenedLogged = true;
-        logger.warn('APQ store: an entry sealed under another secret, or altered, was a miss');
-      }
-      return query;
+      return sealed && open(sealed, key);
     },
     async set(hash, query) {
       const key = APQ_KEY_PREFIX + hash;

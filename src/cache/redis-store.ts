@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
-import type { Seal } from '../redis/seal.js';
+import { openWarningOnce, type Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
 /** Answers in Redis, sealed with `seal`; one that does not open is a miss, logged once. */
@@ -14,19 +14,13 @@ export function redisAnswerStore(
   seal: Seal,
   logger: Logger | false = false,
 ): AnswerStore {
-  let unopenedLogged = false;
-  const unopened = (): undefined => {
-    if (logger && !unopenedLogged)
-      logger.warn('Response cache: an entry sealed under another secret, or altered, was a miss');
-    unopenedLogged = true;
-    return undefined;
-  };
+  const unopened = 'Response cache: an entry sealed under another secret, or altered, was a miss';
+  const open = openWarningOnce(seal, logger, unopened);
   return {
     async get(key) {
       const raw = await redis.attempt('read', () => redis.client.getBuffer(key), null);
-      if (raw === null) return undefined;
-      const opened = seal.open(raw, key);
-      return opened === null ? unopened() : decode(opened);
+      const opened = raw && open(raw, key);
+      return opened ? decode(opened) : undefined;
     },
     async set(key, answer, keepMs) {
       const sealed = seal.seal(encode(answer), key);

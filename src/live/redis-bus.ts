@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Message } from '../core/domain.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisClient, RedisConnection } from '../redis/connection.js';
-import { createSeal, type Seal, type SealSecret } from '../redis/seal.js';
+import { createSeal, openWarningOnce, type Seal, type SealSecret } from '../redis/seal.js';
 import type { Claim, LiveBus, LiveEvent } from './bus.js';
 import type { SeenState } from './detect.js';
 
@@ -48,11 +48,13 @@ export class RedisBus implements LiveBus {
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   private readonly seal: Seal;
   private readonly lockTtlMs: number;
-  private unopenedLogged = false;
+  /** What was sealed for a key or channel, or null (ignored: it holds nothing this copy can use). */
+  private readonly open: (sealed: Buffer, where: string) => string | null;
   private resyncTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: RedisBusOptions) {
     this.seal = createSeal(options.secret);
+    this.open = openWarningOnce(this.seal, options.logger, UNOPENED);
     this.lockTtlMs = Math.max(1, Math.round(options.lockTtlMs));
     this.commands = options.connection.client;
     this.subscriber = options.connection.subscriber();
@@ -96,16 +98,6 @@ export class RedisBus implements LiveBus {
   private resyncAll(): void {
     for (const set of this.listeners.values())
       for (const listener of set) listener({ kind: 'resync' });
-  }
-
-  /** What was sealed for `where`, or null (logged once: it holds nothing this copy can use). */
-  private open(sealed: Buffer, where: string): string | null {
-    const opened = this.seal.open(sealed, where);
-    if (opened === null && !this.unopenedLogged) {
-      this.unopenedLogged = true;
-      if (this.options.logger) this.options.logger.warn(UNOPENED);
-    }
-    return opened;
   }
 
   /** The topic's seen state, if there is one this copy can open and read. */

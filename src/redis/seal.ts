@@ -6,6 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { fingerprintKey } from '../core/credentials.js';
+import type { Logger } from '../observability/logger.js';
 
 const INFO = 'sms-gateway redis seal v1';
 const VERSION = Buffer.from([1]);
@@ -55,6 +56,19 @@ export function createSeal(secret: SealSecret) {
       }
       return null;
     },
+  };
+}
+
+/** `seal.open`, with `warning` logged the first time something does not open (a miss to callers). */
+export function openWarningOnce(seal: Seal, logger: Logger | false | undefined, warning: string) {
+  let warned = false;
+  return (sealed: Buffer, context: string): string | null => {
+    const opened = seal.open(sealed, context);
+    if (opened === null && logger && !warned) {
+      warned = true;
+      logger.warn(warning);
+    }
+    return opened;
   };
 }
 
