@@ -59,18 +59,14 @@ function editDistance(a: string, b: string): number {
   return rows[a.length]![b.length]!;
 }
 
-/** How far a name may be from a known one and still be taken for a typo of it. */
-function tolerance(known: string): number {
-  return known.length < 8 ? 1 : 2;
-}
-
-function closest(name: string, known: readonly string[]): { name: string; distance: number } {
+/** The nearest of `known`; `typo`: near enough to be taken for a typo of it. */
+function closest(name: string, known: readonly string[]) {
   let best = { name: '', distance: Number.POSITIVE_INFINITY };
   for (const candidate of known) {
     const distance = editDistance(name, candidate);
     if (distance < best.distance) best = { name: candidate, distance };
   }
-  return best;
+  return { ...best, typo: best.distance <= (best.name.length < 8 ? 1 : 2) };
 }
 
 /** Where a former setting's refusal sends the reader. */
@@ -107,11 +103,11 @@ export function unknownVariables(
     const prefix = GATEWAY_PREFIXES.find((p) => name.startsWith(p));
     const near = closest(name, known);
     const former = closest(name, retiredNames);
-    if (former.distance < near.distance && former.distance <= tolerance(former.name)) {
+    if (former.distance < near.distance && former.typo) {
       problems.push(
         `${name} is not a setting of the gateway, nor is ${former.name} any longer: it is fixed at ${retired[former.name]} (${FIXED_VALUES_DOC})`,
       );
-    } else if (near.distance <= tolerance(near.name)) {
+    } else if (near.typo) {
       problems.push(`${name} is not a setting of the gateway: did you mean ${near.name}?`);
     } else if (prefix) {
       const same = known.filter((k) => k.startsWith(prefix));
