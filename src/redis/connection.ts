@@ -23,20 +23,11 @@ const COMMAND_TIMEOUT_MS: Record<RedisUse, number> = { cache: 500, apq: 500, liv
 /** Reconnect quickly at first, then every 2 s at most: an outage is retried, never given up. */
 const retryStrategy = (attempt: number): number => Math.min(100 * 2 ** attempt, 2_000);
 
-/** Each use's outage line (its error follows) and recovery line. */
-const MESSAGES: Record<RedisUse, { readonly down: string; readonly up: string }> = {
-  cache: {
-    down: 'Response cache unavailable, answering without it',
-    up: 'Response cache: Redis reachable again',
-  },
-  apq: {
-    down: 'APQ store unavailable; clients resend whole queries meanwhile',
-    up: 'APQ store: Redis reachable again',
-  },
-  live: {
-    down: 'live updates: Redis unavailable, polls wait for it',
-    up: 'live updates: Redis reachable again',
-  },
+/** Each use's name in its recovery line (`<name>: Redis reachable again`), and its outage line. */
+const LINES: Record<RedisUse, { readonly name: string; readonly down: string }> = {
+  cache: { name: 'Response cache', down: 'Response cache unavailable, answering without it' },
+  apq: { name: 'APQ store', down: 'APQ store unavailable; clients resend whole queries meanwhile' },
+  live: { name: 'live updates', down: 'live updates: Redis unavailable, polls wait for it' },
 };
 
 function topologyOf(target: RedisTarget): 'single' | 'sentinel' | 'cluster' {
@@ -74,13 +65,13 @@ export function connectRedis(
     const message = error instanceof Error ? error.message : String(error);
     const setting = pointedThereBy(target, error);
     const hint = setting ? ` (${setting})` : '';
-    if (logger) logger.warn({ ...where, what }, `${MESSAGES[use].down}: ${message}${hint}`);
+    if (logger) logger.warn({ ...where, what }, `${LINES[use].down}: ${message}${hint}`);
   };
   const succeeded = (): void => {
     failing = false;
     if (!logged) return;
     logged = false;
-    if (logger && !closing) logger.info(where, MESSAGES[use].up);
+    if (logger && !closing) logger.info(where, `${LINES[use].name}: Redis reachable again`);
   };
   client.on('error', (error: unknown) => failed('connection', error));
   client.on('ready', () => {
