@@ -77,10 +77,7 @@ export class HeldWarnings {
 
   /** Held until the request ends; after that (a stream's late errors) passed on at once. */
   hold(warning: Warning): void {
-    if (this.released) {
-      this.rollup.warn(this.owned(warning, warning.count ?? 1));
-      return;
-    }
+    if (this.released) return this.rollup.warn(this.owned(warning, warning.count ?? 1));
     const key = keyOf(warning.key, warning.account);
     this.held ??= new Map();
     const entry = this.held.get(key);
