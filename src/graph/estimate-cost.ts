@@ -57,9 +57,8 @@ export function estimateCost(request: EstimateRequest): CostEstimate {
   }
   let cost = 0;
   const byField = new Map<string, number>();
-  if (!operation) return { cost, byField };
-  const root = schema.getRootType(operation.operation);
-  if (!root) return { cost, byField };
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root) return { cost, byField };
 
   const charge = (coordinate: string, amount: number) => {
     if (amount === 0) return;

@@ -28,7 +28,6 @@ export function decodeGlobalId(globalId: string): { typename: string; id: string
   const colon = text.indexOf(':');
   const typename = text.slice(0, colon);
   const id = text.slice(colon + 1);
-  // Only a Number's id is typename-prefixed.
   if (colon < 0 || typename !== 'Number' || id === '') throw refuse();
   return { typename, id };
 }

@@ -22,7 +22,6 @@ const HistoryRef = builder.objectRef<History>('History').implement({
       nullable: true,
       description: 'When the history was created, in UTC; null if the service sent none.',
     }),
-    // most_recent_msg_id is a numeric *system* id, not a Message.id: the new name says so.
     mostRecentSystemId: t.exposeID('mostRecentMessageId', {
       nullable: true,
       description:

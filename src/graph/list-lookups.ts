@@ -6,7 +6,7 @@
 import { isUnionType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { badUserInput } from '../core/errors.js';
 import type { GatewayContext } from './context.js';
-import type { CostExtensions } from './cost.js';
+import type { CostExtensions, SizeLimits } from './cost.js';
 
 const LIST_ARGUMENTS = { nodes: 'ids', _entities: 'representations' } as const;
 
@@ -53,16 +53,15 @@ function representationProblem(
   return `${at} (${typename}) needs ${wanted} as a string`;
 }
 
+const maxNodeIds = (limits: SizeLimits) => limits.maxNodeIds;
+
 export function boundListLookups(schema: GraphQLSchema): void {
   const fields = schema.getQueryType()?.getFields() ?? {};
   const keys = entityKeys(schema);
   for (const [fieldName, argumentName] of Object.entries(LIST_ARGUMENTS)) {
     const field = fields[fieldName];
     if (!field) continue;
-    const costed: CostExtensions = {
-      costListArgument: argumentName,
-      costMaxSize: (limits) => limits.maxNodeIds,
-    };
+    const costed: CostExtensions = { costListArgument: argumentName, costMaxSize: maxNodeIds };
     field.extensions = { ...field.extensions, ...costed };
     const resolve = field.resolve as GraphQLFieldResolver<unknown, GatewayContext> | undefined;
     if (!resolve) continue;

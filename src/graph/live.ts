@@ -160,8 +160,7 @@ async function subscribe(
   // SSE: the request's Last-Event-ID (the transport's latest) wins over the argument; its signal
   // ends the subscription when the client goes away. A WebSocket's context has headers only.
   const request = (context as { request?: SseRequest }).request;
-  const header = request?.headers?.get?.('last-event-id');
-  const token = header ? header : (args.resumeToken ?? null);
+  const token = request?.headers?.get?.('last-event-id') || (args.resumeToken ?? null);
   const start = token === null ? null : decodeResumeToken(context.cursors, token);
   if (start === 'unknown-key') {
     throw resyncRequired(

@@ -19,15 +19,13 @@ export interface Pacer {
   readonly deferred: number;
 }
 
-type Job = () => number;
-
 export function createPacer(options: PacingOptions = DEFAULT_PACING): Pacer {
   // When this request's list work this turn began; -1 outside one (a setImmediate ends it).
   let sliceStart = -1;
   const endSlice = () => {
     sliceStart = -1;
   };
-  const queue: Job[] = [];
+  const queue: (() => number)[] = [];
   let draining = false;
   let deferred = 0;
 
@@ -36,7 +34,7 @@ export function createPacer(options: PacingOptions = DEFAULT_PACING): Pacer {
     let items = 0;
     // Executors complete each list in the microtasks right after this callback: this turn.
     while (queue.length > 0 && items < options.itemsPerTurn) {
-      items += Math.max(1, (queue.shift() as Job)());
+      items += Math.max(1, queue.shift()!());
     }
     if (queue.length > 0) setImmediate(drain);
     else {

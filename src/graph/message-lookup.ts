@@ -7,14 +7,8 @@ import { MAX_PAGE_SIZE } from './paging.js';
 /** Messages are found through histories only: an id is looked for in each number's newest. */
 export const MESSAGE_NODE_SCAN = MAX_PAGE_SIZE;
 
-/** Every message of those windows by id, and the first failed read (if any). */
-interface MessageIndex {
-  readonly byId: ReadonlyMap<string, MessageRecord>;
-  readonly failure: { readonly reason: unknown } | null;
-}
-
 /** One index per request (by its loaders), built once however many ids are looked up. */
-const indexes = new WeakMap<RequestLoaders, Promise<MessageIndex>>();
+const indexes = new WeakMap<RequestLoaders, ReturnType<typeof buildIndex>>();
 
 export async function findRecentMessage(
   id: string,
@@ -37,7 +31,8 @@ export async function findRecentMessage(
   return null;
 }
 
-async function buildIndex(upstream: RequestLoaders, end: number): Promise<MessageIndex> {
+/** Every message of those windows by id, and the first failed read (if any). */
+async function buildIndex(upstream: RequestLoaders, end: number) {
   const numbers = await upstream.ownedNumbers();
   const reads = await Promise.allSettled(
     numbers.map((n) => upstream.history({ tid: n.tid, number: n.number, start: 0, end })),

@@ -16,8 +16,8 @@ import { ErrorCode } from '../core/errors.js';
 import { createPacer, type Pacer } from './loop-pacing.js';
 
 export interface ResponseBudget {
-  /** Adds a list's bytes; throws RESPONSE_TOO_LARGE once the total passes the ceiling. */
-  chargeList(list: unknown): void;
+  /** Adds a list's bytes, returning the list; throws RESPONSE_TOO_LARGE past the ceiling. */
+  chargeList<T>(list: T): T;
   /** Throws RESPONSE_TOO_LARGE when the ceiling was already passed. */
   check(): void;
   /** Runs a list resolver now, or on a later turn once this request has held the loop long enough. */
@@ -43,6 +43,7 @@ export function createResponseBudget(maxBytes: number): ResponseBudget {
           { extensions: { code: ErrorCode.ResponseTooLarge, maxBytes } },
         ));
       }
+      return list;
     },
     check() {
       if (refusal) throw refusal;
@@ -96,10 +97,6 @@ function listBytes(list: unknown, sizes: Map<object, number>): number {
   return bytes;
 }
 
-interface BudgetContext {
-  readonly responseBudget?: ResponseBudget;
-}
-
 /** Charges every list field's result to the request's budget; not subscriptions (hours long). */
 export function chargeListFields(schema: GraphQLSchema): void {
   for (const type of Object.values(schema.getTypeMap())) {
@@ -109,7 +106,7 @@ export function chargeListFields(schema: GraphQLSchema): void {
       if (!isListType(getNullableType(field.type))) continue;
       const resolve = (field.resolve ?? defaultFieldResolver) as GraphQLFieldResolver<
         unknown,
-        BudgetContext
+        { readonly responseBudget?: ResponseBudget }
       >;
       field.resolve = (source, args, context, info) => {
         const budget = context?.responseBudget;
@@ -122,13 +119,9 @@ export function chargeListFields(schema: GraphQLSchema): void {
           budget.check();
           const result = resolve(source, args, context, info) as unknown;
           if (result && typeof (result as { then?: unknown }).then === 'function') {
-            return (result as Promise<unknown>).then((list) => {
-              budget.chargeList(list);
-              return list;
-            });
+            return (result as Promise<unknown>).then((list) => budget.chargeList(list));
           }
-          budget.chargeList(result);
-          return result;
+          return budget.chargeList(result);
         });
       };
     }

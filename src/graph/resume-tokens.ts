@@ -1,8 +1,7 @@
 /**
  * Resume tokens of live subscriptions: per watched number, the message cursor (cursors.ts) of the
- * last message delivered, joined by "~"; so they are signed, refused as cursors are (`malformed`,
- * `unknown-key`), and each part is a cursor `Number.messages` accepts. A message's `seq` from the
- * oldest never changes (the service adds at the head only): `total - 1 - offset` of any cursor.
+ * last message delivered, joined by "~", so each part is signed and accepted by `Number.messages`.
+ * A message's `seq` from the oldest never changes (the service adds at the head only).
  */
 import type { Position, Positions } from '../live/subscription.js';
 import type { CursorCodec, CursorRefusal } from './cursors.js';
