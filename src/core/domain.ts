@@ -1,7 +1,4 @@
-/**
- * The gateway's own records: what the upstream's JSON means once its quirks are resolved
- * (src/upstream/wire.ts does that). Resolvers read these and nothing rawer.
- */
+/** The gateway's own records, read from the upstream's JSON by src/upstream/wire.ts. */
 
 /** LOCAL and TOLLFREE are documented; UNKNOWN stands for any other value the service sends. */
 export type NumberType = 'LOCAL' | 'TOLLFREE' | 'UNKNOWN';
@@ -22,7 +19,6 @@ export interface MessageStatus {
   readonly code: number | null;
   readonly text: string;
   readonly ok: boolean;
-  /** The status exactly as the service sent it. */
   readonly raw: string;
 }
 

@@ -16,9 +16,7 @@ import {
 export interface Named {
   readonly kind: 'present';
   readonly credentials: Credentials;
-  /** Keyed hash of the sys_id: the account's one name. */
   readonly account: string;
-  /** Keyed hash of sys_id and token: the exact credential pair. */
   readonly pair: string;
 }
 

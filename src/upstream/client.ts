@@ -228,11 +228,12 @@ function transportError(
   timeoutMs: number,
 ): UpstreamError {
   const code = (error as { code?: unknown } | null)?.code;
+  const connectionFault = typeof code === 'string' && CONNECTION_CODES.has(code);
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
     return new UpstreamError(
       ErrorCode.UpstreamTimeout,
       `The SMS service did not answer ${operation} within ${timeoutMs} ms`,
-      { cause: error, retryable: true, connectionFault: CONNECTION_CODES.has(code) },
+      { cause: error, retryable: true, connectionFault },
     );
   }
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
@@ -246,10 +247,6 @@ function transportError(
   return new UpstreamError(
     ErrorCode.UpstreamError,
     `The SMS service could not be reached for ${operation}`,
-    {
-      cause: error,
-      retryable: true,
-      connectionFault: typeof code === 'string' && CONNECTION_CODES.has(code),
-    },
+    { cause: error, retryable: true, connectionFault },
   );
 }

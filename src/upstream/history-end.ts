@@ -1,7 +1,6 @@
 /**
  * The one place where the gateway's half-open ranges [start, end) meet the service's reading of
- * `history_end` (UPSTREAM_HISTORY_END; `npm run doctor` finds out): a range becomes the wire's
- * bounds, and the answer is cut back to exactly [start, end).
+ * `history_end` (UPSTREAM_HISTORY_END; `npm run doctor` finds out).
  */
 import type { HistoryEndReading } from '../config/config.js';
 import type { History, Range } from '../core/domain.js';

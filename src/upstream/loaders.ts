@@ -1,9 +1,8 @@
 /**
  * Per-request upstream access, dropped with its request, so nothing here reaches another. Within
- * a request: identical calls are made once; history ranges of one number asked for together are
- * served by the fewest calls (ranges.ts); owned-number needs share one call (the typed one when
- * only one type is asked for, else `allownednumbers` filtered here); and at most `maxCalls` calls
- * are made, backing up the static cost limit (a list's length is only known at run time).
+ * a request: identical calls are made once; history ranges of one number share calls (ranges.ts);
+ * owned-number needs share one call (typed when only one type is asked for); and at most
+ * `maxCalls` calls are made, backing up the static cost limit (list lengths are known only now).
  */
 import DataLoader from 'dataloader';
 import type { Credentials } from '../core/credentials.js';

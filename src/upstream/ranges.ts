@@ -1,14 +1,12 @@
 /**
- * Range coalescing for history calls: the ranges of one number one request asks for are served by
- * the fewest calls that cover them, each asker getting its slice. Slicing relies on the client
+ * Range coalescing for history calls (docs/paging.md "Coalescing"). Slicing relies on the client
  * serving exactly [start, end) back (history-end.ts).
  */
 import type { Range } from '../core/domain.js';
 
 /**
  * Ranges that overlap or touch share one call unless it would grow wider than `maxSpan`. Every
- * range is served whole by exactly one call, so its slice never spans two answers. `members`: the
- * indexes of the ranges a call serves.
+ * range is served whole by exactly one call (`members`: their indexes), so no slice spans two.
  */
 export function coalesceRanges(
   ranges: readonly Range[],
@@ -17,20 +15,20 @@ export function coalesceRanges(
   const order = ranges
     .map((range, index) => ({ range, index }))
     .sort((a, b) => a.range.start - b.range.start || a.range.end - b.range.end);
-  const calls: { start: number; end: number; members: number[] }[] = [];
+  const calls: { range: { start: number; end: number }; members: number[] }[] = [];
   for (const { range, index } of order) {
     const current = calls.at(-1);
-    if (current && range.start <= current.end) {
-      const end = Math.max(current.end, range.end);
-      if (end - current.start <= maxSpan) {
-        current.end = end;
+    if (current && range.start <= current.range.end) {
+      const end = Math.max(current.range.end, range.end);
+      if (end - current.range.start <= maxSpan) {
+        current.range.end = end;
         current.members.push(index);
         continue;
       }
     }
-    calls.push({ start: range.start, end: range.end, members: [index] });
+    calls.push({ range: { start: range.start, end: range.end }, members: [index] });
   }
-  return calls.map(({ start, end, members }) => ({ range: { start, end }, members }));
+  return calls;
 }
 
 /** The part of a call's answer that belongs to `range` (which must lie inside `call`). */

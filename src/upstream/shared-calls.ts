@@ -1,17 +1,13 @@
 /**
- * Identical calls in flight are made once, across requests (docs/cache.md "Identical calls in
- * flight"). A call carries no request's abort signal (the traffic layer's deadline bounds it), so
- * one caller leaving cannot cancel it for the others. Answers are read-only records.
+ * Identical calls in flight are made once, across requests (docs/cache.md). A call carries no
+ * request's abort signal (the traffic layer's deadline bounds it), so no caller cancels it for all.
  */
 import type { Credentials } from '../core/credentials.js';
 import type { CallOptions } from '../core/upstream-client.js';
 import type { UpstreamObserver, UpstreamOperation } from '../core/signals.js';
 import type { ManagedUpstreamClient } from '../traffic/traffic.js';
 
-/**
- * Under load a request's identical calls were almost all sent before it arrived, so joining only
- * later ones shared next to none; 50 ms covers a loaded copy's wait and is as fresh as a screen.
- */
+/** How long before a request arrived a call it joins may have been sent: under load, most were. */
 export const JOIN_WINDOW_MS = 50;
 
 export function shareCallsInFlight(
