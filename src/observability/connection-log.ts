@@ -4,18 +4,12 @@
  */
 import type { Logger } from './logger.js';
 
-interface Connection {
-  readonly openedAt: number;
-  readonly accepted: boolean;
-  operations: number;
-}
-
 export function webSocketLog(logger: Logger) {
-  const open = new WeakMap<object, Connection>();
+  const open = new WeakMap<object, { readonly openedAt: number; operations: number }>();
   return {
     /** After the connection's init message: `accepted` false when its credentials were refused. */
     onConnected(socket: object, accepted: boolean): void {
-      open.set(socket, { openedAt: performance.now(), accepted, operations: 0 });
+      open.set(socket, { openedAt: performance.now(), operations: 0 });
       if (accepted) logger.info({ transport: 'websocket' }, 'websocket connected');
       else logger.info({ transport: 'websocket', accepted }, 'websocket refused');
     },

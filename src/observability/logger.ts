@@ -40,6 +40,9 @@ function isoTimeOncePerMs(): string {
   return stamp;
 }
 
+/** Standard output, written asynchronously: a blocking write per line cost a tenth of a query. */
+let stdout: (pino.DestinationStream & { flushSync(): void }) | undefined;
+
 /** Every line names the service and this copy (`service.instance.id`, INSTANCE_ID). */
 export function createLogger(
   level: LevelWithSilent,
@@ -52,7 +55,7 @@ export function createLogger(
     timestamp: isoTimeOncePerMs,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   };
-  return pino(options, destination ?? standardOutput());
+  return pino(options, destination ?? (stdout ??= pino.destination({ dest: 1, sync: false })));
 }
 
 /**
@@ -61,13 +64,6 @@ export function createLogger(
  */
 export function requestLineLogger(logger: Logger): Logger {
   return logger.child({}, { redact: { paths: TOP_LEVEL_REDACTED_PATHS, censor: '[redacted]' } });
-}
-
-/** Standard output, written asynchronously: a blocking write per line cost a tenth of a query. */
-let stdout: (pino.DestinationStream & { flushSync(): void }) | undefined;
-function standardOutput(): pino.DestinationStream {
-  stdout ??= pino.destination({ dest: 1, sync: false });
-  return stdout;
 }
 
 /** Writes any buffered log lines now; call before process.exit. */
