@@ -32,7 +32,6 @@ export interface Answer {
   readonly limitHeaders: Readonly<Record<string, string>>;
   readonly ms: number;
   readonly json: unknown;
-  /** The body's length in bytes. */
   readonly bytes: number;
 }
 

@@ -366,17 +366,15 @@ function extraFields({ histories, messages, numberLists, owned }: Gathered): Ver
 }
 
 function missingFields({ histories, messages, owned }: Gathered): Verdict {
-  const required = [
-    missingKeys('history answer', histories, REQUIRED_WIRE_FIELDS.history),
-    missingKeys('message', messages, REQUIRED_WIRE_FIELDS.message),
-    missingKeys('owned number', owned, REQUIRED_WIRE_FIELDS.number),
-  ].filter((line) => line !== null);
+  const missing = (fields: Record<'history' | 'message' | 'number', readonly string[]>) =>
+    [
+      missingKeys('history answer', histories, fields.history),
+      missingKeys('message', messages, fields.message),
+      missingKeys('owned number', owned, fields.number),
+    ].filter((line) => line !== null);
+  const required = missing(REQUIRED_WIRE_FIELDS);
   const historyFields = WIRE_FIELDS.history.filter((k) => !k.startsWith('message_count'));
-  const optional = [
-    missingKeys('history answer', histories, historyFields),
-    missingKeys('message', messages, WIRE_FIELDS.message),
-    missingKeys('owned number', owned, WIRE_FIELDS.number),
-  ].filter((line) => line !== null);
+  const optional = missing({ ...WIRE_FIELDS, history: historyFields });
   return {
     answer: optional.length === 0 ? 'none' : optional.join('; '),
     evidence: required.length === 0 ? ['every field the gateway needs was present'] : required,

@@ -46,14 +46,11 @@ export async function runProbes(caller: Caller) {
   const histories: Answer[] = [];
 
   /** A call, or null when the budget is spent. */
-  async function optional(...call: Parameters<Caller['call']>): Promise<Answer | null> {
-    try {
-      return await caller.call(...call);
-    } catch (error) {
+  const optional = (...call: Parameters<Caller['call']>): Promise<Answer | null> =>
+    caller.call(...call).catch((error: unknown) => {
       if (error instanceof BudgetSpent) return null;
       throw error;
-    }
-  }
+    });
   /** One history read (without history_end when `end` is null). */
   async function history(
     number: Json,
