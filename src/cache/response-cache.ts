@@ -178,7 +178,6 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     store,
     /** The yoga plugin; createGateway puts it right after persisted operations. */
     plugin,
-    /** The credential memory this cache reads verdicts from. */
     credentials: verdicts,
     /** True once the store can be used (at once for memory), false after `timeoutMs`. */
     ready: (timeoutMs: number) => (redis ? redis.ready(timeoutMs) : Promise.resolve(true)),

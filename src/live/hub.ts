@@ -17,7 +17,6 @@ const DEFAULT_QUEUE_LIMIT = 1_000;
 const DEFAULT_RESUME_LIMIT = 200;
 
 export interface LiveHubOptions extends PollLoopOptions {
-  /** Live subscriptions one account may hold on this copy. */
   readonly maxPerAccount: number;
   /** Key of the topics' HMAC (GATEWAY_SECRET), shared by copies on one Redis. @default this process's */
   readonly hmacKey?: string | null;

@@ -2,7 +2,6 @@
 export interface LiveObserver {
   /** Events a poll published (messages and unreadable records). */
   published(count: number): void;
-  /** A poll of the service that failed. */
   pollFailed(): void;
   /** This copy took over polling a number from a copy that went quiet. */
   takeover(): void;
