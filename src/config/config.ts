@@ -1,7 +1,6 @@
 /**
- * Environment -> validated, frozen configuration: each variable read as settings.ts declares it
- * (name, default, bounds and docs there), then the rules between variables here. Every bad value
- * is reported, each in one line, never echoing a secret or REDIS_URL (it may carry a password).
+ * Environment -> validated, frozen configuration: each variable read as settings.ts declares it,
+ * then the rules between them. Each bad value is one line, never echoing a secret or REDIS_URL.
  */
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -68,10 +67,7 @@ export class ConfigError extends Error {
 /** A default that code outside loadConfig also falls back on (imported from here, not repeated). */
 export const DEFAULT_CACHE_MAX_BYTES = SETTINGS.CACHE_MAX_BYTES.fallback;
 
-/**
- * Demo mode's secret without GATEWAY_SECRET: fixed, so a restarted demo's tokens stay valid; public
- * (derived from this text), so used only while the built-in simulator serves.
- */
+/** Demo mode's secret: fixed, so a restarted demo's tokens stay valid; public: simulator only. */
 export const DEMO_SECRET = createHash('sha256')
   .update('sms-graphql-gateway demo mode: not a secret, never used with a real service')
   .digest('hex');
