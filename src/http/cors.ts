@@ -1,7 +1,6 @@
 /**
- * CORS: a grant reflects the request's own origin with `Vary: Origin` (credentials are headers,
- * never cookies); a refused preflight gets 403 saying how to allow it. `Origin: null` is refused
- * unless CORS_ORIGINS lists `null` itself, even with `*`.
+ * CORS: a grant reflects the origin with `Vary: Origin` (credentials are headers, never cookies);
+ * a refused preflight gets 403. `Origin: null` only if CORS_ORIGINS lists `null`, even with `*`.
  */
 import type { Plugin } from 'graphql-yoga';
 import { REQUEST_ID_HEADER } from '../observability/request-id.js';

@@ -1,7 +1,6 @@
 /**
- * yoga's parsed documents, by text; all else kept per document (validation, compiled query, cost)
- * hangs off them in WeakMaps. Bounded by text (a 5 kB alias-heavy document held 2 MB), and kept
- * from the second sighting, so a flood of one-off documents evicts no one's.
+ * yoga's parsed documents by text (all else per document hangs off them in WeakMaps), bounded by
+ * text (5 kB of aliases held 2 MB), kept from the second sighting so one-offs evict no one's.
  */
 import { createHash } from 'node:crypto';
 import type { DocumentNode } from 'graphql';

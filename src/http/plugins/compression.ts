@@ -1,7 +1,6 @@
 /**
- * @whatwg-node/server's useContentEncoding, for whole answers of at least MIN_COMPRESSED_BYTES
- * only: never a stream (a compressor holds bytes back), nor an ETagged (precompressed) GraphiQL
- * file; request bodies are not decompressed. Each candidate says `Vary: Accept-Encoding`.
+ * @whatwg-node/server's useContentEncoding for whole answers of MIN_COMPRESSED_BYTES or more: not
+ * a stream (a compressor holds bytes back) nor an ETagged (precompressed) GraphiQL file.
  */
 import { useContentEncoding } from '@whatwg-node/server';
 import type { Plugin } from 'graphql-yoga';

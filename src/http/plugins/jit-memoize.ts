@@ -1,7 +1,6 @@
 /**
- * graphql-jit memoizes with lodash.memoize in module-level Maps keyed by each document's objects,
- * never emptied (220 kB per alias-heavy document); WeakMaps let them go with their document.
- * Imported before graphql-jit, which creates its caches when it loads.
+ * graphql-jit memoizes in module-level Maps, never emptied (220 kB per alias-heavy document):
+ * WeakMaps let entries go with their document. Imported first: graphql-jit makes them on load.
  */
 import memoize from 'lodash.memoize';
 

@@ -1,7 +1,6 @@
 /**
- * The body size limit without yoga's `maxRequestBodySize`, which pipes every body through a
- * TransformStream (a quarter of a small query's time): a Content-Length is only checked (Node's
- * parser ends the body there); a chunked body is read up to the limit.
+ * The body size limit without yoga's `maxRequestBodySize` (a TransformStream: a quarter of a small
+ * query's time). A Content-Length is only checked (Node ends the body there); chunked is read.
  */
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../../core/errors.js';

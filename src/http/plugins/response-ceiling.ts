@@ -1,7 +1,4 @@
-/**
- * MAX_RESPONSE_BYTES (src/graph/response-budget.ts): the RESPONSE_TOO_LARGE errors, one per field
- * past the ceiling, are sent as the first with `extensions.fieldsLeftOut` counting them.
- */
+/** MAX_RESPONSE_BYTES: the RESPONSE_TOO_LARGE errors go out as one, counted in `fieldsLeftOut`. */
 import { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../../core/errors.js';
