@@ -1,8 +1,7 @@
 /**
  * The HTTP server: limits (docs/limits.md) and a drain that resets nothing a client wrote
- * (docs/deploy.md "Shutdown"). Not `server.close()`: it also closes a connection accepted a moment
- * ago, "idle" until its headers are parsed. Closing the listening socket resets the connections
- * queued on it, so stopListening() holds new requests until that queue empties.
+ * (docs/deploy.md "Shutdown"): not `server.close()`, which closes a just-accepted connection too;
+ * closing the listening socket resets its queue, so stopListening() holds new requests till empty.
  */
 import {
   createServer,
@@ -77,8 +76,7 @@ export function createGatewayServer(
     // A client that has sent a byte is Node's to time out (with a 408).
     const silent = setTimeout(() => {
       if (socket.bytesRead === 0) socket.destroy();
-    }, headersTimeoutMs);
-    silent.unref();
+    }, headersTimeoutMs).unref();
     awaitingFirstRequest.set(socket, silent);
     socket.once('close', () => {
       sockets.delete(socket);
@@ -137,15 +135,6 @@ export function createGatewayServer(
 
   let listenerClosed: Promise<void> | null = null;
   let closed: Promise<void> = Promise.resolve();
-  // Idle through the whole readiness delay: the balancer took the copy out and clients drop idle
-  // connections sooner (undici 4 s), so none is about to write; 65 s keep-alive would hold rollouts.
-  const closeIdleSinceDrain = (): void => {
-    const since = drainStartedAt ?? performance.now();
-    for (const socket of sockets) {
-      const busy = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
-      if (!busy && (lastActive.get(socket) ?? 0) < since) socket.destroy();
-    }
-  };
   return {
     server,
     get draining() {
@@ -167,7 +156,12 @@ export function createGatewayServer(
         const waiting = held;
         held = null;
         for (const answer of waiting) answer();
-        closeIdleSinceDrain();
+        // Idle through the whole readiness delay: the balancer took the copy out and clients drop
+        // idle connections sooner (undici 4 s); 65 s keep-alive would hold rollouts.
+        for (const socket of sockets) {
+          const busy = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+          if (!busy && (lastActive.get(socket) ?? 0) < drainStartedAt!) socket.destroy();
+        }
       })();
       return listenerClosed;
     },
@@ -183,9 +177,8 @@ export function createGatewayServer(
 }
 
 /**
- * Past `max` open connections, the one waiting longest without complete request headers is closed,
- * else the oldest request whose body is still arriving; only if none, the newcomer gets a 503.
- * Evict, not refuse: trickling floods held the cap while real clients got 503.
+ * Past `max` connections, close the longest waiting for headers, else the oldest still sending its
+ * body; only if none, the newcomer gets 503 (refusing let trickling floods hold the cap).
  */
 function makeRoomOverCap(server: Server, max: number | null) {
   if (max === null) return { requestStarted: () => undefined, upgraded: () => undefined };

@@ -1,7 +1,6 @@
 /**
- * graphql-ws at /graphql through yoga's envelop: credentials in `connectionParams`
- * (docs/live-updates.md), close codes in docs/errors.md, bounds in docs/limits.md. Only
- * connections verified at `connection_init` hold a slot of `held` (upgrades carry no credentials).
+ * graphql-ws at /graphql (docs/live-updates.md, docs/errors.md, docs/limits.md). Only connections
+ * verified at `connection_init` hold a slot of `held` (upgrades carry no credentials).
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -59,10 +58,6 @@ export interface WebSocketOptions {
   readonly onClosed?: (socket: WebSocket, code: number, reason: string) => void;
 }
 
-export interface AttachedWebSocket {
-  close(): Promise<void>;
-}
-
 /** The credential headers a connection's `connectionParams` carry, as request headers. */
 function headersFromConnectionParams(params: unknown): Headers {
   const headers = new Headers();
@@ -76,6 +71,10 @@ function headersFromConnectionParams(params: unknown): Headers {
     }
   }
   return headers;
+}
+
+export interface AttachedWebSocket {
+  close(): Promise<void>;
 }
 
 type Envelope = Record<'execute' | 'subscribe', (args: ExecutionArgs) => unknown>;
@@ -124,8 +123,7 @@ export function attachWebSocket(
     const window = setTimeout(() => {
       unverified.delete(socket);
       closeSoon(socket, 4408, `connection_init not verified within ${windowMs} ms`);
-    }, windowMs);
-    window.unref();
+    }, windowMs).unref();
     unverified.set(socket, window);
     socket.once('close', () => leaveUnverified(socket));
     socket.once('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
@@ -147,10 +145,13 @@ export function attachWebSocket(
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args) as never,
       onConnect: async (ctx) => {
         const socket = ctx.extra.socket;
-        const refuse = (code: number, reason: string): false => {
-          options.onConnected?.(socket, false);
+        const close = (code: number, reason: string): false => {
           closeSoon(socket, code, reason);
           return false;
+        };
+        const refuse = (code: number, reason: string): false => {
+          options.onConnected?.(socket, false);
+          return close(code, reason);
         };
         if ((firstMessageBytes.get(socket) ?? 0) > maxInitBytes) {
           return refuse(4413, `connection_init larger than ${maxInitBytes} bytes`);
@@ -180,15 +181,9 @@ export function attachWebSocket(
         turn();
         options.onConnected?.(socket, accepted);
         if (socket.readyState !== socket.OPEN) return false;
-        if (!accepted) {
-          closeSoon(socket, 4403, 'The SMS service refused the credentials');
-          return false;
-        }
+        if (!accepted) return close(4403, 'The SMS service refused the credentials');
         const slot = options.held?.hold(read.account) ?? noop;
-        if (typeof slot !== 'function') {
-          closeSoon(socket, 1013, options.held?.message(slot) ?? '');
-          return false;
-        }
+        if (typeof slot !== 'function') return close(1013, options.held?.message(slot) ?? '');
         leaveUnverified(socket);
         socket.once('close', slot);
         return true;
@@ -226,9 +221,7 @@ export function attachWebSocket(
           rootValue: { execute, subscribe },
         };
       },
-      onComplete: (ctx, id) => {
-        running.get(ctx.extra.socket)?.delete(id);
-      },
+      onComplete: (ctx, id) => void running.get(ctx.extra.socket)?.delete(id),
     },
     wss,
     options.keepAliveMs ?? 12_000,

@@ -1,7 +1,6 @@
 /**
- * Automatic persisted queries (docs/persisted-operations.md). A document is stored only once it
- * validated and was answered, and only for a caller `keepsFor` vouches for, so a flood under
- * invented credentials churns neither the store nor the heap.
+ * Automatic persisted queries (docs/persisted-operations.md), stored once validated and answered,
+ * for callers `keepsFor` vouches for: invented credentials churn neither the store nor the heap.
  */
 import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
@@ -28,18 +27,12 @@ export function memoryApqStore(maxBytes = APQ_MEMORY_MAX_BYTES): APQStore {
   });
   return {
     get: (hash) => entries.get(hash) ?? null,
-    set: (hash, query) => {
-      entries.set(hash, query);
-    },
+    set: (hash, query) => void entries.set(hash, query),
   };
 }
 
 /** Not the plugin's WebCrypto default, which first copies the whole query into a new buffer. */
 const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
-
-interface ApqParams {
-  readonly extensions?: { readonly persistedQuery?: { readonly sha256Hash?: unknown } };
-}
 
 export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Plugin {
   const target = store ?? memoryApqStore();
@@ -59,7 +52,7 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
   const keepsFor = options.keepsFor ?? (() => true);
   const recorder: Plugin = {
     onParams({ params, request }) {
-      const hash = (params as ApqParams).extensions?.persistedQuery?.sha256Hash;
+      const hash: unknown = params.extensions?.persistedQuery?.sha256Hash;
       if (typeof hash === 'string' && typeof params.query === 'string') {
         registering.set(request, { hash, query: params.query });
       }

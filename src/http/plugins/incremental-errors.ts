@@ -2,10 +2,6 @@
 import type { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 
-interface IncrementalPart {
-  readonly errors?: readonly GraphQLError[];
-}
-
 /** `mask` is the gateway's own masking, applied (and logged) as yoga applies it to `errors`. */
 export function incrementalErrorMasking(mask: (error: GraphQLError) => GraphQLError): Plugin {
   return {
@@ -13,8 +9,9 @@ export function incrementalErrorMasking(mask: (error: GraphQLError) => GraphQLEr
       return {
         onExecuteDone(payload) {
           return handleStreamOrSingleExecutionResult(payload, ({ result, setResult }) => {
-            const incremental = (result as { incremental?: readonly IncrementalPart[] })
-              .incremental;
+            const incremental = (
+              result as { incremental?: readonly { readonly errors?: readonly GraphQLError[] }[] }
+            ).incremental;
             if (!incremental?.some((part) => part.errors?.length)) return;
             setResult({
               ...result,

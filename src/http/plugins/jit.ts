@@ -1,12 +1,11 @@
 /**
- * graphql-jit for queries, compiled on a document's second execution (compiling costs several
- * executions, waste for a one-off). @defer/@stream (unknown to graphql-jit) and very large
- * documents stay on graphql-js.
+ * graphql-jit for queries from a document's second execution (compiling costs several, waste for a
+ * one-off). @defer/@stream (unknown to graphql-jit) and very large documents stay on graphql-js.
  */
 // First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
 import './jit-memoize.js';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { BREAK, Kind, visit, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { BREAK, getOperationAST, visit, type DocumentNode } from 'graphql';
 
 const INCREMENTAL = new Set(['defer', 'stream']);
 /** Compiled code grows with the selection (30 aliased histories: 2 MB): past this, graphql-js. */
@@ -45,17 +44,6 @@ function isCompilable(document: DocumentNode): boolean {
   return verdict;
 }
 
-/** Only queries: subscriptions, and operations the schema has no root for, are graphql-js's. */
-function isQuery(document: DocumentNode, operationName: string | null | undefined): boolean {
-  const operations = document.definitions.filter(
-    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
-  );
-  const chosen = operationName
-    ? operations.find((o) => o.name?.value === operationName)
-    : operations[0];
-  return chosen?.operation === 'query';
-}
-
 export function useJit(): ReturnType<typeof useGraphQlJit> {
   return useGraphQlJit(
     {},
@@ -63,7 +51,10 @@ export function useJit(): ReturnType<typeof useGraphQlJit> {
       // No `cache` option: compiled queries are kept by DocumentNode (a WeakMap), as long as
       // src/http/document-cache.ts keeps the document; by text they would outlive it.
       enableIf: ({ document, operationName }) =>
-        isQuery(document, operationName) && isCompilable(document) && runBefore(document),
+        // Only queries: subscriptions, and operations the schema has no root for, are graphql-js's.
+        getOperationAST(document, operationName)?.operation === 'query' &&
+        isCompilable(document) &&
+        runBefore(document),
     },
   );
 }

@@ -6,10 +6,9 @@ const knownOperationTypes: ValidationRule = (context) => ({
   OperationDefinition(node) {
     const schema = context.getSchema();
     if (schema.getRootType(node.operation)) return;
-    const kind = `${node.operation}s`;
     context.reportError(
       new GraphQLError(
-        `This gateway has no ${kind}: the schema defines no ${node.operation} type. ` +
+        `This gateway has no ${node.operation}s: the schema defines no ${node.operation} type. ` +
           `It offers queries${schema.getSubscriptionType() ? ' and subscriptions' : ''}.`,
         { nodes: node },
       ),

@@ -1,7 +1,6 @@
 /**
- * Each live result's resume token in `extensions.resumeToken` and, over SSE, as the event's `id:`
- * (docs/live-updates.md). SSE streams ended by shutdown send no `event: complete`, which clients
- * take as final; otherwise yoga's SSE framing (a ping at once and every 12 s).
+ * Each live result's resume token in `extensions.resumeToken` and as the SSE event's `id:`
+ * (docs/live-updates.md). Shutdown sends no `event: complete` (final to clients); else yoga's framing.
  */
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { GraphQLError, type ExecutionResult } from 'graphql';
@@ -32,8 +31,7 @@ export function useLiveResume(live: { readonly closing: boolean } | null): Plugi
     },
     onResultProcess({ request, result, setResultProcessor }) {
       if (!isAsyncIterable(result)) return;
-      const accept = request.headers.get('accept') ?? '';
-      if (!accept.includes('text/event-stream')) return;
+      if (!request.headers.get('accept')?.includes('text/event-stream')) return;
       setResultProcessor(
         (stream, fetchAPI) =>
           sseResponse(

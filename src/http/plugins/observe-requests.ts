@@ -1,7 +1,6 @@
 /**
- * One record per request (docs/observability.md): its `x-request-id`, its log line (a
- * subscription's waits for its end), the GraphQL metrics, and its upstream failures rolled up when
- * it ends. Kept in a WeakMap, not AsyncLocalStorage, whose cost docs/performance.md measures.
+ * One record per request (docs/observability.md): request id, log line (a subscription's at its
+ * end), metrics, upstream failures. A WeakMap, not AsyncLocalStorage (docs/performance.md).
  */
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -39,18 +38,11 @@ interface RequestRecord {
   heldLine?: Record<string, unknown>;
 }
 
-interface SubscriptionRecord {
-  readonly startedAt: number;
-  events: number;
-  ended?: boolean;
-}
+type SubscriptionRecord = { readonly startedAt: number; events: number; ended?: boolean };
 
 const elapsedMs = (since: number): number => Math.round((performance.now() - since) * 10) / 10;
 
-interface OperationInfo {
-  readonly name: string | undefined;
-  readonly type: string;
-}
+type OperationInfo = { readonly name: string | undefined; readonly type: string };
 
 /** The operation's name and type, found once per cached document (yoga reuses parsed documents). */
 const operations = new WeakMap<DocumentNode, Map<string, OperationInfo>>();
@@ -67,10 +59,7 @@ function operationOf(document: DocumentNode, requested: string | null | undefine
   return info;
 }
 
-/**
- * An answer from the response cache skips parsing: its operation is named from the requested
- * name, else from the documents this copy has run (by text), else by parsing the text once.
- */
+/** An answer from the response cache is named as asked, else as its text ran here, else parsed. */
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
 const MAX_NAMED_TEXT_CHARS = 256 * 1024;
 
@@ -169,10 +158,8 @@ export function useRequestObserver({
     },
     onParse({ context }) {
       return ({ result }) => {
-        if (result instanceof Error) {
-          const record = recordOf(context);
-          if (record) record.errorPhase = 'parse';
-        }
+        const record = result instanceof Error ? recordOf(context) : undefined;
+        if (record) record.errorPhase = 'parse';
       };
     },
     onValidate({ context, params }) {

@@ -86,7 +86,6 @@ function upstreamCostLimit(
   limits: QueryLimits & SizeLimits,
   observer: CostObserver | null,
 ): Plugin {
-  const { maxCost } = limits;
   // Estimates per cached document and operation name, for documents without variables.
   const estimates = new WeakMap<DocumentNode, Map<string, CostEstimate>>();
   return {
@@ -114,11 +113,11 @@ function upstreamCostLimit(
         }
       }
       observer?.costEstimated(estimate.cost);
-      if (estimate.cost > maxCost) {
+      if (estimate.cost > limits.maxCost) {
         setResultAndStopExecution({
           errors: [
             new GraphQLError(
-              `Query cost limit of ${maxCost} exceeded: this operation may return or fetch ` +
+              `Query cost limit of ${limits.maxCost} exceeded: this operation may return or fetch ` +
                 `${estimate.cost} items (objects, each list counted at its size; docs/limits.md): ` +
                 chargedFields(estimate),
               { extensions: REFUSED_DOCUMENT },

@@ -1,7 +1,6 @@
 /**
- * graphql-sse's "single connection mode" at /graphql (docs/live-updates.md) through yoga's
- * envelop. A reservation holds a slot of `held`; on shutdown streams end without `complete`, so
- * clients retry. Requests without a token (other than `PUT`) are yoga's.
+ * graphql-sse's "single connection mode" (docs/live-updates.md); a reservation holds a slot of
+ * `held`. Shutdown ends streams without `complete`, so clients retry. Tokenless non-PUTs are yoga's.
  */
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
@@ -135,27 +134,24 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
             { status },
           ),
         );
-      if (identity.kind !== 'present') {
-        refuse(
+      if (identity.kind !== 'present')
+        return refuse(
           401,
           'Credentials required on every request of a stream: Authorization: Basic base64(sys_id:auth_token), or X-Sys-Id with X-Auth-Token',
           ErrorCode.Unauthenticated,
         );
-        return;
-      }
       if (request.method === 'PUT') return reserve(request, identity, refuse, endResponse);
       const reservation = reservations.get(token ?? '');
-      if (!reservation || token === null) {
-        refuse(404, 'No such event stream: reserve one with PUT first (it lasts while it is open)');
-        return;
-      }
-      if (reservation.owner !== identity.pair) {
-        refuse(
+      if (!reservation || token === null)
+        return refuse(
+          404,
+          'No such event stream: reserve one with PUT first (it lasts while it is open)',
+        );
+      if (reservation.owner !== identity.pair)
+        return refuse(
           403,
           'This event stream was reserved with other credentials: send the same credentials on every request of a stream',
         );
-        return;
-      }
       return handler(request).then((response) => {
         const opening = request.method === 'GET' && response.status === 200 && response.body;
         endResponse(opening ? openStream(token, reservation, response, api) : response);
@@ -171,17 +167,15 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
     endResponse: (response: Response) => void,
   ): Promise<void> {
     if (!handler) return;
-    if (options.live?.closing) {
+    if (options.live?.closing)
       return refuse(503, 'This gateway copy is shutting down; reserve the stream again (any copy)');
-    }
     const accepted = await options.verify(identity.credentials).catch(() => null);
     if (accepted === null) {
       const message = 'The SMS service could not check the credentials; try again shortly';
       return refuse(503, message, ErrorCode.UpstreamUnavailable);
     }
-    if (!accepted) {
+    if (!accepted)
       return refuse(401, 'The SMS service refused the credentials', ErrorCode.Unauthenticated);
-    }
     const slot = options.held.hold(identity.account);
     if (typeof slot !== 'function') {
       const full = slot === 'account-full';
