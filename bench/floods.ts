@@ -7,7 +7,7 @@
  * - another account's p50 (the bystander: one small query at a time, never cacheable) during the
  *   flood, against its p50 on the idle gateway just before;
  * - what the flood itself got, and the upstream calls it caused.
- * Targets: RSS growth under 50 MB, the bystander's p50 within 2x its idle value, and (invented
+ * Targets: RSS growth under 50 MB, the bystander's p50 within 2x its idle value + 10 ms, and (invented
  * credentials) no answer with data, stale or not, for credentials the service refused. A flood
  * that makes the gateway exit is reported as such (MISSED), with what it got until then.
  *
@@ -98,7 +98,9 @@ interface GcReport {
 }
 
 const RSS_LIMIT_BYTES = 50e6;
+/** The bystander's bound: its idle p50 times BYSTANDER_RATIO, plus BYSTANDER_SLACK_MS. */
 const BYSTANDER_RATIO = 2;
+const BYSTANDER_SLACK_MS = 10;
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
@@ -378,9 +380,9 @@ export async function runFlood(flood: Flood, floodSeconds: number): Promise<Floo
     if (endBytes - baselineBytes >= RSS_LIMIT_BYTES) {
       failures.push(`RSS grew ${mb(endBytes - baselineBytes)} (limit 50 MB)`);
     }
-    if (floodP50Ms > BYSTANDER_RATIO * idleP50Ms) {
+    if (floodP50Ms > BYSTANDER_RATIO * idleP50Ms + BYSTANDER_SLACK_MS) {
       failures.push(
-        `bystander p50 ${floodP50Ms.toFixed(1)} ms > 2 x idle ${idleP50Ms.toFixed(1)} ms`,
+        `bystander p50 ${floodP50Ms.toFixed(1)} ms > 2 x idle ${idleP50Ms.toFixed(1)} ms + 10 ms`,
       );
     }
     return {
