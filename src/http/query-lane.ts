@@ -4,7 +4,7 @@
  * small query's CPU (docs/performance.md). Anything else is yoga's, its body handed back if read.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
 import { getOperationAST, type ExecutionResult } from 'graphql';
@@ -163,9 +163,10 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     if (pending) await pending;
     if (response.destroyed) return;
     response.writeHead(out.status, headers.toObject());
-    // Piece by piece as the socket drains: one writev of 2.3 MB held the loop 16 ms.
+    // Piece by piece as the socket drains (one writev of 2.3 MB held the loop 16 ms); a client
+    // gone meanwhile ends the pipeline, its error already the connection's.
     if (pieces.length === 1) response.end(pieces[0]);
-    else Readable.from(pieces, { objectMode: false }).pipe(response);
+    else pipeline(Readable.from(pieces, { objectMode: false }), response, () => undefined);
   };
 
   return (request, response, context) => {
