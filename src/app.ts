@@ -68,7 +68,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
     credentials,
     onAttempt: admission.onAttempt,
-    usage: admission.usage,
+    ledger: admission.ledger,
     ...(logger ? { logger } : {}),
     ...(warnings ? { warnings } : {}),
     ...(metrics ? { observer: metrics.upstream } : {}),

@@ -68,8 +68,8 @@ export function requestAdmission(
     /** TrafficOptions.onAttempt: each call is work of the tenant it was made for. */
     onAttempt: (made: Credentials) =>
       queue.chargeWork(tenantOfPair(memory.identities.of(made)), UNITS_PER_CALL),
-    /** TrafficOptions.usage: one ledger orders requests and their calls. */
-    usage: (flow: string) => queue.useOf(flow),
+    /** TrafficOptions.ledger: one ledger orders requests and their calls. */
+    ledger: queue,
     /** `listener` behind admission (admitRequests). */
     listener: (listener: TicketedListener, paths: AdmittedPaths) =>
       admitRequests(listener, queue, memory.identities, tenantOf, paths),

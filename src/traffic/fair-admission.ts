@@ -123,6 +123,8 @@ export class Admission {
   private limit = Number.POSITIVE_INFINITY;
   /** Running requests that hold seats, and their flows: the seats they may lend. */
   private readonly holders = new Map<{ width: number }, Flow>();
+  /** While the loop is busy, the two flows that used least lately (at least OTHERS_AT_LEAST). */
+  private lightest: Array<{ readonly flow: Flow; readonly use: number }> = [];
   private lastPrune = 0;
   private readonly now: () => number;
   private readonly loopActiveMs: () => number;
@@ -133,6 +135,7 @@ export class Admission {
     if (options.load.busy) this.limit = options.minSeats;
     options.load.onChange((busy) => {
       this.limit = busy ? Math.max(options.minSeats, this.runningCount) : Number.POSITIVE_INFINITY;
+      if (!busy) this.lightest = [];
       this.dispatch();
     });
     options.load.onSample?.((utilization) => this.adjust(utilization));
@@ -155,6 +158,19 @@ export class Admission {
   useOf(tenant: Tenant): number {
     const flow = this.flows.get(groupOf(tenant));
     return flow ? this.decayed(flow, this.now()) : 0;
+  }
+
+  /**
+   * Whether the loop is busy and another flow used under 1/LEND_BELOW of what `tenant`'s flow used
+   * lately (at the last sample): the rule by which seats are lent also caps the heavier flow's
+   * calls in flight (fair-scheduler.ts). Lately, not only while the lighter one runs: the calls of
+   * the heavier one that are out when it arrives are what it would wait behind.
+   */
+  outweighs(tenant: Tenant): boolean {
+    const flow = this.flows.get(groupOf(tenant));
+    if (this.limit === Number.POSITIVE_INFINITY || !flow) return false;
+    const other = this.lightest.find((light) => light.flow !== flow);
+    return other !== undefined && LEND_BELOW * other.use < this.decayed(flow, this.now());
   }
 
   /** Charges work done for `tenant` outside its requests: calls made for it (polls included). */
@@ -216,16 +232,24 @@ export class Admission {
     }
   }
 
-  /** Whether one flow has used DOMINANT_SHARE of all the use lately while another used too. */
+  /**
+   * Whether one flow has used DOMINANT_SHARE of all the use lately while another used too; notes
+   * the two lightest on the way.
+   */
   private contended(): boolean {
     const now = this.now();
     let total = 0;
     let most = 0;
+    const lightest: Array<{ flow: Flow; use: number }> = [];
     for (const flow of this.flows.values()) {
       const use = this.decayed(flow, now);
       total += use;
       most = Math.max(most, use);
+      if (use < OTHERS_AT_LEAST || (lightest.length === 2 && use >= lightest[1]!.use)) continue;
+      lightest.push({ flow, use });
+      lightest.sort((a, b) => a.use - b.use).splice(2);
     }
+    this.lightest = lightest;
     return most >= DOMINANT_SHARE * total && total - most >= OTHERS_AT_LEAST;
   }
 
@@ -262,8 +286,8 @@ export class Admission {
     }
   }
 
-  private take(flow: Flow): Release {
-    const held = { width: this.widthOf(flow) };
+  private take(flow: Flow, width = this.widthOf(flow)): Release {
+    const held = { width };
     const weight = flow.cost;
     this.runningCount += held.width;
     this.holders.set(held, flow);
@@ -304,18 +328,20 @@ export class Admission {
    * A request holds its seats only until a flow with nothing running, that used far less than its
    * own, waits: it lends it one, so a bystander runs beside a costly request at once instead of
    * waiting for it to end (nothing here can preempt a request; it can stop others waiting on one).
-   * A flow borrows one seat at a time, and each lend divides the use by LEND_BELOW: few are lent.
+   * A borrower runs on one seat, whatever its width, and each lend divides the use by LEND_BELOW:
+   * few are lent. Whether a seat is free for `flow` now.
    */
-  private lendTo(flow: Flow, now: number): void {
-    if (flow.running > 0) return;
+  private lendTo(flow: Flow, now: number): boolean {
+    if (flow.running > 0) return false;
     const use = this.decayed(flow, now);
     for (const [held, owner] of this.holders) {
-      if (this.fits(flow)) return;
+      if (this.runningCount < this.limit) return true;
       if (this.decayed(owner, now) <= LEND_BELOW * use) continue;
       held.width -= 1;
       this.runningCount -= 1;
       if (held.width === 0) this.holders.delete(held);
     }
+    return this.runningCount < this.limit;
   }
 
   /**
@@ -360,9 +386,9 @@ export class Admission {
         }
       }
       if (!next) return;
-      this.lendTo(next, now);
       // Strict order: a wide request waits for its seats, not overtaken by narrower ones.
-      if (!this.fits(next)) return;
+      const width = this.fits(next) ? this.widthOf(next) : this.lendTo(next, now) ? 1 : 0;
+      if (width === 0) return;
       // The flow's lines take turns: its first tenant gives its oldest request, then goes last.
       const [tenant, line] = next.lines.entries().next().value as [Tenant, Waiter[]];
       next.lines.delete(tenant);
@@ -370,7 +396,7 @@ export class Admission {
       if (line.length > 0) next.lines.set(tenant, line);
       else if (next.lines.size === 0) this.backlogged.delete(next);
       this.waitingCount -= 1;
-      waiter.grant(this.take(next));
+      waiter.grant(this.take(next, width));
     }
   }
 

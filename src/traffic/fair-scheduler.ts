@@ -2,7 +2,8 @@
  * Slots for calls to the service, at most the adaptive limit in flight. A freed slot goes to the
  * waiting account that used least lately by admission's ledger (`useOf`): a 200-number fan-out
  * waits beside another account's single call. Work-conserving: an account alone may use all but
- * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share` of the limit.
+ * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share` of the limit; while
+ * the ledger says it outweighs a flow that is running on a busy loop, OUTWEIGHING_IN_FLIGHT.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
 
@@ -16,6 +17,25 @@ export type Release = (feedback?: {
 
 /** Of the limit, what one account alone leaves free for an account that comes next. */
 const RESERVE_FRACTION = 1 / 16;
+/**
+ * Calls in flight of an account that outweighs a lighter flow on a busy loop: twice what the
+ * service held at once lately at its normal latency (Little's law), and at least this. The loop
+ * handles every answer that arrived together before anything else: 240 history pages at once held
+ * a bystander's answer 10-50 ms (8: 16 ms a request in all). More would only wait in the loop.
+ */
+const OUTWEIGHING_IN_FLIGHT = 8;
+/** How often the service's recent concurrency is measured. */
+const FED_WINDOW_MS = 100;
+
+/** Admission's ledger, which orders calls as it orders requests. */
+export interface Ledger {
+  /** What a flow has used lately: a freed slot goes to the least. */
+  useOf(flow: string): number;
+  /** Whether, on a busy loop, another flow used far less lately. */
+  outweighs(flow: string): boolean;
+}
+
+const NO_LEDGER: Ledger = { useOf: () => 0, outweighs: () => false };
 
 interface Waiter {
   /** Whose use orders it: the account's flow, or the class of unverified credentials. */
@@ -30,20 +50,25 @@ export class FairScheduler {
   private waitingCount = 0;
   /** Calls in flight per account (only accounts with some). */
   private readonly perAccount = new Map<string, number>();
+  /** Answered calls' normal latencies summed over a window: per ms, the service's concurrency. */
+  private readonly fed = { sumMs: 0, since: performance.now(), concurrency: 0 };
 
-  /** `share`: of the limit, what one account may hold while others wait; `useOf`: the ledger. */
+  /** `share`: of the limit, what one account may hold while others wait. */
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
-    private readonly useOf: (flow: string) => number = () => 0,
+    private readonly ledger: Ledger = NO_LEDGER,
   ) {}
 
   /** The most calls `account` may have in flight now: nearly all of them when no one else waits. */
-  private capOf(account: string): number {
+  private capOf(account: string, flow: string): number {
     const limit = this.limit.current;
     const othersWaiting = this.queues.size > (this.queues.has(account) ? 1 : 0);
-    if (othersWaiting) return Math.max(1, Math.floor(limit * this.share));
-    return Math.max(1, limit - Math.ceil(limit * RESERVE_FRACTION));
+    const cap = othersWaiting
+      ? Math.max(1, Math.floor(limit * this.share))
+      : Math.max(1, limit - Math.ceil(limit * RESERVE_FRACTION));
+    if (!this.ledger.outweighs(flow)) return cap;
+    return Math.min(cap, Math.max(OUTWEIGHING_IN_FLIGHT, Math.ceil(2 * this.fed.concurrency)));
   }
 
   get inFlight(): number {
@@ -60,7 +85,7 @@ export class FairScheduler {
     if (
       this.queues.size === 0 &&
       this.inFlightCount < this.limit.current &&
-      (this.perAccount.get(account) ?? 0) < this.capOf(account)
+      (this.perAccount.get(account) ?? 0) < this.capOf(account, flow)
     ) {
       return Promise.resolve(this.take(account));
     }
@@ -100,8 +125,10 @@ export class FairScheduler {
       if (released) return;
       released = true;
       if (overloaded) this.limit.overloaded();
-      else if (rttMs !== undefined)
+      else if (rttMs !== undefined) {
         this.limit.sample(rttMs, this.inFlightCount, this.queues.size > 0, operation);
+        this.feed(this.limit.baseline(operation) ?? rttMs);
+      }
       this.inFlightCount -= 1;
       const left = (this.perAccount.get(account) ?? 1) - 1;
       if (left > 0) this.perAccount.set(account, left);
@@ -110,14 +137,25 @@ export class FairScheduler {
     };
   }
 
+  private feed(serviceMs: number): void {
+    const fed = this.fed;
+    const now = performance.now();
+    fed.sumMs += serviceMs;
+    if (now - fed.since < FED_WINDOW_MS) return;
+    fed.concurrency = fed.sumMs / (now - fed.since);
+    fed.sumMs = 0;
+    fed.since = now;
+  }
+
   /** Fills free slots: each to the account under its share that used least (ties: in turn). */
   private dispatch(): void {
     while (this.waitingCount > 0 && this.inFlightCount < this.limit.current) {
       let next: string | undefined;
       let least = Number.POSITIVE_INFINITY;
-      for (const account of this.queues.keys()) {
-        if ((this.perAccount.get(account) ?? 0) >= this.capOf(account)) continue;
-        const use = this.useOf((this.queues.get(account) as Waiter[])[0]!.flow);
+      for (const [account, line] of this.queues) {
+        const flow = line[0]!.flow;
+        if ((this.perAccount.get(account) ?? 0) >= this.capOf(account, flow)) continue;
+        const use = this.ledger.useOf(flow);
         if (use < least) {
           least = use;
           next = account;

@@ -17,7 +17,7 @@ import { AdaptiveLimit } from './adaptive-limit.js';
 import { processLoop } from './loop-monitor.js';
 import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
 import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
-import { FairScheduler, type Release } from './fair-scheduler.js';
+import { FairScheduler, type Ledger, type Release } from './fair-scheduler.js';
 import { accountTenant, UNVERIFIED } from './fair-admission.js';
 
 /** The upstream settings (deadline, retries with backoff up to 2 s, breakers, 429 window), and: */
@@ -38,8 +38,8 @@ export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
   readonly onRefused?: (reason: RefusalReason) => void;
   /** Told of each attempt sent, with its credentials: admission charges it (UNITS_PER_CALL). */
   readonly onAttempt?: (credentials: Credentials) => void;
-  /** What a flow has used lately (admission's ledger): waiting calls of the least go first. */
-  readonly usage?: (flow: string) => number;
+  /** Admission's ledger: waiting calls of the flow that used least go first. */
+  readonly ledger?: Ledger;
 }
 
 export interface ManagedUpstreamClient extends UpstreamClient {
@@ -66,7 +66,7 @@ export function withTrafficControl(
     max: options.maxInFlight,
     ownDelayMs: (since) => processLoop().stallSince(since),
   });
-  const scheduler = new FairScheduler(limit, options.accountShare, options.usage);
+  const scheduler = new FairScheduler(limit, options.accountShare, options.ledger);
   const memory = options.credentials;
   const gate = new CallGate({ ...options, memory, attemptTimeoutMs });
   const backoffFactory = new ExponentialBackoff({

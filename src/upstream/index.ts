@@ -14,7 +14,7 @@ import { shareCallsInFlight } from './shared-calls.js';
 
 /** What traffic control is told beyond the settings (see TrafficOptions). */
 export interface UpstreamExtras extends Partial<
-  Pick<TrafficOptions, 'warnings' | 'onAttempt' | 'usage'>
+  Pick<TrafficOptions, 'warnings' | 'onAttempt' | 'ledger'>
 > {
   readonly logger?: Logger;
   readonly observer?: UpstreamObserver;

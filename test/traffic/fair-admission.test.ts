@@ -306,6 +306,52 @@ describe('Admission', () => {
     expect(order).toEqual(['bystander again', 'flood']);
   });
 
+  it('lends a borrower one seat, however wide its own requests have been', async () => {
+    let active = 0;
+    const { admission: gate, load } = admission({ minSeats: 2, loopActiveMs: () => active });
+    // Each ran alone: the flood's request took 100 ms of loop, the bystander's 10 ms. Both flows
+    // are two seats wide now, and the flood has used ten times as much.
+    for (const [tenant, ms] of [
+      ['account:flood', 100],
+      ['account:bystander', 10],
+    ] as const) {
+      const done = released(gate.admit(tenant));
+      active += ms;
+      done();
+    }
+    load.set(true);
+    released(gate.admit('account:flood'));
+    expect(gate.running).toBe(2);
+    let granted = false;
+    void waiting(gate.admit('account:bystander')).outcome.then((outcome) => {
+      granted = typeof outcome === 'function';
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(granted).toBe(true);
+    expect(gate.running).toBe(2);
+  });
+
+  it('says a flow outweighs another that used far less lately, while the loop is busy', () => {
+    let active = 0;
+    const { admission: gate, load } = admission({ minSeats: 4, loopActiveMs: () => active });
+    const flood = released(gate.admit('account:flood'));
+    active += 100;
+    flood();
+    released(gate.admit('account:flood'))();
+    released(gate.admit('account:bystander'))();
+    // The loop has room: no one is held back.
+    load.sample(1);
+    expect(gate.outweighs('account:flood')).toBe(false);
+    load.set(true);
+    load.sample(1);
+    expect(gate.outweighs('account:flood')).toBe(true);
+    expect(gate.outweighs('account:bystander')).toBe(false);
+    // Once the bystander's use has faded, it no longer counts.
+    clock += 10 * USE_HALF_LIFE_MS;
+    load.sample(1);
+    expect(gate.outweighs('account:flood')).toBe(false);
+  });
+
   it('refuses at once past maxWaiting, and a request that waited maxWaitMs', async () => {
     const { admission: gate, load } = admission({ maxWaiting: 2, maxWaitMs: 1_000 });
     load.set(true);

@@ -27,11 +27,10 @@ describe('FairScheduler', () => {
 
   it('hands a freed slot to the account that used least lately, by the ledger it is given', async () => {
     const use: Record<string, number> = { heavy: 50, light: 1 };
-    const scheduler = new FairScheduler(
-      new AdaptiveLimit({ initial: 1, min: 1, max: 1 }),
-      1,
-      (account) => use[account] ?? 0,
-    );
+    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 1, min: 1, max: 1 }), 1, {
+      useOf: (account) => use[account] ?? 0,
+      outweighs: () => false,
+    });
     const first = await scheduler.acquire('other', never);
     const order: string[] = [];
     const queued = ['heavy', 'heavy', 'light'].map((account) =>
@@ -43,6 +42,27 @@ describe('FairScheduler', () => {
     first();
     await Promise.all(queued);
     expect(order).toEqual(['light', 'heavy', 'heavy']);
+  });
+
+  it('holds an account to 8 calls in flight while the ledger says it outweighs a running flow', async () => {
+    let outweighs = true;
+    const scheduler = new FairScheduler(new AdaptiveLimit({ initial: 64, min: 1, max: 64 }), 1, {
+      useOf: () => 0,
+      outweighs: (flow) => outweighs && flow === 'heavy',
+    });
+    const granted: Release[] = [];
+    const calls = Array.from({ length: 20 }, () =>
+      scheduler.acquire('heavy', never).then((release) => granted.push(release)),
+    );
+    await Promise.resolve();
+    expect(scheduler.inFlight).toBe(8);
+    // Another account is not held back by it.
+    (await scheduler.acquire('light', never))();
+    // Once it no longer outweighs anyone, a freed slot lets the rest go.
+    outweighs = false;
+    granted[0]!();
+    await Promise.all(calls);
+    expect(scheduler.inFlight).toBe(19);
   });
 
   it('drops a waiting call whose deadline passes, with its reason', async () => {
