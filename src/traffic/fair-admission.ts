@@ -167,8 +167,9 @@ export class Admission {
    * the heavier one that are out when it arrives are what it would wait behind.
    */
   outweighs(tenant: Tenant): boolean {
+    if (this.limit === Number.POSITIVE_INFINITY) return false;
     const flow = this.flows.get(groupOf(tenant));
-    if (this.limit === Number.POSITIVE_INFINITY || !flow) return false;
+    if (!flow) return false;
     const other = this.lightest.find((light) => light.flow !== flow);
     return other !== undefined && LEND_BELOW * other.use < this.decayed(flow, this.now());
   }
