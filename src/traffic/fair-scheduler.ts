@@ -60,15 +60,18 @@ export class FairScheduler {
     private readonly ledger: Ledger = NO_LEDGER,
   ) {}
 
-  /** The most calls `account` may have in flight now: nearly all of them when no one else waits. */
-  private capOf(account: string, flow: string): number {
+  /** Whether `account` may send one more call now: nearly all slots are its when no one waits. */
+  private mayTake(account: string, flow: string): boolean {
+    const held = this.perAccount.get(account) ?? 0;
     const limit = this.limit.current;
     const othersWaiting = this.queues.size > (this.queues.has(account) ? 1 : 0);
     const cap = othersWaiting
       ? Math.max(1, Math.floor(limit * this.share))
       : Math.max(1, limit - Math.ceil(limit * RESERVE_FRACTION));
-    if (!this.ledger.outweighs(flow)) return cap;
-    return Math.min(cap, Math.max(OUTWEIGHING_IN_FLIGHT, Math.ceil(2 * this.fed.concurrency)));
+    if (held >= cap) return false;
+    // Below the floor of the outweighing cap the ledger cannot say no: most calls never ask it.
+    if (held < OUTWEIGHING_IN_FLIGHT || !this.ledger.outweighs(flow)) return true;
+    return held < Math.ceil(2 * this.fed.concurrency);
   }
 
   get inFlight(): number {
@@ -85,7 +88,7 @@ export class FairScheduler {
     if (
       this.queues.size === 0 &&
       this.inFlightCount < this.limit.current &&
-      (this.perAccount.get(account) ?? 0) < this.capOf(account, flow)
+      this.mayTake(account, flow)
     ) {
       return Promise.resolve(this.take(account));
     }
@@ -154,7 +157,7 @@ export class FairScheduler {
       let least = Number.POSITIVE_INFINITY;
       for (const [account, line] of this.queues) {
         const flow = line[0]!.flow;
-        if ((this.perAccount.get(account) ?? 0) >= this.capOf(account, flow)) continue;
+        if (!this.mayTake(account, flow)) continue;
         const use = this.ledger.useOf(flow);
         if (use < least) {
           least = use;
