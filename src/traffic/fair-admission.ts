@@ -326,11 +326,10 @@ export class Admission {
   }
 
   /**
-   * A request holds its seats only until a flow with nothing running, that used far less than its
-   * own, waits: it lends it one, so a bystander runs beside a costly request at once instead of
-   * waiting for it to end (nothing here can preempt a request; it can stop others waiting on one).
-   * A borrower runs on one seat, whatever its width, and each lend divides the use by LEND_BELOW:
-   * few are lent. Whether a seat is free for `flow` now.
+   * A request holds its seats only until a flow with nothing running, that used far less, waits:
+   * it lends it one, so a bystander runs beside a costly request at once (nothing can preempt a
+   * request; it can stop others waiting on one). A borrower runs on one seat however wide, and
+   * each lend divides the use by LEND_BELOW: few are lent. Whether a seat is free for `flow`.
    */
   private lendTo(flow: Flow, now: number): boolean {
     if (flow.running > 0) return false;

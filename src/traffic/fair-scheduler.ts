@@ -2,8 +2,8 @@
  * Slots for calls to the service, at most the adaptive limit in flight. A freed slot goes to the
  * waiting account that used least lately by admission's ledger (`useOf`): a 200-number fan-out
  * waits beside another account's single call. Work-conserving: an account alone may use all but
- * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share` of the limit; while
- * the ledger says it outweighs a flow that is running on a busy loop, OUTWEIGHING_IN_FLIGHT.
+ * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share`; while it
+ * outweighs a lighter flow on a busy loop, OUTWEIGHING_IN_FLIGHT.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
 
@@ -19,9 +19,8 @@ export type Release = (feedback?: {
 const RESERVE_FRACTION = 1 / 16;
 /**
  * Calls in flight of an account that outweighs a lighter flow on a busy loop: twice what the
- * service held at once lately at its normal latency (Little's law), and at least this. The loop
- * handles every answer that arrived together before anything else: 240 history pages at once held
- * a bystander's answer 10-50 ms (8: 16 ms a request in all). More would only wait in the loop.
+ * service held at once lately (Little's law), at least this. The loop handles answers that arrive
+ * together before anything else: 240 at once held a bystander's answer 10-50 ms.
  */
 const OUTWEIGHING_IN_FLIGHT = 8;
 /** How often the service's recent concurrency is measured. */
