@@ -91,18 +91,9 @@ async function answer(url: string, sent: Case) {
     encoding,
     vary: response.headers.get('vary'),
     requestIdEchoed: requestId === response.headers.get('x-request-id'),
-    body: response.headers.get('content-type')?.includes('json') ? withoutLocations(text) : text,
+    body: response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
     logged,
   };
-}
-
-/**
- * The answer without its errors' `locations`: graphql-jit's errors carry none and graphql-js's
- * do, and which of them runs a document depends on how often this copy has seen it (on either
- * path alike), not on the path.
- */
-function withoutLocations(text: string): unknown {
-  return JSON.parse(text, (key, value: unknown) => (key === 'locations' ? undefined : value));
 }
 
 const plainQueries = [

@@ -4,8 +4,17 @@
  */
 // First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
 import './jit-memoize.js';
+import type { OnExecuteHookResult, Plugin } from '@envelop/core';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { BREAK, getOperationAST, visit, type DocumentNode } from 'graphql';
+import {
+  BREAK,
+  getOperationAST,
+  GraphQLError,
+  visit,
+  type DocumentNode,
+  type ExecutionResult,
+  type Source,
+} from 'graphql';
 
 const INCREMENTAL = new Set(['defer', 'stream']);
 /** Compiled code grows with the selection (30 aliased histories: 2 MB): past this, graphql-js. */
@@ -44,8 +53,21 @@ function isCompilable(document: DocumentNode): boolean {
   return verdict;
 }
 
-export function useJit(): ReturnType<typeof useGraphQlJit> {
-  return useGraphQlJit(
+/**
+ * graphql-jit's errors carry `locations` but no nodes, and yoga rebuilds an error from its nodes or
+ * its source and positions: the answer lost them. Given the source and positions here.
+ */
+function located(error: GraphQLError, source: Source | undefined): GraphQLError {
+  if (error.nodes || !error.locations?.length || !source) return error;
+  const starts = [0, ...Array.from(source.body.matchAll(BREAK_RE), (m) => m.index + m[0].length)];
+  const positions = error.locations.map((at) => (starts[at.line - 1] ?? 0) + at.column - 1);
+  const { path, originalError, extensions } = error;
+  return new GraphQLError(error.message, { source, positions, path, originalError, extensions });
+}
+const BREAK_RE = /\r\n|[\n\r]/g;
+
+export function useJit(): Plugin {
+  const jit = useGraphQlJit(
     {},
     {
       // No `cache` option: compiled queries are kept by DocumentNode (a WeakMap), as long as
@@ -57,4 +79,19 @@ export function useJit(): ReturnType<typeof useGraphQlJit> {
         runBefore(document),
     },
   );
+  return {
+    ...jit,
+    onExecute(payload) {
+      const pending = jit.onExecute?.(payload);
+      const source = payload.args.document.loc?.source;
+      const hooks: OnExecuteHookResult<object> = {
+        onExecuteDone({ result, setResult }) {
+          const { errors } = result as ExecutionResult;
+          const relocated = errors?.map((error) => located(error, source));
+          if (relocated) setResult({ ...(result as ExecutionResult), errors: relocated });
+        },
+      };
+      return pending instanceof Promise ? pending.then(() => hooks) : hooks;
+    },
+  };
 }

@@ -55,6 +55,19 @@ describe('useJit', () => {
 const stack = sharedStack();
 const auth = basicAuth(DEMO_CREDENTIALS);
 
+describe('field errors', () => {
+  it('carry their locations compiled as on graphql-js', async () => {
+    const query = '{ nodes(ids: ["not-an-id"]) { id } }';
+    const answers = [];
+    for (let i = 0; i < 3; i += 1) {
+      answers.push((await executeText(stack.gateway, query, undefined, auth)).body.errors);
+    }
+    expect(answers[0]?.[0]).toMatchObject({ locations: [{ line: 1, column: 3 }] });
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+  });
+});
+
 describe('very large documents', () => {
   it(`run on graphql-js past ${MAX_JIT_FIELDS} fields, with the same answer as compiled ones`, async () => {
     const tid = DEMO_ACCOUNT.numbers[0]!.tid;
