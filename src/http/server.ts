@@ -1,7 +1,6 @@
 /**
- * createGateway() builds the yoga instance: schema, per-request context, error masking,
- * GraphiQL, health and readiness. It never listens; src/main.ts does, and tests call
- * `gateway.fetch` directly.
+ * createGateway() builds the yoga instance: schema, context, error masking, GraphiQL, health and
+ * readiness. It never listens; src/main.ts does, and tests call `gateway.fetch` directly.
  */
 import { GraphQLError } from 'graphql';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
@@ -139,8 +138,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const identities = options.identities ?? new Identities(null);
   const readiness = options.readiness ?? (() => ({ ready: true }));
   const { logger } = options;
-  // One rollup for the yoga logger (which hands it upstream failures) and the request observer
-  // (which releases each request's held ones when it ends).
+  // One rollup shared by the yoga logger (upstream failures) and the request observer.
   const warnings = options.warnings ?? (logger ? warningRollup(logger) : null);
   const yogaLog = logger ? yogaLogger(logger) : false;
   const cursors = createCursorCodec(options.cursorKey ?? null, options.previousCursorKey ?? null);
@@ -181,14 +179,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       );
     },
     maskedErrors: { maskError: maskGatewayError },
-    // GraphiQL is served as static files by useStaticGraphiQL (below), with no CDN: yoga's
-    // default page loads its scripts from unpkg.com.
+    // GraphiQL is served as static files by useStaticGraphiQL: yoga's page loads from unpkg.com.
     graphiql: false,
     // CORS is src/http/cors.ts: yoga's own answers a refused preflight with 405 and no reason.
     cors: false,
     plugins: [
-      // First: a request handed to yoga in process gets its ticket here (the HTTP server's
-      // come with one: admitted-requests.ts).
+      // First: a request handed to yoga in process gets its ticket (admitted-requests.ts's have).
       useTicket(identities),
       cors,
       // Before the body limit: a refused request's body is never read.
@@ -205,8 +201,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             }),
           ]),
       useResponseCompression(),
-      // graphql-sse's single connection mode (PUT, then a token on each request); the rest of
-      // /graphql, SSE's distinct connections mode included, is yoga's own.
+      // graphql-sse's single connection mode (PUT, then a token per request); the rest is yoga's.
       useSseSingleConnection({
         held: new HeldStreams(1_000, 50),
         verify: () => Promise.resolve(true),
@@ -229,8 +224,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             return options.accepted?.(identity) ?? true;
           },
         }),
-      // After persisted operations (which turn a hash into its query), before everything else:
-      // a cached answer skips parsing, the limits and execution (it passed them when stored).
+      // After persisted operations: a cached answer skips parsing, limits and execution (passed).
       ...(options.responseCache ? [options.responseCache.plugin] : []),
       // @defer / @stream: a client can render the number list first and each history as it lands.
       useDeferStream(),

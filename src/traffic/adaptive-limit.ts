@@ -40,9 +40,8 @@ const UNHELPED_WINDOWS = 3;
 /** One operation's normal latency: its fastest answer. */
 interface Baseline {
   ms: number;
-  /** While above the allowance, the window the back-off is measured from: its peak in flight (0
-   * when within it) and fastest (discounted) call. Not the last window: a settled limit's windows
-   * are level, and noise makes some a little faster (bench fan-out@c1). */
+  /** Above the allowance, the back-off's reference window: its peak in flight (0 within it) and
+   * fastest (discounted) call. Not the last: a settled limit's windows are level (fan-out@c1). */
   fromInFlight: number;
   fromMs: number;
   /** Windows in a row above the allowance at half that in flight or less, none faster. */
@@ -93,8 +92,7 @@ export class AdaptiveLimit {
     const own = this.options.ownDelayMs?.(this.now() - rttMs) ?? 0;
     const serviceMs = Math.max(rttMs - own, 0);
     let baseline = this.baselines.get(operation);
-    // Faster than ever: the operation's normal latency (as timed, never discounted, so it cannot
-    // fall to zero and make any real latency look like a rise).
+    // Faster than ever: its normal latency (as timed: discounted, it could fall to zero).
     if (!baseline) {
       baseline = { ms: rttMs, fromInFlight: 0, fromMs: rttMs, unhelped: 0 };
       this.baselines.set(operation, baseline);
@@ -142,8 +140,7 @@ export class AdaptiveLimit {
         Object.assign(baseline, { fromInFlight: peak, fromMs: fastest.serviceMs, unhelped: 0 });
       } else if (halved) baseline.unhelped += 1;
       if (baseline.unhelped >= UNHELPED_WINDOWS) {
-        // Sending less did not help for windows in a row: the service's normal latency changed
-        // (a busier hour), not its load. The baseline moves there.
+        // Sending less did not help for windows in a row: the normal latency moved (a busier hour).
         Object.assign(baseline, { ms: fastest.rawMs, fromInFlight: 0, unhelped: 0 });
       } else {
         // Slower as this copy sent more, or getting faster as it sends less: its own load.

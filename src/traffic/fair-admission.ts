@@ -113,18 +113,15 @@ export class Admission {
   /** Flows with requests waiting: a dispatch looks at these, not at every flow seen lately. */
   private readonly backlogged = new Set<Flow>();
   private runningCount = 0;
-  /**
-   * The loop's busy time shared by weight: a running request's weight is its flow's cost per
-   * request when it started; `loopPerWeight` sums the busy time per unit of weight running so far.
-   */
+  /** Busy time shared by weight (a request's: its flow's cost), summed per unit of weight. */
   private readonly shares = { weight: 0, requests: 0, loopPerWeight: 0, activeAt: 0 };
   private waitingCount = 0;
   /** The seat limit while the loop is busy (Infinity while it is not). */
   private limit = Number.POSITIVE_INFINITY;
   /** Running requests that hold seats, and their flows: the seats they may lend. */
   private readonly holders = new Map<{ width: number }, Flow>();
-  /** While the loop is busy, the two flows that used least lately (at least OTHERS_AT_LEAST). */
-  private lightest: Array<{ readonly flow: Flow; readonly use: number }> = [];
+  /** While the loop is busy, the least use lately of a flow that used at least OTHERS_AT_LEAST. */
+  private lightest = Number.POSITIVE_INFINITY;
   private lastPrune = 0;
   private readonly now: () => number;
   private readonly loopActiveMs: () => number;
@@ -135,7 +132,7 @@ export class Admission {
     if (options.load.busy) this.limit = options.minSeats;
     options.load.onChange((busy) => {
       this.limit = busy ? Math.max(options.minSeats, this.runningCount) : Number.POSITIVE_INFINITY;
-      if (!busy) this.lightest = [];
+      if (!busy) this.lightest = Number.POSITIVE_INFINITY;
       this.dispatch();
     });
     options.load.onSample?.((utilization) => this.adjust(utilization));
@@ -161,17 +158,14 @@ export class Admission {
   }
 
   /**
-   * Whether the loop is busy and another flow used under 1/LEND_BELOW of what `tenant`'s flow used
-   * lately (at the last sample): the rule by which seats are lent also caps the heavier flow's
-   * calls in flight (fair-scheduler.ts). Lately, not only while the lighter one runs: the calls of
-   * the heavier one that are out when it arrives are what it would wait behind.
+   * On a busy loop, whether another flow used under 1/LEND_BELOW of `tenant`'s flow lately (the
+   * lending rule), to cap the calls in flight of the heavier (fair-scheduler.ts).
    */
   outweighs(tenant: Tenant): boolean {
     if (this.limit === Number.POSITIVE_INFINITY) return false;
+    // The lightest is another flow whenever this holds: a flow never outweighs itself.
     const flow = this.flows.get(groupOf(tenant));
-    if (!flow) return false;
-    const other = this.lightest.find((light) => light.flow !== flow);
-    return other !== undefined && LEND_BELOW * other.use < this.decayed(flow, this.now());
+    return flow !== undefined && LEND_BELOW * this.lightest < this.decayed(flow, this.now());
   }
 
   /** Charges work done for `tenant` outside its requests: calls made for it (polls included). */
@@ -233,22 +227,17 @@ export class Admission {
     }
   }
 
-  /**
-   * Whether one flow has used DOMINANT_SHARE of all the use lately while another used too; notes
-   * the two lightest on the way.
-   */
+  /** Whether one flow used DOMINANT_SHARE of all lately beside another; notes the lightest. */
   private contended(): boolean {
     const now = this.now();
     let total = 0;
     let most = 0;
-    const lightest: Array<{ flow: Flow; use: number }> = [];
+    let lightest = Number.POSITIVE_INFINITY;
     for (const flow of this.flows.values()) {
       const use = this.decayed(flow, now);
       total += use;
       most = Math.max(most, use);
-      if (use < OTHERS_AT_LEAST || (lightest.length === 2 && use >= lightest[1]!.use)) continue;
-      lightest.push({ flow, use });
-      lightest.sort((a, b) => a.use - b.use).splice(2);
+      if (use >= OTHERS_AT_LEAST) lightest = Math.min(lightest, use);
     }
     this.lightest = lightest;
     return most >= DOMINANT_SHARE * total && total - most >= OTHERS_AT_LEAST;
@@ -298,11 +287,8 @@ export class Admission {
     return (cost) => {
       if (released) return;
       released = true;
-      // What it took of the loop: the loop's busy time while it ran, shared with the requests
-      // beside it by what their flows cost lately (body, parse, validation, execution and
-      // serialisation alike: all the sender's). Shared evenly, a quick request beside a costly
-      // one was charged as much loop as it: measured, a bystander beside a flood of large answers
-      // used as much as the flood and waited its turns.
+      // What it took of the loop: the busy time while it ran, shared with the requests beside it
+      // by their flows' cost (evenly, a bystander beside a flood was charged as much as it).
       const loopMs = weight * (this.shareLoop(-weight) - startedAt);
       const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + loopMs / CPU_MS_PER_UNIT;
       if (units > 0) this.charge(flow, units);

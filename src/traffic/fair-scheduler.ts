@@ -17,14 +17,9 @@ export type Release = (feedback?: {
 
 /** Of the limit, what one account alone leaves free for an account that comes next. */
 const RESERVE_FRACTION = 1 / 16;
-/**
- * Calls in flight of an account that outweighs a lighter flow on a busy loop: twice what the
- * service held at once lately (Little's law), at least this. The loop handles answers that arrive
- * together before anything else: 240 at once held a bystander's answer 10-50 ms.
- */
+/** Calls in flight of an account outweighing another on a busy loop: 2x the service's, at least
+ * this (240 answers arriving together held a bystander's 10-50 ms: the loop handles all first). */
 const OUTWEIGHING_IN_FLIGHT = 8;
-/** How often the service's recent concurrency is measured. */
-const FED_WINDOW_MS = 100;
 
 /** Admission's ledger, which orders calls as it orders requests. */
 export interface Ledger {
@@ -49,8 +44,8 @@ export class FairScheduler {
   private waitingCount = 0;
   /** Calls in flight per account (only accounts with some). */
   private readonly perAccount = new Map<string, number>();
-  /** Answered calls' normal latencies summed over a window: per ms, the service's concurrency. */
-  private readonly fed = { sumMs: 0, since: performance.now(), concurrency: 0 };
+  /** Calls at the service lately: of those out, its normal latency's share of the round trip. */
+  private atService = 0;
 
   /** `share`: of the limit, what one account may hold while others wait. */
   constructor(
@@ -70,7 +65,7 @@ export class FairScheduler {
     if (held >= cap) return false;
     // Below the floor of the outweighing cap the ledger cannot say no: most calls never ask it.
     if (held < OUTWEIGHING_IN_FLIGHT || !this.ledger.outweighs(flow)) return true;
-    return held < Math.ceil(2 * this.fed.concurrency);
+    return held < Math.ceil(2 * this.atService);
   }
 
   get inFlight(): number {
@@ -129,7 +124,8 @@ export class FairScheduler {
       if (overloaded) this.limit.overloaded();
       else if (rttMs !== undefined) {
         this.limit.sample(rttMs, this.inFlightCount, this.queues.size > 0, operation);
-        this.feed(this.limit.baseline(operation) ?? rttMs);
+        const share = Math.min(1, (this.limit.baseline(operation) ?? rttMs) / Math.max(rttMs, 1));
+        this.atService += 0.1 * (this.inFlightCount * share - this.atService);
       }
       this.inFlightCount -= 1;
       const left = (this.perAccount.get(account) ?? 1) - 1;
@@ -137,16 +133,6 @@ export class FairScheduler {
       else this.perAccount.delete(account);
       this.dispatch();
     };
-  }
-
-  private feed(serviceMs: number): void {
-    const fed = this.fed;
-    const now = performance.now();
-    fed.sumMs += serviceMs;
-    if (now - fed.since < FED_WINDOW_MS) return;
-    fed.concurrency = fed.sumMs / (now - fed.since);
-    fed.sumMs = 0;
-    fed.since = now;
   }
 
   /** Fills free slots: each to the account under its share that used least (ties: in turn). */

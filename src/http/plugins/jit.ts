@@ -1,7 +1,5 @@
-/**
- * graphql-jit for queries from a document's second execution (compiling costs several, waste for a
- * one-off). @defer/@stream (unknown to graphql-jit) and very large documents stay on graphql-js.
- */
+/** graphql-jit for queries from a document's second execution (compiling a one-off is waste);
+ * @defer/@stream (unknown to graphql-jit) and very large documents stay on graphql-js. */
 // First: graphql-jit's memoization caches are created when it loads (see jit-memoize.ts).
 import './jit-memoize.js';
 import type { OnExecuteHookResult, Plugin } from '@envelop/core';
