@@ -86,7 +86,8 @@ export function useJit(): Plugin {
         onExecuteDone({ result, setResult }) {
           const { errors } = result as ExecutionResult;
           const relocated = errors?.map((error) => located(error, source));
-          if (relocated) setResult({ ...(result as ExecutionResult), errors: relocated });
+          const changed = relocated?.some((error, i) => error !== errors![i]);
+          if (changed) setResult({ ...(result as ExecutionResult), errors: relocated! });
         },
       };
       return pending instanceof Promise ? pending.then(() => hooks) : hooks;
