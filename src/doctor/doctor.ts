@@ -81,7 +81,8 @@ export async function runDoctor(io: DoctorIo): Promise<0 | 1 | 2> {
   const { url, sysId, authToken, historyEnd, timeoutMs } = settings;
   const redact = createRedactor([sysId, authToken]);
   const { maxCalls, ratePerSecond, jsonPath } = options;
-  const caller = createCaller({ baseUrl: url, maxCalls, ratePerSecond, redact }, settings);
+  const callOptions = { baseUrl: url, maxCalls, ratePerSecond, redact };
+  const caller = createCaller({ ...callOptions, timeoutMs: callDeadlineMs(timeoutMs) }, settings);
   let findings: Finding[] = [];
   let couldNotAsk: string | null = null;
   try {
@@ -99,3 +100,6 @@ export async function runDoctor(io: DoctorIo): Promise<0 | 1 | 2> {
   if (jsonPath !== null) await writeJsonReport(jsonPath, report, redact);
   return exitCode;
 }
+
+/** At least 15 s, and as long as the gateway waits (UPSTREAM_TIMEOUT_MS): slow is not unreachable. */
+export const callDeadlineMs = (upstreamTimeoutMs: number) => Math.max(15_000, upstreamTimeoutMs);

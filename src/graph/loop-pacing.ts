@@ -15,8 +15,6 @@ const DEFAULT_PACING: PacingOptions = { sliceMs: 3, itemsPerTurn: 300 };
 export interface Pacer {
   /** Runs `work` (a list, or a promise of one) now, or once the slice is used, on a later turn. */
   run<T>(work: () => T): T | Promise<T>;
-  /** Lists that waited for a later turn so far. */
-  readonly deferred: number;
 }
 
 export function createPacer(options: PacingOptions = DEFAULT_PACING): Pacer {
@@ -27,7 +25,6 @@ export function createPacer(options: PacingOptions = DEFAULT_PACING): Pacer {
   };
   const queue: (() => number)[] = [];
   let draining = false;
-  let deferred = 0;
 
   function drain(): void {
     sliceStart = performance.now();
@@ -53,7 +50,6 @@ export function createPacer(options: PacingOptions = DEFAULT_PACING): Pacer {
         }
         if (now - sliceStart < options.sliceMs) return work();
       }
-      deferred += 1;
       return new Promise((resolve, reject) => {
         queue.push(() => {
           try {
@@ -70,9 +66,6 @@ export function createPacer(options: PacingOptions = DEFAULT_PACING): Pacer {
           setImmediate(drain);
         }
       });
-    },
-    get deferred() {
-      return deferred;
     },
   };
 }

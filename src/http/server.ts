@@ -212,6 +212,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       useKnownOperationTypes(),
       // Before graphql-jit, which then compiles the document without @defer/@stream.
       useIncrementalFallback(),
+      // Before graphql-jit, which rebuilds each error: thousands of lists left out become one first.
+      useResponseCeiling(),
       // Before the plugins that wrap execution (tracing), so they wrap the compiled executor.
       useJit(),
       ...(observer ? [observer] : []),
@@ -234,7 +236,6 @@ export function createGateway(options: GatewayOptions): Gateway {
         return masked;
       }),
       ...queryLimitPlugins(options.limits, options.metrics ?? null),
-      useResponseCeiling(),
       useReadiness(readiness),
       // Resume tokens in each live result and as the SSE event id; SSE ends so clients reconnect.
       useLiveResume(options.live ?? null),

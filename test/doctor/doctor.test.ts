@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDoctor } from '../../src/doctor/doctor.js';
+import { callDeadlineMs, runDoctor } from '../../src/doctor/doctor.js';
 import type { Finding } from '../../src/doctor/findings.js';
 import type { JsonReport } from '../../src/doctor/report.js';
 import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
@@ -467,6 +467,11 @@ describe('bounds', () => {
     } finally {
       await simulator.close();
     }
+  });
+
+  it('waits for each call 15 s, or as long as the gateway would (UPSTREAM_TIMEOUT_MS) if longer', () => {
+    expect(callDeadlineMs(10_000)).toBe(15_000);
+    expect(callDeadlineMs(40_000)).toBe(40_000);
   });
 
   it('says unknown for history.end when no number has three messages', async () => {

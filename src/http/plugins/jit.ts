@@ -55,12 +55,15 @@ function isCompilable(document: DocumentNode): boolean {
  * graphql-jit's errors carry `locations` but no nodes, and yoga rebuilds an error from its nodes or
  * its source and positions: the answer lost them. Given the source and positions here.
  */
-function located(error: GraphQLError, source: Source | undefined): GraphQLError {
-  if (error.nodes || !error.locations?.length || !source) return error;
-  const starts = [0, ...Array.from(source.body.matchAll(BREAK_RE), (m) => m.index + m[0].length)];
-  const positions = error.locations.map((at) => (starts[at.line - 1] ?? 0) + at.column - 1);
-  const { path, originalError, extensions } = error;
-  return new GraphQLError(error.message, { source, positions, path, originalError, extensions });
+function located(errors: readonly GraphQLError[], source: Source): GraphQLError[] {
+  let starts: number[] | undefined;
+  return errors.map((error) => {
+    if (error.nodes || !error.locations?.length) return error;
+    starts ??= [0, ...Array.from(source.body.matchAll(BREAK_RE), (m) => m.index + m[0].length)];
+    const positions = error.locations.map((at) => (starts![at.line - 1] ?? 0) + at.column - 1);
+    const { path, originalError, extensions } = error;
+    return new GraphQLError(error.message, { source, positions, path, originalError, extensions });
+  });
 }
 const BREAK_RE = /\r\n|[\n\r]/g;
 
@@ -85,7 +88,7 @@ export function useJit(): Plugin {
       const hooks: OnExecuteHookResult<object> = {
         onExecuteDone({ result, setResult }) {
           const { errors } = result as ExecutionResult;
-          const relocated = errors?.map((error) => located(error, source));
+          const relocated = errors && source ? located(errors, source) : errors;
           const changed = relocated?.some((error, i) => error !== errors![i]);
           if (changed) setResult({ ...(result as ExecutionResult), errors: relocated! });
         },

@@ -3,9 +3,7 @@ import { GraphQLError } from 'graphql';
 import { handleStreamOrSingleExecutionResult, type Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../../core/errors.js';
 
-function isTooLarge(error: GraphQLError): boolean {
-  return error.extensions?.code === ErrorCode.ResponseTooLarge;
-}
+const isTooLarge = (error: GraphQLError) => error.extensions?.code === ErrorCode.ResponseTooLarge;
 
 export function useResponseCeiling(): Plugin {
   return {
@@ -21,6 +19,8 @@ export function useResponseCeiling(): Plugin {
             path: first.path,
             extensions: { ...first.extensions, fieldsLeftOut: tooLarge.length },
           });
+          // A compiled answer's error has locations and no nodes: jit.ts relocates it next.
+          if (!first.nodes) Object.assign(one, { locations: first.locations });
           setResult({
             ...result,
             errors: errors.flatMap((error) =>

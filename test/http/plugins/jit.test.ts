@@ -68,6 +68,29 @@ describe('field errors', () => {
   });
 });
 
+describe('lists left out past the byte ceiling', () => {
+  const small = sharedStack({}, { limits: { maxResponseBytes: 1024 } });
+
+  it('go out as one located error, compiled as on graphql-js', async () => {
+    const histories = Array.from(
+      { length: 5 },
+      (_, i) => `h${i}: history(start: 0, end: 20) { messages { body } }`,
+    );
+    const query = `{ ownedNumbers {\n ${histories.join(' ')} } }`;
+    const answers = [];
+    for (let i = 0; i < 3; i += 1) {
+      answers.push((await executeText(small.gateway, query, undefined, auth)).body.errors);
+    }
+    expect(answers[0]).toHaveLength(1);
+    expect(answers[0]?.[0]).toMatchObject({
+      locations: [{ line: 2 }],
+      extensions: { code: 'RESPONSE_TOO_LARGE' },
+    });
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+  });
+});
+
 describe('very large documents', () => {
   it(`run on graphql-js past ${MAX_JIT_FIELDS} fields, with the same answer as compiled ones`, async () => {
     const tid = DEMO_ACCOUNT.numbers[0]!.tid;
