@@ -99,7 +99,8 @@ export function attachWebSocket(
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
       socket.off('error', destroyQuietly);
-      wss.emit('connection', ws, request);
+      // Without the request: graphql-ws would hold it, headers and all, as long as the connection.
+      wss.emit('connection', ws);
     });
   });
   const maxUnverified = options.maxUnverified ?? MAX_UNVERIFIED_CONNECTIONS;
@@ -203,7 +204,6 @@ export function attachWebSocket(
         const { schema, execute, subscribe, contextFactory, parse, validate } =
           gateway.getEnveloped({
             ...ctx,
-            req: ctx.extra.request,
             socket: ctx.extra.socket,
             params: payload,
             ticket: ctx.extra.ticket,
