@@ -3,6 +3,7 @@
  * text, sealed for its key. Redis trouble, or a value that does not open, costs a registration
  * round-trip, never a failed request.
  */
+import { createHash } from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
 import type { RedisConnection } from '../redis/connection.js';
 import { createSeal, openWarningOnce, type SealSecret } from '../redis/seal.js';
@@ -10,6 +11,12 @@ import type { APQStore } from '@graphql-yoga/plugin-apq';
 
 /** Every APQ key starts with this. v2: sealed values, never read by v1 copies (clear text). */
 export const APQ_KEY_PREFIX = 'sms-gateway:apq:v2:';
+/**
+ * The previous release's keys, its texts in clear (docs/upgrading.md): read on a v2 miss and carried
+ * over sealed, never written, never kept alive (GET, not GETEX), so they are gone a day after the
+ * last copy of it stops. A release after the next drops this.
+ */
+export const APQ_V1_KEY_PREFIX = 'sms-gateway:apq:v1:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
 
 export type RedisApqStore = ReturnType<typeof createRedisApqStore>;
@@ -22,18 +29,28 @@ export function createRedisApqStore(
   const seal = createSeal(options.secret);
   const unopened = 'APQ store: an entry sealed under another secret, or altered, was a miss';
   const open = openWarningOnce(seal, options.logger, unopened);
+  const set = async (hash: string, query: string): Promise<void> => {
+    const key = APQ_KEY_PREFIX + hash;
+    const write = () => connection.client.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
+    await connection.attempt('command', write, undefined);
+  };
+  // A v1 text is taken only if it is the text its hash names: nothing vouches for a clear value.
+  const previous = async (hash: string): Promise<string | null> => {
+    const read = () => connection.client.get(APQ_V1_KEY_PREFIX + hash);
+    const text = await connection.attempt('command', read, null);
+    if (text === null || createHash('sha256').update(text).digest('hex') !== hash) return null;
+    await set(hash, text);
+    return text;
+  };
   return {
     async get(hash) {
       const key = APQ_KEY_PREFIX + hash;
       const read = () => connection.client.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
       const sealed = await connection.attempt('command', read, null);
-      return sealed && open(sealed, key);
+      if (sealed === null) return previous(hash);
+      return open(sealed, key);
     },
-    async set(hash, query) {
-      const key = APQ_KEY_PREFIX + hash;
-      const write = () => connection.client.set(key, seal.seal(query, key), 'EX', APQ_TTL_SECONDS);
-      await connection.attempt('command', write, undefined);
-    },
+    set,
     // QUIT, not a cut: a registration on its way still lands.
     close: () => connection.close(),
   } satisfies APQStore & { close(): Promise<void> };

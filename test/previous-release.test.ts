@@ -1,0 +1,119 @@
+/**
+ * Release N reads what release N-1 wrote and accepts what it issued (docs/upgrading.md): Redis as
+ * the previous release left it (test/fixtures/previous-release/written-by-previous.json, written by
+ * its built process), restored into a real redis-server, and this release's app on it with the same
+ * GATEWAY_SECRET. Hashes registered before the upgrade are found (apq:v1, carried over sealed to
+ * apq:v2); its cursors page on; its resume tokens are accepted, under GATEWAY_SECRET_PREVIOUS too.
+ */
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { createApp } from '../src/start.js';
+import { APQ_KEY_PREFIX, APQ_V1_KEY_PREFIX } from '../src/cache/apq-store.js';
+import { loadConfig } from '../src/config/config.js';
+import { createCursorCodec } from '../src/graph/cursors.js';
+import { decodeResumeToken } from '../src/graph/resume-tokens.js';
+import { startRedis, type RunningRedis } from './fixtures/redis.js';
+
+interface Fixture {
+  readonly commit: string;
+  readonly secret: string;
+  readonly credentials: { readonly sysId: string; readonly authToken: string };
+  readonly apq: { readonly query: string; readonly hash: string };
+  readonly cursor: {
+    readonly tid: string;
+    readonly query: string;
+    readonly cursor: string;
+    readonly nextPage: unknown;
+  };
+  readonly resumeToken: string;
+  readonly redis: readonly { key: string; valueBase64: string }[];
+}
+
+const FIXTURE = JSON.parse(
+  readFileSync(
+    new URL('./fixtures/previous-release/written-by-previous.json', import.meta.url),
+    'utf8',
+  ),
+) as Fixture;
+const AUTH = {
+  authorization: `Basic ${Buffer.from(`${FIXTURE.credentials.sysId}:${FIXTURE.credentials.authToken}`).toString('base64')}`,
+};
+
+let redis: RunningRedis;
+let admin: Redis;
+let app: App;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  admin = new Redis(redis.url);
+  // As the previous release left them, with a day to live (the recorded ones count down from then).
+  for (const { key, valueBase64 } of FIXTURE.redis) {
+    await admin.set(key, Buffer.from(valueBase64, 'base64'), 'EX', 86_400);
+  }
+  const config = loadConfig({
+    REDIS_URL: redis.url,
+    GATEWAY_SECRET: FIXTURE.secret,
+    LIVE_POLL_MS: '0',
+  });
+  app = await createApp(config, { logger: false });
+}, 30_000);
+
+afterAll(async () => {
+  await app?.close();
+  admin?.disconnect();
+  await redis?.close();
+});
+
+async function post(body: object) {
+  const response = await app.gateway.fetch('http://gateway.test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...AUTH },
+    body: JSON.stringify(body),
+  });
+  return (await response.json()) as { data?: unknown; errors?: { message: string }[] };
+}
+
+describe(`what the previous release (${FIXTURE.commit.slice(0, 7)}) wrote and issued`, () => {
+  it('holds an apq:v1 registration (the fixture is what it says)', async () => {
+    expect(await admin.get(APQ_V1_KEY_PREFIX + FIXTURE.apq.hash)).toBe(FIXTURE.apq.query);
+  });
+
+  it('a hash registered with it runs here, and is carried over sealed under apq:v2', async () => {
+    const persisted = { persistedQuery: { version: 1, sha256Hash: FIXTURE.apq.hash } };
+    const byHash = await post({ extensions: persisted });
+    expect(byHash.errors).toBeUndefined();
+    expect(byHash.data).toEqual(await post({ query: FIXTURE.apq.query }).then((r) => r.data));
+    const carried = (await admin.getBuffer(APQ_KEY_PREFIX + FIXTURE.apq.hash)) as Buffer | null;
+    expect(carried).not.toBeNull();
+    expect(carried!.toString('latin1')).not.toContain('ownedNumbers');
+    // The next read is v2's: with v1 gone the hash still runs.
+    await admin.del(APQ_V1_KEY_PREFIX + FIXTURE.apq.hash);
+    expect((await post({ extensions: persisted })).data).toEqual(byHash.data);
+  });
+
+  it('an apq:v1 text that is not what its hash names is a miss, never run', async () => {
+    const hash = 'a'.repeat(64);
+    await admin.set(APQ_V1_KEY_PREFIX + hash, FIXTURE.apq.query, 'EX', 60);
+    const answer = await post({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+    expect(answer.errors?.[0]?.message).toBe('PersistedQueryNotFound');
+    expect(await admin.exists(APQ_KEY_PREFIX + hash)).toBe(0);
+  });
+
+  it('its cursor pages on: the page after it is the page it answered', async () => {
+    const { tid, query, cursor, nextPage } = FIXTURE.cursor;
+    expect(await post({ query, variables: { tid, after: cursor } })).toEqual(nextPage);
+  });
+
+  it('its resume token is accepted, under GATEWAY_SECRET and as GATEWAY_SECRET_PREVIOUS', () => {
+    const current = decodeResumeToken(createCursorCodec(FIXTURE.secret), FIXTURE.resumeToken);
+    expect(current).toBeInstanceOf(Map);
+    expect([...(current as Map<string, unknown>).keys()]).toHaveLength(1);
+    const rotated = createCursorCodec('a-rotated-secret-0123456789abcdef0123', FIXTURE.secret);
+    expect(decodeResumeToken(rotated, FIXTURE.resumeToken)).toEqual(current);
+    // Not vacuous: a key that never signed it refuses it.
+    const stranger = createCursorCodec('a-stranger-secret-0123456789abcdef012');
+    expect(decodeResumeToken(stranger, FIXTURE.resumeToken)).toBe('unknown-key');
+  });
+});
