@@ -279,8 +279,8 @@ export function useRequestObserver({
         }
       }
       if (!logger) return;
-      // One shape for every line (pino leaves out the fields that are undefined).
-      const failed = record.outcome && record.outcome.outcome !== 'ok' ? record.outcome : undefined;
+      // One shape for every line (pino leaves out the fields that are undefined). Every GraphQL
+      // answer names its outcome, `ok`/`none` too: a count of lines by outcome needs all of them.
       const line = {
         requestId: record.id,
         method: request.method,
@@ -290,8 +290,8 @@ export function useRequestObserver({
         waitedMs: ticket.waitedMs >= 1 ? Math.round(ticket.waitedMs) : undefined,
         operation: record.operation || undefined,
         account: caller.account || undefined,
-        outcome: failed?.outcome,
-        code: failed?.code,
+        outcome: record.outcome?.outcome,
+        code: record.outcome?.code,
         cached: record.cached || undefined,
       };
       if (record.subscription && !record.subscription.ended) {

@@ -120,6 +120,28 @@ describe('request log lines', () => {
     expect(text).not.toContain(DEMO_CREDENTIALS.sysId);
     expect(text).not.toContain(DEMO_CREDENTIALS.authToken);
   });
+
+  it('carry outcome and code on every GraphQL answer, successful ones too', async () => {
+    lines.length = 0;
+    await executeText(test.gateway, 'query OkLine { ownedNumbers { tid } }', undefined, auth);
+    await executeText(
+      test.gateway,
+      'query BadLine { number(tid: "TN-L-0001") { nope } }',
+      undefined,
+      auth,
+    );
+    await executeText(test.gateway, 'query NoAuthLine { ownedNumbers { tid } }');
+    const byOperation = Object.fromEntries(
+      lines.filter((l) => l.msg === 'request').map((l) => [l.operation, l]),
+    );
+    expect(byOperation.OkLine).toMatchObject({ outcome: 'ok', code: 'none' });
+    expect(byOperation.BadLine).toMatchObject({
+      outcome: 'client_error',
+      code: 'GRAPHQL_VALIDATION_FAILED',
+    });
+    expect(byOperation.NoAuthLine).toMatchObject({ outcome: 'client_error' });
+    expect(byOperation.NoAuthLine?.code).toEqual(expect.any(String));
+  });
 });
 
 describe('operation names as labels', () => {
