@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild, type BuildOptions, type Plugin } from 'esbuild';
+import { gitCommit, UNKNOWN } from '../src/observability/version.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT_DIR = join(ROOT, 'dist');
@@ -92,10 +93,33 @@ const NODE_BUNDLE: BuildOptions = {
   logOverride: { 'require-resolve-not-external': 'silent' },
 };
 
+/**
+ * What sms_instance_info and the banner say this build is (src/observability/version.ts): the
+ * commit checked out here, or BUILD_COMMIT where there is no git (a container build given only the
+ * files), and the time of the build. Read at build time only: the gateway never reads BUILD_COMMIT.
+ */
+export function buildIdentity(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  now: Date = new Date(),
+): { commit: string; builtAt: string } {
+  const given = env.BUILD_COMMIT?.trim();
+  return { commit: given || (gitCommit(ROOT) ?? UNKNOWN), builtAt: now.toISOString() };
+}
+
+/** esbuild's `define`: each value is JavaScript, so a JSON string. */
+export function identityDefines(identity: { commit: string; builtAt: string }) {
+  return {
+    __GATEWAY_COMMIT__: JSON.stringify(identity.commit),
+    __GATEWAY_BUILT_AT__: JSON.stringify(identity.builtAt),
+  };
+}
+
 export async function build(): Promise<void> {
   rmSync(OUT_DIR, { recursive: true, force: true });
+  const define = identityDefines(buildIdentity());
   await esbuild({
     ...NODE_BUNDLE,
+    define,
     entryPoints: { main: 'src/main.ts' },
     // Lazy `import()`s become their own chunks, loaded only when that code path runs.
     splitting: true,
@@ -103,7 +127,7 @@ export async function build(): Promise<void> {
     plugins: [deferSubgraphPrinting, skipJitSerializer],
   });
   // The doctor is its own bundle: main.js carries none of it.
-  await esbuild({ ...NODE_BUNDLE, entryPoints: { doctor: 'src/doctor/main.ts' } });
+  await esbuild({ ...NODE_BUNDLE, define, entryPoints: { doctor: 'src/doctor/main.ts' } });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -9,6 +9,7 @@ import { corsRefusesAll, corsSummary } from './http/cors.js';
 import { GRAPHQL_PATH } from './http/server.js';
 import { flushLogs } from './observability/logger.js';
 import type { GatewayMetrics } from './observability/metrics.js';
+import { gatewayBuild } from './observability/version.js';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
@@ -29,7 +30,9 @@ async function main(): Promise<void> {
   // The human lines go to stderr: stdout carries only JSON log lines, for log shippers.
   const cors = { origins: config.corsOrigins, allowLoopback: simulator !== null };
   const where = simulator ? { simulatorUrl: simulator.url } : { origin: upstreamUrl.origin };
-  console.error(banner(endpoint, where, cors));
+  console.error(
+    banner(endpoint, where, cors, { graphiql: config.graphiql, build: gatewayBuild() }),
+  );
   // Demo mode says so in the JSON log too, where an operator who misspelt UPSTREAM_URL looks.
   const upstream = simulator
     ? { upstream: 'simulator', simulatorUrl: simulator.url, secretSource: config.secret.source }

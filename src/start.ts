@@ -10,7 +10,7 @@ import { assembleApp, type App, type AppParts } from './app.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { createMetrics, type GatewayMetrics } from './observability/metrics.js';
-import { gatewayVersion } from './observability/version.js';
+import { gatewayBuild } from './observability/version.js';
 import type { RedisConnection, RedisUse } from './redis/connection.js';
 import { credentialMemory, type CredentialMemory } from './traffic/verification.js';
 
@@ -20,7 +20,7 @@ export async function createApp(
   given: Pick<AppParts, 'logger'> = {},
 ): Promise<App> {
   const logger = given.logger ?? createLogger(config.logLevel, undefined, config.instanceId);
-  const identity = { instanceId: config.instanceId, version: gatewayVersion() };
+  const identity = { instanceId: config.instanceId, ...gatewayBuild() };
   const { persistedOperationsPath: allowList, tracingEndpoint } = config;
   const persistedOperations = allowList ? await loadAllowList(allowList) : null;
   const metrics = config.metrics ? createMetrics(identity) : null;

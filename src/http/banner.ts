@@ -1,5 +1,6 @@
 /** What `npm start` prints for a person: where the gateway is and, with the simulator, how to try it. */
 import type { RedisSettings, ResponseCacheSettings } from '../config/config.js';
+import type { GatewayBuild } from '../observability/version.js';
 import { DEMO_CREDENTIALS } from '../simulator/demo-credentials.js';
 import { corsSummary, type CorsSettings } from './cors.js';
 
@@ -9,12 +10,22 @@ export const DEMO_AUTHORIZATION = `Basic ${Buffer.from(`${sysId}:${authToken}`).
 const DEMO_QUERY =
   '{ ownedNumbers { tid number type history(start: 0, end: 3) { totalCount messages { sentAt direction body status { code text } } } } }';
 
+/** What is on that the first lines name: GraphiQL (GRAPHIQL), and what this copy runs. */
+export interface BannerFacts {
+  readonly graphiql: boolean;
+  readonly build: GatewayBuild;
+}
+
 export function banner(
   endpoint: string,
   upstream: { simulatorUrl: string } | { origin: string },
   cors: CorsSettings,
+  facts: BannerFacts,
 ): string {
-  const lines = [`SMS GraphQL gateway on ${endpoint} (GraphiQL: open it in a browser)`];
+  const graphiql = facts.graphiql
+    ? '(GraphiQL: open it in a browser)'
+    : '(GraphiQL and introspection off; GRAPHIQL=on turns them on)';
+  const lines = [`SMS GraphQL gateway on ${endpoint} ${graphiql}`, versionLine(facts.build)];
   // Who may call from a browser comes before the last line (tests wait for that one).
   if ('origin' in upstream) {
     return [...lines, corsSummary(cors), `Upstream: ${upstream.origin}`].join('\n');
@@ -27,6 +38,12 @@ export function banner(
     'Try:',
     `  curl -s ${endpoint} -H 'Authorization: ${DEMO_AUTHORIZATION}' -H 'Content-Type: application/json' -d '${JSON.stringify({ query: DEMO_QUERY })}'`,
   ].join('\n');
+}
+
+/** What this copy runs, as sms_instance_info labels it: a rollout is followed by its commit. */
+export function versionLine({ version, commit, builtAt }: GatewayBuild): string {
+  const built = builtAt === 'unknown' ? 'run from the sources' : `built ${builtAt}`;
+  return `Version ${version}, commit ${commit}, ${built}`;
 }
 
 /** The line on the response cache: where it keeps answers, and how long. */

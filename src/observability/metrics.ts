@@ -122,8 +122,8 @@ export const METRICS = {
     help: 'Live subscribers ended by the gateway: slow (fell behind: SLOW_CONSUMER) or resync (RESYNC_REQUIRED).' },
 
   // The fleet: which copy, which version, which Redis answers.
-  sms_instance_info: { type: 'gauge', labels: ['version'],
-    help: 'Always 1: this copy (instance_id) and the version it runs.' },
+  sms_instance_info: { type: 'gauge', labels: ['version', 'commit', 'built_at'],
+    help: 'Always 1: this copy (instance_id) and what it runs: version, commit, build time.' },
   sms_redis_up: { type: 'gauge', labels: ['use'],
     help: 'Per use of Redis (cache, apq, live): 1 while connected and answering, 0 while not.' },
 } as const satisfies Record<string, MetricSpec>;
@@ -213,6 +213,10 @@ export interface MetricsOptions {
   readonly instanceId?: string;
   /** The gateway's version, on sms_instance_info. @default "unknown" */
   readonly version?: string;
+  /** The commit it was built from, on sms_instance_info (a rollout's progress). @default "unknown" */
+  readonly commit?: string;
+  /** When it was built, on sms_instance_info as `built_at`. @default "unknown" */
+  readonly builtAt?: string;
 }
 
 /** The label for an operation's name: only if it validated, and only within the budgets above. */
@@ -253,7 +257,14 @@ export function createMetrics(options: MetricsOptions = {}) {
   const m = Object.fromEntries(
     rows.map(([name, spec]) => [name, make(name, spec, registry, () => watched)]),
   ) as Metrics;
-  m.sms_instance_info.set({ version: options.version ?? 'unknown' }, 1);
+  m.sms_instance_info.set(
+    {
+      version: options.version ?? 'unknown',
+      commit: options.commit ?? 'unknown',
+      built_at: options.builtAt ?? 'unknown',
+    },
+    1,
+  );
 
   const names = operationNames();
   // Label children by key: a few operations, statuses and codes (names bounded above).

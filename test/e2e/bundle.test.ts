@@ -1,15 +1,20 @@
 /**
  * The production bundle (scripts/build.ts, built by test/fixtures/build-dist.ts): what `node
  * dist/main.js` loads at start is our code and its libraries in a few files, with no import left
- * to node_modules, and the optional subsystems stay out of it until configured.
+ * to node_modules, and the optional subsystems stay out of it until configured. It says what it
+ * is: the commit and build time written into it (esbuild's define) on sms_instance_info and in the
+ * banner, which in production says GraphiQL is off.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DIST_MAIN, ROOT } from '../../support/dist.js';
 import { startGatewayProcess } from '../fixtures/gateway-process.js';
+import { freePort } from '../fixtures/redis.js';
+import { startSimulator } from '../../src/simulator/index.js';
 
 const STATIC_IMPORT = /^(?:import|export)\s[^;]*?from\s*"([^"]+)";/gm;
 const BARE_IMPORT = /^import\s*"([^"]+)";/gm;
@@ -93,6 +98,43 @@ describe('_service { sdl } from the bundle', () => {
       );
     } finally {
       await gateway.close();
+    }
+  });
+});
+
+describe('what the build says it is', () => {
+  it('names its commit and build time on sms_instance_info and in the banner; GraphiQL off in production', async () => {
+    const simulator = await startSimulator();
+    const metricsPort = await freePort();
+    const gateway = await startGatewayProcess({
+      NODE_ENV: 'production',
+      UPSTREAM_URL: simulator.url,
+      GATEWAY_SECRET: 'bundle-identity-secret-0123456789abcdef',
+      METRICS_PORT: String(metricsPort),
+      METRICS_HOST: '127.0.0.1',
+    });
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const info =
+        /^sms_instance_info\{version="([^"]+)",commit="([^"]+)",built_at="([^"]+)"/m.exec(text);
+      expect(info, text.slice(0, 500)).not.toBeNull();
+      const [, version, commit, builtAt] = info!;
+      // A commit of this repository (the build may predate the latest one, or carry changes).
+      expect(commit).toMatch(/^[0-9a-f]{12}(-dirty)?$/);
+      execFileSync('git', ['cat-file', '-e', `${commit!.slice(0, 12)}^{commit}`], { cwd: ROOT });
+      // Written as the build began: at most minutes before dist/main.js was.
+      const built = Date.parse(builtAt!);
+      const written = statSync(DIST_MAIN).mtimeMs;
+      expect(built).toBeLessThanOrEqual(written + 1_000);
+      expect(written - built).toBeLessThan(10 * 60_000);
+      expect(gateway.banner).toContain(`Version ${version}, commit ${commit}, built ${builtAt}`);
+      expect(gateway.banner).toContain(
+        '(GraphiQL and introspection off; GRAPHIQL=on turns them on)',
+      );
+      expect(gateway.banner).not.toContain('open it in a browser');
+    } finally {
+      await gateway.close();
+      await simulator.close();
     }
   });
 });

@@ -199,13 +199,16 @@ describe('CORS', () => {
     expect(corsSummary({ origins: ['https://a.example'], allowLoopback: true })).toBe(
       'Browsers: pages from https://a.example may call; others are refused (CORS_ORIGINS)',
     );
+    const facts = { graphiql: true, build: { version: '1.0.0', commit: 'c', builtAt: 'b' } };
     const real = banner(
       'http://localhost:4000/graphql',
       { origin: 'https://sms.example.com' },
       none,
+      facts,
     );
     expect(real.split('\n')).toEqual([
       'SMS GraphQL gateway on http://localhost:4000/graphql (GraphiQL: open it in a browser)',
+      'Version 1.0.0, commit c, built b',
       corsSummary(none),
       'Upstream: https://sms.example.com',
     ]);
@@ -216,6 +219,7 @@ describe('CORS', () => {
         origins: [],
         allowLoopback: true,
       },
+      facts,
     );
     expect(demo).toContain(corsSummary({ origins: [], allowLoopback: true }));
   });

@@ -66,7 +66,9 @@ describe('metrics of a fleet', () => {
 
   it('name the copy on every series, with its version on sms_instance_info', async () => {
     const text = await scrape();
-    expect(text).toContain(`sms_instance_info{version="9.8.7",instance_id="${INSTANCE}"} 1`);
+    expect(text).toContain(
+      `sms_instance_info{version="9.8.7",commit="unknown",built_at="unknown",instance_id="${INSTANCE}"} 1`,
+    );
     const series = text.split('\n').filter((line) => line && !line.startsWith('#'));
     expect(series.length).toBeGreaterThan(20);
     expect(series.filter((line) => !line.includes(`instance_id="${INSTANCE}"`))).toEqual([]);

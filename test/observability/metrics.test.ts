@@ -78,7 +78,7 @@ describe('the metrics table', () => {
       sms_apq_requests_total{result} counter
       sms_event_loop_utilization gauge
       sms_graphql_requests_total{operationName,outcome,code,cached} counter
-      sms_instance_info{version} gauge
+      sms_instance_info{version,commit,built_at} gauge
       sms_live_events_published_total counter
       sms_live_poll_failures_total counter
       sms_live_poll_locks_held gauge
@@ -104,7 +104,7 @@ describe('the metrics table', () => {
     const series = await seriesOf(createMetrics());
     expect(series).toEqual(
       expect.arrayContaining([
-        'sms_instance_info{version="unknown"} 1',
+        'sms_instance_info{version="unknown",commit="unknown",built_at="unknown"} 1',
         'sms_upstream_circuit_open 0',
         'sms_upstream_accounts_breaker_open 0',
         'sms_upstream_accounts_rate_limited 0',
@@ -121,7 +121,11 @@ describe('the metrics table', () => {
   });
 
   it('is fed by the hooks: each row by at least one', async () => {
-    const metrics = createMetrics({ version: '1.2.3' });
+    const metrics = createMetrics({
+      version: '1.2.3',
+      commit: '0123456789ab',
+      builtAt: '2026-12-01T10:00:00.000Z',
+    });
     const trusted = () => true;
     metrics.upstream.attempt('smshistory', 0.02, 'ok');
     metrics.upstream.refused?.('rate_limited');
@@ -189,7 +193,7 @@ describe('the metrics table', () => {
       'graphql_operation_cost_actual_bucket{le="10"} 1',
       'sms_graphql_requests_total{operationName="Inbox",outcome="ok",code="none",cached="true"} 1',
       'graphql_yoga_http_duration_count{method="POST",statusCode="200"} 1',
-      'sms_instance_info{version="1.2.3"} 1',
+      'sms_instance_info{version="1.2.3",commit="0123456789ab",built_at="2026-12-01T10:00:00.000Z"} 1',
     ];
     expect(series).toEqual(expect.arrayContaining(expected));
     const fed = (name: string) =>
