@@ -3,7 +3,8 @@
  * the previous release left it (test/fixtures/previous-release/written-by-previous.json, written by
  * its built process), restored into a real redis-server, and this release's app on it with the same
  * GATEWAY_SECRET. Hashes registered before the upgrade are found (apq:v1, carried over sealed to
- * apq:v2); its cursors page on; its resume tokens are accepted, under GATEWAY_SECRET_PREVIOUS too.
+ * apq:v2); its cached answers (in clear, under its key) are hits, never rewritten; its cursors page
+ * on; its resume tokens are accepted, under GATEWAY_SECRET_PREVIOUS too.
  */
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { createApp } from '../src/start.js';
 import { APQ_KEY_PREFIX, APQ_V1_KEY_PREFIX } from '../src/cache/apq-store.js';
+import { CACHE_KEY_PREFIX } from '../src/cache/response-cache.js';
 import { loadConfig } from '../src/config/config.js';
 import { createCursorCodec } from '../src/graph/cursors.js';
 import { decodeResumeToken } from '../src/graph/resume-tokens.js';
@@ -21,6 +23,7 @@ interface Fixture {
   readonly secret: string;
   readonly credentials: { readonly sysId: string; readonly authToken: string };
   readonly apq: { readonly query: string; readonly hash: string };
+  readonly cache: { readonly query: string; readonly answer: { data?: unknown } };
   readonly cursor: {
     readonly tid: string;
     readonly query: string;
@@ -52,9 +55,18 @@ beforeAll(async () => {
   for (const { key, valueBase64 } of FIXTURE.redis) {
     await admin.set(key, Buffer.from(valueBase64, 'base64'), 'EX', 86_400);
   }
+  // Its cached answer of FIXTURE.cache.query, stored just now (the header's storedAt) and marked,
+  // so an answer that carries the mark came from that entry and not from the service.
+  const cached = cachedEntry();
+  const [header, json] = splitOnce(cached.value, '\n');
+  const marked = json.replace(/"number":"(\d+)"/, `"number":"${MARK}"`);
+  expect(marked).not.toBe(json);
+  const fresh = JSON.stringify({ ...JSON.parse(header), storedAt: Date.now() });
+  await admin.set(cached.key, `${fresh}\n${marked}`, 'EX', 600);
   const config = loadConfig({
     REDIS_URL: redis.url,
     GATEWAY_SECRET: FIXTURE.secret,
+    CACHE_TTL_MS: '60000',
     LIVE_POLL_MS: '0',
   });
   app = await createApp(config, { logger: false });
@@ -65,6 +77,24 @@ afterAll(async () => {
   admin?.disconnect();
   await redis?.close();
 });
+
+const MARK = 'stored-by-the-previous-release';
+
+function splitOnce(text: string, separator: string): [string, string] {
+  const at = text.indexOf(separator);
+  return [text.slice(0, at), text.slice(at + separator.length)];
+}
+
+/** The previous release's entry holding FIXTURE.cache.query's answer (its JSON, in clear). */
+function cachedEntry(): { key: string; value: string } {
+  const data = JSON.stringify(FIXTURE.cache.answer.data);
+  const entries = FIXTURE.redis
+    .filter(({ key }) => key.startsWith(CACHE_KEY_PREFIX))
+    .map(({ key, valueBase64 }) => ({ key, value: Buffer.from(valueBase64, 'base64').toString() }))
+    .filter(({ value }) => JSON.stringify(JSON.parse(splitOnce(value, '\n')[1]).data) === data);
+  expect(entries).toHaveLength(1);
+  return entries[0]!;
+}
 
 async function post(body: object) {
   const response = await app.gateway.fetch('http://gateway.test/graphql', {
@@ -99,6 +129,32 @@ describe(`what the previous release (${FIXTURE.commit.slice(0, 7)}) wrote and is
     const answer = await post({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
     expect(answer.errors?.[0]?.message).toBe('PersistedQueryNotFound');
     expect(await admin.exists(APQ_KEY_PREFIX + hash)).toBe(0);
+  });
+
+  it('its cached answer is a hit here, and stays as it wrote it', async () => {
+    const { key } = cachedEntry();
+    const before = await admin.get(key);
+    const answer = await post({ query: FIXTURE.cache.query });
+    expect(JSON.stringify(answer)).toContain(MARK);
+    expect(answer).toEqual(
+      JSON.parse(
+        JSON.stringify(FIXTURE.cache.answer).replace(/"number":"\d+"/, `"number":"${MARK}"`),
+      ),
+    );
+    // Read, never rewritten: copies of the previous release still read it as it was.
+    expect(await admin.get(key)).toBe(before);
+  });
+
+  it("another account's request does not reach it", async () => {
+    const response = await app.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from('AC-demo-0002:demo-token-2b8e41').toString('base64')}`,
+      },
+      body: JSON.stringify({ query: FIXTURE.cache.query }),
+    });
+    expect(await response.text()).not.toContain(MARK);
   });
 
   it('its cursor pages on: the page after it is the page it answered', async () => {

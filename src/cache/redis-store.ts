@@ -8,18 +8,30 @@ import type { RedisConnection } from '../redis/connection.js';
 import { openWarningOnce, type Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
-/** Answers in Redis, sealed with `seal`; one that does not open is a miss, logged once. */
+/**
+ * Answers in Redis, sealed with `seal`; one that does not open is a miss, logged once.
+ * `previousKeyOf`: where the previous release kept the same answer, in clear (docs/upgrading.md),
+ * read when this key holds none; never written.
+ */
 export function redisAnswerStore(
   redis: RedisConnection,
   seal: Seal,
   logger: Logger | false = false,
+  previousKeyOf: (key: string) => string | undefined = () => undefined,
 ): AnswerStore {
   const unopened = 'Response cache: an entry sealed under another secret, or altered, was a miss';
   const open = openWarningOnce(seal, logger, unopened);
+  const previous = async (key: string): Promise<StoredAnswer | undefined> => {
+    const where = previousKeyOf(key);
+    if (where === undefined) return undefined;
+    const raw = await redis.attempt('read', () => redis.client.get(where), null);
+    return raw === null ? undefined : decode(raw);
+  };
   return {
     async get(key) {
       const raw = await redis.attempt('read', () => redis.client.getBuffer(key), null);
-      const opened = raw && open(raw, key);
+      if (raw === null) return previous(key);
+      const opened = open(raw, key);
       return opened ? decode(opened) : undefined;
     },
     async set(key, answer, keepMs) {

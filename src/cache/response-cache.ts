@@ -3,13 +3,14 @@
  * the exact credential pair and the operation with its variables, so an answer only reaches the
  * credentials that produced it; only those the service accepted lately store one.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import {
   useResponseCache,
   type BuildResponseCacheKeyFunction,
 } from '@graphql-yoga/plugin-response-cache';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
 import { redisAnswerStore } from './redis-store.js';
@@ -64,6 +65,13 @@ export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v3:';
 
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
 
+/**
+ * The previous release's key of each request lately asked, for its answers in clear under the same
+ * prefix with an unkeyed operation hash (docs/upgrading.md). Read while it runs beside this one
+ * (its entries last CACHE_TTL_MS plus the stale window); a release after the next drops it.
+ */
+const PREVIOUS_KEYS_KEPT = 1_000;
+
 /** The account part of a key: `${CACHE_KEY_PREFIX}${account}:${pair}:${operation}`. */
 function accountOf(key: string): string {
   return key.slice(CACHE_KEY_PREFIX.length, key.indexOf(':', CACHE_KEY_PREFIX.length));
@@ -89,8 +97,12 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     : new MemoryAnswerStore({ maxBytes: settings.maxBytes ?? DEFAULT_CACHE_MAX_BYTES, accountOf });
   // Keys carry the current secret's HMACs, so the current secret alone opens what is read.
   const seal = createSeal({ current: settings.hmacKey });
+  const previousKeys = redis ? new LRUCache<string, string>({ max: PREVIOUS_KEYS_KEPT }) : null;
+  const previousKeyOf = (key: string): string | undefined => previousKeys?.get(key);
   const answers = createAnswerCache(
-    redis ? redisAnswerStore(redis, seal, options.logger) : (memory as MemoryAnswerStore),
+    redis
+      ? redisAnswerStore(redis, seal, options.logger, previousKeyOf)
+      : (memory as MemoryAnswerStore),
     { staleIfErrorMs, maxEntryBytes: settings.maxEntryBytes ?? FIXED_CACHE_MAX_ENTRY_BYTES },
   );
 
@@ -115,8 +127,12 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     session: sessionOf,
     buildResponseCacheKey: (operation) => {
       const { sessionId, request } = operation;
-      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(operationKey, operation)}`;
-      if (sessionId) keys.set(request, key);
+      const text = operationText(operation);
+      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(operationKey, text)}`;
+      if (sessionId) {
+        keys.set(request, key);
+        previousKeys?.set(key, `${CACHE_KEY_PREFIX}${sessionId}:${previousOperationHash(text)}`);
+      }
       return key;
     },
     // A stale answer stored would come back fresh.
@@ -192,16 +208,23 @@ function isSingleResult(result: unknown): result is ExecutionResult {
   return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
 }
 
+/** What names an operation in a key: its text, its name and its variables, canonical. */
+function operationText({
+  documentString,
+  operationName,
+  variableValues,
+}: Parameters<BuildResponseCacheKeyFunction>[0]): string {
+  return JSON.stringify([documentString, operationName ?? null, canonical(variableValues ?? {})]);
+}
+
 /** An HMAC, not a plain hash: a tid or a number in the variables could be guessed. */
-function operationHash(
-  key: Buffer | string,
-  { documentString, operationName, variableValues }: Parameters<BuildResponseCacheKeyFunction>[0],
-): string {
-  const text = [documentString, operationName ?? null, canonical(variableValues ?? {})];
-  return createHmac('sha256', key)
-    .update('operation\u0000')
-    .update(JSON.stringify(text))
-    .digest('hex');
+function operationHash(key: Buffer | string, text: string): string {
+  return createHmac('sha256', key).update('operation\u0000').update(text).digest('hex');
+}
+
+/** The previous release's operation part: the same text, hashed without a key. */
+function previousOperationHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** Objects with sorted keys, so `{a, b}` and `{b, a}` make the same key. */
