@@ -18,6 +18,7 @@ export const APQ_KEY_PREFIX = 'sms-gateway:apq:v2:';
  */
 export const APQ_V1_KEY_PREFIX = 'sms-gateway:apq:v1:';
 const APQ_TTL_SECONDS = 24 * 60 * 60;
+const FAILED = Symbol('failed');
 
 export type RedisApqStore = ReturnType<typeof createRedisApqStore>;
 
@@ -46,9 +47,10 @@ export function createRedisApqStore(
     async get(hash) {
       const key = APQ_KEY_PREFIX + hash;
       const read = () => connection.client.getexBuffer(key, 'EX', APQ_TTL_SECONDS);
-      const sealed = await connection.attempt('command', read, null);
+      const sealed = await connection.attempt('command', read, FAILED);
+      // Absent here, not unreachable: a Redis that just failed is not asked a second time.
       if (sealed === null) return previous(hash);
-      return open(sealed, key);
+      return sealed === FAILED ? null : open(sealed, key);
     },
     set,
     // QUIT, not a cut: a registration on its way still lands.

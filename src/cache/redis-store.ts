@@ -8,6 +8,8 @@ import type { RedisConnection } from '../redis/connection.js';
 import { openWarningOnce, type Seal } from '../redis/seal.js';
 import type { AnswerStore, StoredAnswer } from './store.js';
 
+const FAILED = Symbol('failed');
+
 /**
  * Answers in Redis, sealed with `seal`; one that does not open is a miss, logged once.
  * `previousKeyOf`: where the previous release kept the same answer, in clear (docs/upgrading.md),
@@ -29,8 +31,10 @@ export function redisAnswerStore(
   };
   return {
     async get(key) {
-      const raw = await redis.attempt('read', () => redis.client.getBuffer(key), null);
+      const raw = await redis.attempt('read', () => redis.client.getBuffer(key), FAILED);
+      // Absent here, not unreachable: a Redis that just failed is not asked a second time.
       if (raw === null) return previous(key);
+      if (raw === FAILED) return undefined;
       const opened = open(raw, key);
       return opened ? decode(opened) : undefined;
     },
