@@ -4,13 +4,20 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLSchema,
+} from 'graphql';
 import type { ConnectionInitMessage } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Credentials } from '../core/credentials.js';
 import { Identities, type Identity } from '../core/identity.js';
 import type { Gateway } from './server.js';
+import { ErrorCode } from '../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import { isRefusal, type Refusal, type Release, type Waiting } from '../traffic/fair-admission.js';
 import type { HeldStreams } from '../traffic/held-streams.js';
@@ -45,7 +52,11 @@ export interface WebSocketOptions {
   readonly cors?: CorsSettings;
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
-  /** Admission of each connection_init, holding its place until the verdict. @default none */
+  /**
+   * Admission of each connection_init, holding its place until the verdict, and of each
+   * `subscribe`, holding it while its document is parsed and validated and, for a query or
+   * mutation, until its result is sent. @default none
+   */
   readonly admit?: (identity: Identity) => Release | Waiting | Refusal;
   /** Whether the service accepts the credentials (4403 if not). @default every pair */
   readonly verify?: (credentials: Credentials) => Promise<boolean>;
@@ -112,6 +123,21 @@ export function attachWebSocket(
     unverified.delete(socket);
   };
   const running = new WeakMap<WebSocket, Set<string>>();
+  // The places of operations still running (queries and mutations), by id: freed at their
+  // completion or the socket's close, whichever comes first (a query's answer may never be sent).
+  const seats = new WeakMap<WebSocket, Map<string, Release>>();
+  const heldSeats = (socket: WebSocket): Map<string, Release> => {
+    let held = seats.get(socket);
+    if (!held) {
+      seats.set(socket, (held = new Map()));
+      const freeAll = (): void => {
+        for (const release of held?.values() ?? []) release();
+        held?.clear();
+      };
+      socket.once('close', freeAll);
+    }
+    return held;
+  };
   // The size of each connection's connection_init, read before graphql-ws.
   const firstMessageBytes = new WeakMap<WebSocket, number>();
   wss.on('connection', (socket) => {
@@ -191,8 +217,9 @@ export function attachWebSocket(
       },
       onClose: (ctx, code, reason) => options.onClosed?.(ctx.extra.socket, code ?? 0, reason ?? ''),
       onSubscribe: async (ctx, id, payload) => {
-        let ids = running.get(ctx.extra.socket);
-        if (!ids) running.set(ctx.extra.socket, (ids = new Set()));
+        const socket = ctx.extra.socket;
+        let ids = running.get(socket);
+        if (!ids) running.set(socket, (ids = new Set()));
         if (ids.size >= options.maxPerConnection) {
           return [
             new GraphQLError(
@@ -201,18 +228,28 @@ export function attachWebSocket(
             ),
           ];
         }
+        // Each operation takes its turn as an HTTP request does, before its document is parsed
+        // or validated: a socket is one more door, not a way around the line (issue: five
+        // subscribes a second of a costly document held a bystander's answers for seconds).
+        const identity = ctx.extra.ticket?.identity;
+        const turn = await admitted((identity && options.admit?.(identity)) ?? noop, socket);
+        if (turn === null) return [new GraphQLError('The connection closed while waiting')];
+        if (isRefusal(turn)) return [busy(turn)];
         const { schema, execute, subscribe, contextFactory, parse, validate } =
           gateway.getEnveloped({
             ...ctx,
-            socket: ctx.extra.socket,
+            socket,
             params: payload,
             ticket: ctx.extra.ticket,
           });
         const document = parseValid(parse, validate, schema, payload.query);
-        if (Array.isArray(document)) return document;
+        if (Array.isArray(document)) {
+          turn();
+          return document;
+        }
         ids.add(id);
-        options.onOperation?.(ctx.extra.socket);
-        return {
+        options.onOperation?.(socket);
+        const args = {
           schema,
           document,
           operationName: payload.operationName ?? null,
@@ -220,8 +257,19 @@ export function attachWebSocket(
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe },
         };
+        const operation = getOperationAST(document, payload.operationName ?? null)?.operation;
+        // A subscription holds its place only while it is set up: its events are the live
+        // layer's work, paced there; a query or mutation holds it until its answer is out.
+        if (operation === 'subscription' || socket.readyState !== socket.OPEN) turn();
+        else heldSeats(socket).set(id, turn);
+        return args;
       },
-      onComplete: (ctx, id) => void running.get(ctx.extra.socket)?.delete(id),
+      onComplete: (ctx, id) => {
+        running.get(ctx.extra.socket)?.delete(id);
+        const held = seats.get(ctx.extra.socket);
+        held?.get(id)?.();
+        held?.delete(id);
+      },
     },
     wss,
     options.keepAliveMs ?? 12_000,
@@ -235,6 +283,14 @@ export function attachWebSocket(
 }
 
 const noop: Release = () => undefined;
+
+/** An operation admission refused, worded and coded as over HTTP (admission-refusals.ts). */
+function busy(refusal: Refusal): GraphQLError {
+  return new GraphQLError(
+    `The gateway is busy: retry after ${refusal.retryAfterSeconds} s, or send fewer operations at once.`,
+    { extensions: { code: ErrorCode.RateLimited, retryAfter: refusal.retryAfterSeconds } },
+  );
+}
 
 /** The document, or the errors of parsing or validating it (as every transport answers them). */
 export function parseValid(
