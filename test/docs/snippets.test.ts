@@ -19,6 +19,8 @@ import { codeBlocks } from './snippets.js';
 
 const FILES = ['README.md', 'docs/errors.md', 'docs/paging.md', 'docs/client-caching.md'];
 const blocks = FILES.flatMap((file) => codeBlocks(file));
+/** Pages for operators whose GraphQL blocks a frontend copies too (their TypeScript is a router's). */
+const GRAPHQL_ONLY = ['docs/federation.md'];
 
 function printType(node: FieldDefinitionNode['type']): string {
   if (node.kind === Kind.NON_NULL_TYPE) return `${printType(node.type)}!`;
@@ -86,7 +88,7 @@ describe('code blocks of README.md and the client docs', () => {
   });
 
   // Relay's documents use its own directives: relay-compiler checks them (test/clients/snippets).
-  const graphqlBlocks = blocks.filter(
+  const graphqlBlocks = [...blocks, ...GRAPHQL_ONLY.flatMap((file) => codeBlocks(file))].filter(
     (b) => b.lang === 'graphql' && !/snippet=relay-/.test(b.info),
   );
   it.each(graphqlBlocks.map((b) => [b.file, b.code] as const))(

@@ -3,16 +3,16 @@
  * simulator behind it), the contacts subgraph and a Hive Gateway router over their composed
  * supergraph, all on 127.0.0.1. A client subscribes to the router over SSE, the connection drops,
  * messages arrive meanwhile, and the client resumes with the field-level
- * `messageEdgeAdded.resumeToken` (docs/federation.md, "Live updates through a router"): the router
- * passes on only `data`, so `extensions.resumeToken` and the SSE `id:` never reach the client.
+ * `messageEdgeAdded.resumeToken` (docs/federation.md, "Live updates through a router"), with the
+ * document that page shows: `extensions.resumeToken` and the SSE `id:` never reach the client.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/http/server.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { until } from '../../support/wait.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
+import { snippets } from '../docs/snippets.js';
 import {
-  CONTACTS,
   composeWithContacts,
   startContactsSubgraph,
   startRouter,
@@ -48,31 +48,15 @@ afterAll(async () => {
 
 const NUMBER = DEMO_ACCOUNT.numbers[0]!;
 
-/** The subscription a client sends through the router; `number.contacts` comes from contacts. */
-const EDGES = /* GraphQL */ `
-  subscription Edges($tids: [ID!], $resumeToken: String) {
-    messageEdgeAdded(tids: $tids, resumeToken: $resumeToken) {
-      resumeToken
-      number {
-        tid
-        contacts {
-          name
-        }
-      }
-      edge {
-        node {
-          id
-          body
-        }
-      }
-    }
-  }
-`;
+/** The subscription docs/federation.md shows for resuming behind a router, as it stands. */
+const EDGES = snippets('docs/federation.md').get('router-resume')?.code ?? '';
 
 interface EdgeEvent {
   readonly resumeToken: string;
-  readonly number: { readonly tid: string; readonly contacts: { readonly name: string }[] };
-  readonly edge: { readonly node: { readonly id: string; readonly body: string } };
+  readonly edge: {
+    readonly cursor: string;
+    readonly node: { readonly id: string; readonly body: string };
+  };
 }
 
 /** SSE to the router over real HTTP (the fixture reads any fetch-shaped server). */
@@ -109,18 +93,16 @@ const bodies = (stream: SseStream) => edges(stream).map((e) => e.edge.node.body)
 const arrive = (body: string) => sms.simulator.deliver(DEMO_CREDENTIALS.sysId, NUMBER.tid, body);
 
 describe('live updates through a federation router', () => {
+  it("subscribes with docs/federation.md's document", () => {
+    expect(EDGES).toMatch(/messageEdgeAdded\(tids: \$tids, resumeToken: \$resumeToken\)/);
+  });
+
   it('resumes with the field-level resumeToken after a drop: what arrived meanwhile, once, then live', async () => {
     const first = await subscribe(null);
     arrive('before the drop');
     await first.waitFor(1, 15_000);
     const [event] = edges(first);
-    expect(event).toMatchObject({
-      number: {
-        tid: NUMBER.tid,
-        contacts: CONTACTS.filter((c) => c.tid === NUMBER.tid).map((c) => ({ name: c.name })),
-      },
-      edge: { node: { body: 'before the drop' } },
-    });
+    expect(event).toMatchObject({ edge: { node: { body: 'before the drop' } } });
     // What the router drops: the token in `extensions` and the SSE event's `id:`.
     expect(first.events[0]?.extensions?.resumeToken).toBeUndefined();
     expect(first.ids).toEqual([undefined]);
