@@ -1,6 +1,30 @@
 /**
- * graphql-ws at /graphql (docs/live-updates.md, docs/errors.md, docs/limits.md). Only connections
- * verified at `connection_init` hold a slot of `held` (upgrades carry no credentials).
+ * graphql-ws (protocol graphql-transport-ws) over WebSocket at /graphql, beside yoga's HTTP and
+ * SSE: the same schema, plugins and context, run through yoga's envelop (docs/live-updates.md,
+ * docs/errors.md, docs/limits.md). Browsers cannot set headers on a WebSocket, so credentials
+ * come in `connectionParams`, as `{ "Authorization": "Basic ..." }` or `{ "X-Sys-Id": ...,
+ * "X-Auth-Token": ... }` (any case); a connection without well-formed credentials is closed at
+ * once (4403, with a reason naming the shape expected).
+ *
+ * Bounded like HTTP: no frame larger than MAX_BODY_BYTES is read (ws refuses it from its length
+ * header, close 1009), a `connection_init` larger than MAX_CONNECTION_INIT_BYTES is refused
+ * (4413), and a verified connection holds a slot of `held` (src/traffic/held-streams.ts: one cap
+ * for WebSockets and graphql-sse streams together, and a share per account) or is closed once
+ * verified (1013, try again later).
+ *
+ * A connection proves itself in its `connection_init`, never at the upgrade (browsers send no
+ * credentials with it), so only verified connections count against that cap, and until then one
+ * holds little: the upgrade itself is cheap and is not admitted; the `connection_init` takes its
+ * tenant's turn (`admit`, as an HTTP request), holding a place until its verdict; and a connection
+ * not yet verified is closed after VERIFICATION_WINDOW_MS (4408), and the oldest of them once
+ * MAX_UNVERIFIED_CONNECTIONS are open (1013) to make room for a new one: idle sockets of invented
+ * pairs, reconnecting, never keep a real account's socket out (soak `idle-invented-ws`). Each
+ * `subscribe` then takes its turn too, before its document is read (soak `ws-subscribes`).
+ *
+ * Browsers let any page open a WebSocket to any host (no preflight, no CORS), so the upgrade's
+ * `Origin` is checked here against the same CORS_ORIGINS as HTTP: a page whose fetches would be
+ * refused gets 403 before the handshake. No `Origin` (a server's client) and the gateway's own
+ * origin stay allowed, as for HTTP.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
