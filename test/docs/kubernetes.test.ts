@@ -10,6 +10,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -105,6 +106,22 @@ describe('the manifests in deploy/kubernetes', () => {
     delete broken.spec.selector;
     expect(() => new model(broken).validate()).toThrow(/selector/);
   });
+
+  it('hold no field the API does not know (a typo the schemas alone let through)', () => {
+    // The OpenAPI schemas allow unknown fields; `kubectl apply` (strict field validation) refuses
+    // them. kubernetes-models' types are generated from the same schemas, and TypeScript refuses
+    // an object literal's unknown properties: each manifest is type-checked as one.
+    const typo = structuredClone(deployment);
+    typo.spec.template.spec.containers[0].livenesProbe = {};
+    const { diagnostics, checked } = typeCheck([
+      ...objects,
+      { file: 'deployment.yaml, with a typo', manifest: typo },
+    ]);
+    expect(checked).toBe(objects.length + 1);
+    expect(diagnostics).toEqual([
+      expect.stringMatching(/^deployment\.yaml, with a typo: .*'"livenesProbe"' does not exist/),
+    ]);
+  }, 20_000);
 
   it('are all in a kustomization, whose resources and patches exist', () => {
     const listed = new Set<string>();
@@ -326,4 +343,49 @@ function commentedSettings(): [string, string][] {
     m[1] ?? '',
     m[2] ?? '',
   ]);
+}
+
+/**
+ * Each document as a TypeScript object literal typed by kubernetes-models' interface for its kind,
+ * in one in-memory program: the type errors, each prefixed by its document's file.
+ */
+function typeCheck(docs: readonly Document[]): { diagnostics: string[]; checked: number } {
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2022.d.ts'],
+    types: [],
+  };
+  // Beside this test, so kubernetes-models resolves from the project's node_modules.
+  const sources = new Map(
+    docs.map(({ manifest }, i) => {
+      const { apiVersion, kind } = manifest as { apiVersion: string; kind: string };
+      const text = [
+        `import type { I${kind} } from 'kubernetes-models/${apiVersion}/${kind}';`,
+        `export const manifest: I${kind} = ${JSON.stringify(manifest, null, 1)};`,
+      ].join('\n');
+      return [join(ROOT, 'test', 'docs', `__manifest-${i}.ts`), text] as const;
+    }),
+  );
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists } = host;
+  host.getSourceFile = (name, language, ...rest) => {
+    const text = sources.get(name);
+    return text === undefined
+      ? getSourceFile.call(host, name, language, ...rest)
+      : ts.createSourceFile(name, text, language);
+  };
+  host.fileExists = (name) => sources.has(name) || fileExists.call(host, name);
+  const program = ts.createProgram([...sources.keys()], options, host);
+  const names = [...sources.keys()];
+  const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const index = names.indexOf(diagnostic.file?.fileName ?? '');
+    const where = docs[index]?.file ?? diagnostic.file?.fileName ?? '?';
+    return `${where}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`;
+  });
+  return { diagnostics, checked: names.filter((name) => program.getSourceFile(name)).length };
 }
