@@ -143,6 +143,36 @@ describe('the manifests in deploy/kubernetes', () => {
     expect(unlisted).toEqual([]);
   });
 
+  it('send the reader to sections of docs/deploy.md that exist, and name files that exist', () => {
+    const headings = new Set(
+      [...readFileSync(join(ROOT, 'docs', 'deploy.md'), 'utf8').matchAll(/^#+ +(.+)$/gm)].map(
+        (m) => m[1],
+      ),
+    );
+    const texts = [...files, join(DEPLOY, 'README.md'), join(ROOT, 'Dockerfile')].map((path) =>
+      readFileSync(path, 'utf8').replace(/\n\s*#\s*/g, ' '),
+    );
+    const cited = texts.flatMap((text) =>
+      [...text.matchAll(/docs\/deploy\.md "([^"]+)"/g)].map((m) => m[1] ?? ''),
+    );
+    expect(cited.length).toBeGreaterThan(3);
+    expect(cited.filter((heading) => !headings.has(heading))).toEqual([]);
+    const readme = readFileSync(join(DEPLOY, 'README.md'), 'utf8');
+    const named = [...readme.matchAll(/`([\w./-]+\.yaml|[\w-]+\/)`/g)].map((m) => m[1] ?? '');
+    expect(named.length).toBeGreaterThan(5);
+    const missing = named.filter(
+      (path) =>
+        ![DEPLOY, ROOT].some((dir) => {
+          try {
+            return statSync(join(dir, path)) !== undefined;
+          } catch {
+            return false;
+          }
+        }),
+    );
+    expect(missing).toEqual([]);
+  });
+
   it('name the image the kustomization sets, built by the Dockerfile', () => {
     const base = kustomizations.find((d) => d.file === 'kustomization.yaml')!.manifest;
     const images = (base.images as { name: string }[]).map((i) => i.name);
