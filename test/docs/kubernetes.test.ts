@@ -213,6 +213,9 @@ describe('the Deployment agrees with the code', () => {
     expect(port('metrics')).toBe(
       env.METRICS_PORT ? Number(env.METRICS_PORT) : DEFAULT_PRODUCTION_METRICS_PORT,
     );
+    // Where an annotation-discovering Prometheus scrapes.
+    const annotations = deployment.spec.template.metadata.annotations as Record<string, string>;
+    expect(annotations['prometheus.io/port']).toBe(String(port('metrics')));
     // The Dockerfile says so too.
     const exposed = instructions(runtimeStage(readDockerfile()), 'EXPOSE').join(' ').split(/\s+/);
     expect(exposed).toEqual(
