@@ -390,7 +390,7 @@ function typeCheck(docs: readonly Document[]): { diagnostics: string[]; checked:
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
     target: ts.ScriptTarget.ES2022,
-    lib: ['lib.es2022.d.ts'],
+    lib: ['lib.es5.d.ts'],
     types: [],
   };
   // Beside this test, so kubernetes-models resolves from the project's node_modules.
