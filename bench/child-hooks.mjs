@@ -3,9 +3,12 @@
  * request path. It lets the bench's parent process, over the child's private IPC channel only:
  * - end the child when the parent goes away (even if the parent was killed outright);
  * - run a full GC and report the RSS, the V8 heap in use and the C heap after it, when the child
- *   was started with --expose-gc.
+ *   was started with --expose-gc;
+ * - report the event loop's longest delay since the last `loop` question (perf_hooks' histogram,
+ *   sampled every 10 ms by a timer of libuv's, not by a request).
  */
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const gc = globalThis.gc;
 
@@ -31,7 +34,15 @@ function cHeapBytes() {
 
 if (process.send) {
   process.on('disconnect', () => process.exit(0));
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
   process.on('message', (message) => {
+    if (message.type === 'loop') {
+      // Nanoseconds in the histogram; the longest since the last question, then forgotten.
+      process.send?.({ type: 'loop', maxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 });
+      delay.reset();
+      return;
+    }
     if (message.type !== 'gc') return;
     if (gc) {
       gc();

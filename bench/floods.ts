@@ -47,6 +47,7 @@ import { benchCredentials } from '../support/bench-accounts.js';
 import { ROOT, rssBytes, startEntry, startGateway, type Child } from './children.js';
 import { basic } from './load.js';
 import { ATTACK_FLOODS, ATTACK_PLANS } from './attack-floods.js';
+import { PIPELINE_FLOODS, PIPELINE_PLANS } from './pipeline-floods.js';
 
 export const FLOODS = [
   'invented-credentials',
@@ -55,6 +56,7 @@ export const FLOODS = [
   'apq-flood',
   'one-sysid-many-tokens',
   ...ATTACK_FLOODS,
+  ...PIPELINE_FLOODS,
 ] as const;
 export type Flood = (typeof FLOODS)[number];
 
@@ -80,13 +82,23 @@ export interface FloodResult {
     /** The same account's call straight to the service (no gateway): what the machine adds. */
     readonly directIdleP50Ms: number;
     readonly directFloodP50Ms: number;
+    /** Its slowest answer during the flood. */
+    readonly floodMaxMs: number;
   };
+  /** The gateway's event loop: its longest delay during the flood (bench/child-hooks.mjs). */
+  readonly loopMaxDelayMs: number | null;
   readonly upstreamCalls: number;
   /** What the flood got, by outcome (codes, close codes, HTTP statuses). */
   readonly outcomes: Record<string, number>;
   /** Scenario-specific facts and checks. */
   readonly notes: readonly string[];
   readonly failures: readonly string[];
+}
+
+/** What bench/child-hooks.mjs answers to `loop`. */
+interface LoopReport {
+  readonly maxMs: number;
+  readonly p99Ms: number;
 }
 
 /** What bench/child-hooks.mjs answers to `gc`. */
@@ -101,6 +113,8 @@ const RSS_LIMIT_BYTES = 50e6;
 /** The bystander's bound: its idle p50 times BYSTANDER_RATIO, plus BYSTANDER_SLACK_MS. */
 const BYSTANDER_RATIO = 2;
 const BYSTANDER_SLACK_MS = 10;
+/** No answer of the bystander's may take longer than this during a flood. */
+const BYSTANDER_MAX_MS = 250;
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
@@ -295,6 +309,8 @@ export async function runFlood(flood: Flood, floodSeconds: number): Promise<Floo
     const idleP50Ms = median(idle.times);
     const baselineBytes = rssBytes(stack.gateway.pid);
     const callsBefore = await upstreamCalls(stack.simulator);
+    // From here on, the loop's longest delay is the flood's.
+    await stack.gateway.ask<LoopReport>({ type: 'loop' });
 
     const outcomes: Record<string, number> = {};
     let requests = 0;
@@ -350,6 +366,10 @@ export async function runFlood(flood: Flood, floodSeconds: number): Promise<Floo
       await Promise.all([during, midway, beside, ...Array.from({ length: plan.workers }, worker)]);
     clearInterval(sampler);
     const elapsed = (performance.now() - started) / 1000;
+    const loop =
+      rssIfRunning(stack.gateway.pid) === null
+        ? null
+        : await stack.gateway.ask<LoopReport>({ type: 'loop' });
     const endBytes = rssIfRunning(stack.gateway.pid) ?? lastBytes;
     peakBytes = Math.max(peakBytes, endBytes);
     const running = rssIfRunning(stack.gateway.pid) !== null;
@@ -380,6 +400,10 @@ export async function runFlood(flood: Flood, floodSeconds: number): Promise<Floo
     if (endBytes - baselineBytes >= RSS_LIMIT_BYTES) {
       failures.push(`RSS grew ${mb(endBytes - baselineBytes)} (limit 50 MB)`);
     }
+    const floodMaxMs = times.length > 0 ? Math.max(...times) : Number.NaN;
+    if (floodMaxMs > BYSTANDER_MAX_MS) {
+      failures.push(`bystander max ${floodMaxMs.toFixed(1)} ms > ${BYSTANDER_MAX_MS} ms`);
+    }
     if (floodP50Ms > BYSTANDER_RATIO * idleP50Ms + BYSTANDER_SLACK_MS) {
       failures.push(
         `bystander p50 ${floodP50Ms.toFixed(1)} ms > 2 x idle ${idleP50Ms.toFixed(1)} ms + 10 ms`,
@@ -404,7 +428,9 @@ export async function runFlood(flood: Flood, floodSeconds: number): Promise<Floo
         floodP50Ms,
         directIdleP50Ms: median(idle.directTimes),
         directFloodP50Ms: median(directTimes),
+        floodMaxMs,
       },
+      loopMaxDelayMs: loop?.maxMs ?? null,
       upstreamCalls: calls.total,
       outcomes,
       notes: checked.notes,
@@ -431,7 +457,7 @@ export function floodLines(result: FloodResult): string[] {
       (rss.cHeapBeforeBytes === null || rss.cHeapAfterBytes === null
         ? ''
         : `; C heap ${mb(rss.cHeapBeforeBytes)} -> ${mb(rss.cHeapAfterBytes)}`),
-    `        another account's p50 ${bystander.floodP50Ms.toFixed(2)} ms vs ${bystander.idleP50Ms.toFixed(2)} ms idle (${(bystander.floodP50Ms / bystander.idleP50Ms).toFixed(2)}x)`,
+    `        another account's p50 ${bystander.floodP50Ms.toFixed(2)} ms vs ${bystander.idleP50Ms.toFixed(2)} ms idle (${(bystander.floodP50Ms / bystander.idleP50Ms).toFixed(2)}x), max ${bystander.floodMaxMs.toFixed(1)} ms; the event loop's longest delay ${result.loopMaxDelayMs === null ? 'n/a' : `${result.loopMaxDelayMs.toFixed(1)} ms`}`,
     `        its call straight to the service, no gateway: p50 ${bystander.directFloodP50Ms.toFixed(2)} ms vs ${bystander.directIdleP50Ms.toFixed(2)} ms idle (${(bystander.directFloodP50Ms / bystander.directIdleP50Ms).toFixed(2)}x)`,
     ...result.notes.map((n) => `        ${n}`),
     ...result.failures.map((f) => `        MISSED: ${f}`),
@@ -479,6 +505,7 @@ let servedToRefused = 0;
 
 const PLANS: Record<Flood, FloodPlan> = {
   ...ATTACK_PLANS,
+  ...PIPELINE_PLANS,
   'invented-credentials': {
     env: { CACHE_TTL_MS: '60000', CACHE_STALE_IF_ERROR_MS: '600000', LIVE_POLL_MS: '1000' },
     // Room for the never-seen accounts of `during` (NEVER_SEEN_FIRST on).

@@ -1,7 +1,26 @@
 /**
- * The HTTP server: limits (docs/limits.md) and a drain that resets nothing a client wrote
- * (docs/deploy.md "Shutdown"): not `server.close()`, which closes a just-accepted connection too;
- * closing the listening socket resets its queue, so stopListening() holds new requests till empty.
+ * The gateway's HTTP server and its connections: the platform's own limits, set deliberately
+ * (docs/limits.md), and how a copy lets go of its connections when it drains (docs/deploy.md
+ * "Shutdown").
+ *
+ * The drain resets nothing a client wrote, with or without a balancer in front. A connection is
+ * closed only (a) right after a response that said `Connection: close`, (b) once it has been idle
+ * for as long as the client was told it could stay (`Keep-Alive: timeout=`), (c) when it had no
+ * request since the drain began (stopListening), (d) right after an event stream that began
+ * before the drain ends (see closeAfter), or (e) at the shutdown deadline, if idle. Node's own
+ * `server.close()` is not used: it also closes every connection Node counts as idle, and a
+ * connection accepted a moment ago is "idle" until its request's headers are parsed, so a request
+ * already on the wire met a reset.
+ *
+ * - Once draining starts (SIGTERM), every response carries `Connection: close`, those in flight
+ *   included: each busy connection closes right after an answer, and clients and balancers open
+ *   the next one elsewhere.
+ * - stopListening() then closes the listening socket. The kernel resets the connections still
+ *   queued on it, requests already written on them included; clients pinned to this copy (no
+ *   balancer) reconnect after every answer, so that queue is never empty. So, for a moment, new
+ *   requests are held unanswered: a client waiting for its answer opens no connection, the queue
+ *   empties, the socket closes, and the held requests are answered, each with `Connection: close`.
+ *   A client's next connection is then refused, before it writes anything.
  */
 import {
   createServer,

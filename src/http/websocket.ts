@@ -1,16 +1,47 @@
 /**
- * graphql-ws at /graphql (docs/live-updates.md, docs/errors.md, docs/limits.md). Only connections
- * verified at `connection_init` hold a slot of `held` (upgrades carry no credentials).
+ * graphql-ws (protocol graphql-transport-ws) over WebSocket at /graphql, beside yoga's HTTP and
+ * SSE: the same schema, plugins and context, run through yoga's envelop (docs/live-updates.md,
+ * docs/errors.md, docs/limits.md). Browsers cannot set headers on a WebSocket, so credentials
+ * come in `connectionParams`, as `{ "Authorization": "Basic ..." }` or `{ "X-Sys-Id": ...,
+ * "X-Auth-Token": ... }` (any case); a connection without well-formed credentials is closed at
+ * once (4403, with a reason naming the shape expected).
+ *
+ * Bounded like HTTP: no frame larger than MAX_BODY_BYTES is read (ws refuses it from its length
+ * header, close 1009), a `connection_init` larger than MAX_CONNECTION_INIT_BYTES is refused
+ * (4413), and a verified connection holds a slot of `held` (src/traffic/held-streams.ts: one cap
+ * for WebSockets and graphql-sse streams together, and a share per account) or is closed once
+ * verified (1013, try again later).
+ *
+ * A connection proves itself in its `connection_init`, never at the upgrade (browsers send no
+ * credentials with it), so only verified connections count against that cap, and until then one
+ * holds little: the upgrade itself is cheap and is not admitted; the `connection_init` takes its
+ * tenant's turn (`admit`, as an HTTP request), holding a place until its verdict; and a connection
+ * not yet verified is closed after VERIFICATION_WINDOW_MS (4408), and the oldest of them once
+ * MAX_UNVERIFIED_CONNECTIONS are open (1013) to make room for a new one: idle sockets of invented
+ * pairs, reconnecting, never keep a real account's socket out (soak `idle-invented-ws`). Each
+ * `subscribe` then takes its turn too, before its document is read (soak `ws-subscribes`).
+ *
+ * Browsers let any page open a WebSocket to any host (no preflight, no CORS), so the upgrade's
+ * `Origin` is checked here against the same CORS_ORIGINS as HTTP: a page whose fetches would be
+ * refused gets 403 before the handshake. No `Origin` (a server's client) and the gateway's own
+ * origin stay allowed, as for HTTP.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLSchema,
+} from 'graphql';
 import type { ConnectionInitMessage } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Credentials } from '../core/credentials.js';
 import { Identities, type Identity } from '../core/identity.js';
 import type { Gateway } from './server.js';
+import { ErrorCode } from '../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import { isRefusal, type Refusal, type Release, type Waiting } from '../traffic/fair-admission.js';
 import type { HeldStreams } from '../traffic/held-streams.js';
@@ -45,7 +76,11 @@ export interface WebSocketOptions {
   readonly cors?: CorsSettings;
   /** Keep-alive ping interval. @default 12000 */
   readonly keepAliveMs?: number;
-  /** Admission of each connection_init, holding its place until the verdict. @default none */
+  /**
+   * Admission of each connection_init, holding its place until the verdict, and of each
+   * `subscribe`, holding it while its document is parsed and validated and, for a query or
+   * mutation, until its result is sent. @default none
+   */
   readonly admit?: (identity: Identity) => Release | Waiting | Refusal;
   /** Whether the service accepts the credentials (4403 if not). @default every pair */
   readonly verify?: (credentials: Credentials) => Promise<boolean>;
@@ -112,6 +147,21 @@ export function attachWebSocket(
     unverified.delete(socket);
   };
   const running = new WeakMap<WebSocket, Set<string>>();
+  // The places of operations still running (queries and mutations), by id: freed at their
+  // completion or the socket's close, whichever comes first (a query's answer may never be sent).
+  const seats = new WeakMap<WebSocket, Map<string, Release>>();
+  const heldSeats = (socket: WebSocket): Map<string, Release> => {
+    let held = seats.get(socket);
+    if (!held) {
+      seats.set(socket, (held = new Map()));
+      const freeAll = (): void => {
+        for (const release of held?.values() ?? []) release();
+        held?.clear();
+      };
+      socket.once('close', freeAll);
+    }
+    return held;
+  };
   // The size of each connection's connection_init, read before graphql-ws.
   const firstMessageBytes = new WeakMap<WebSocket, number>();
   wss.on('connection', (socket) => {
@@ -191,8 +241,9 @@ export function attachWebSocket(
       },
       onClose: (ctx, code, reason) => options.onClosed?.(ctx.extra.socket, code ?? 0, reason ?? ''),
       onSubscribe: async (ctx, id, payload) => {
-        let ids = running.get(ctx.extra.socket);
-        if (!ids) running.set(ctx.extra.socket, (ids = new Set()));
+        const socket = ctx.extra.socket;
+        let ids = running.get(socket);
+        if (!ids) running.set(socket, (ids = new Set()));
         if (ids.size >= options.maxPerConnection) {
           return [
             new GraphQLError(
@@ -201,18 +252,28 @@ export function attachWebSocket(
             ),
           ];
         }
+        // Each operation takes its turn as an HTTP request does, before its document is parsed
+        // or validated: a socket is one more door, not a way around the line (issue: five
+        // subscribes a second of a costly document held a bystander's answers for seconds).
+        const identity = ctx.extra.ticket?.identity;
+        const turn = await admitted((identity && options.admit?.(identity)) ?? noop, socket);
+        if (turn === null) return [new GraphQLError('The connection closed while waiting')];
+        if (isRefusal(turn)) return [busy(turn)];
         const { schema, execute, subscribe, contextFactory, parse, validate } =
           gateway.getEnveloped({
             ...ctx,
-            socket: ctx.extra.socket,
+            socket,
             params: payload,
             ticket: ctx.extra.ticket,
           });
         const document = parseValid(parse, validate, schema, payload.query);
-        if (Array.isArray(document)) return document;
+        if (Array.isArray(document)) {
+          turn();
+          return document;
+        }
         ids.add(id);
-        options.onOperation?.(ctx.extra.socket);
-        return {
+        options.onOperation?.(socket);
+        const args = {
           schema,
           document,
           operationName: payload.operationName ?? null,
@@ -220,8 +281,19 @@ export function attachWebSocket(
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe },
         };
+        const operation = getOperationAST(document, payload.operationName ?? null)?.operation;
+        // A subscription holds its place only while it is set up: its events are the live
+        // layer's work, paced there; a query or mutation holds it until its answer is out.
+        if (operation === 'subscription' || socket.readyState !== socket.OPEN) turn();
+        else heldSeats(socket).set(id, turn);
+        return args;
       },
-      onComplete: (ctx, id) => void running.get(ctx.extra.socket)?.delete(id),
+      onComplete: (ctx, id) => {
+        running.get(ctx.extra.socket)?.delete(id);
+        const held = seats.get(ctx.extra.socket);
+        held?.get(id)?.();
+        held?.delete(id);
+      },
     },
     wss,
     options.keepAliveMs ?? 12_000,
@@ -235,6 +307,14 @@ export function attachWebSocket(
 }
 
 const noop: Release = () => undefined;
+
+/** An operation admission refused, worded and coded as over HTTP (admission-refusals.ts). */
+function busy(refusal: Refusal): GraphQLError {
+  return new GraphQLError(
+    `The gateway is busy: retry after ${refusal.retryAfterSeconds} s, or send fewer operations at once.`,
+    { extensions: { code: ErrorCode.RateLimited, retryAfter: refusal.retryAfterSeconds } },
+  );
+}
 
 /** The document, or the errors of parsing or validating it (as every transport answers them). */
 export function parseValid(

@@ -31,8 +31,17 @@ export interface AdaptiveLimitOptions {
   readonly ownDelayMs?: (sinceMs: number) => number;
 }
 
+/**
+ * Calls a window holds at least (or a quarter of the limit, if more): its fastest call is the
+ * signal, and among fewer one slow answer would stand for the window; a quarter of the limit
+ * keeps a wide limit's windows from judging a handful of its calls.
+ */
 const MIN_WINDOW = 8;
-/** How much slower than its baseline the service may get before the limit shrinks. */
+/**
+ * How much slower than its baseline the service may get before the limit shrinks: a service's
+ * latency wanders (queues, GC, a cold cache) without this copy's load having anything to do with
+ * it; twice its fastest answer is taken as where a queue of this copy's own making shows.
+ */
 const TOLERANCE = 2;
 /** Windows in a row in which sending half as many did not help: the latency is normal now. */
 const UNHELPED_WINDOWS = 3;

@@ -94,6 +94,8 @@ export const groupOf = (tenant: Tenant): Tenant =>
 
 interface Waiter {
   readonly since: number;
+  /** What it was charged on arrival (its flow's cost per request then). */
+  readonly prepaid: number;
   grant(release: Release): void;
 }
 
@@ -177,10 +179,14 @@ export class Admission {
   admit(tenant: Tenant): Release | Waiting | Refusal {
     if (this.options.minSeats <= 0) return noop;
     const flow = this.flow(groupOf(tenant));
-    // Charged on arrival, before it waits: a flow's waiting requests count against it already,
-    // so a flood's line never goes ahead of a flow that asked once.
-    this.charge(flow, 1);
-    if (this.waitingCount === 0 && this.fits(flow)) return this.take(flow);
+    // Priced on arrival at what its flow's requests cost lately, before it waits or runs: a
+    // flow's waiting requests count against it already, so a flood's line never goes ahead of a
+    // flow that asked once, and a burst of costly requests weighs what it will cost before any
+    // of it ends (charged only when each ended, eight at once looked lighter than a bystander
+    // polling, which then waited 5 s and was refused). The measured cost corrects it at release.
+    const prepaid = Math.max(1, flow.cost);
+    this.charge(flow, prepaid);
+    if (this.waitingCount === 0 && this.fits(flow)) return this.take(flow, prepaid);
     const line = flow.lines.get(tenant);
     if ((line?.length ?? 0) >= this.options.maxWaiting) return this.refuse(tenant, 'line-full');
     let settle: (outcome: Release | Refusal) => void = () => undefined;
@@ -191,6 +197,7 @@ export class Admission {
     timer.unref();
     const waiter: Waiter = {
       since: this.now(),
+      prepaid,
       grant: (release) => {
         clearTimeout(timer);
         settle(release);
@@ -260,7 +267,7 @@ export class Admission {
 
   private charge(flow: Flow, units: number): void {
     const now = this.now();
-    flow.use = this.decayed(flow, now) + units;
+    flow.use = Math.max(0, this.decayed(flow, now) + units);
     flow.usedAt = now;
   }
 
@@ -276,7 +283,7 @@ export class Admission {
     }
   }
 
-  private take(flow: Flow, width = this.widthOf(flow)): Release {
+  private take(flow: Flow, prepaid: number, width = this.widthOf(flow)): Release {
     const held = { width };
     const weight = flow.cost;
     this.runningCount += held.width;
@@ -291,7 +298,9 @@ export class Admission {
       // by their flows' cost (evenly, a bystander beside a flood was charged as much as it).
       const loopMs = weight * (this.shareLoop(-weight) - startedAt);
       const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + loopMs / CPU_MS_PER_UNIT;
-      if (units > 0) this.charge(flow, units);
+      // What it cost (a unit for asking, and its work) less what it paid on arrival: a price
+      // set too high is given back, never below nothing.
+      this.charge(flow, 1 + units - prepaid);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
       this.runningCount -= held.width;
       this.holders.delete(held);
@@ -382,7 +391,7 @@ export class Admission {
       if (line.length > 0) next.lines.set(tenant, line);
       else if (next.lines.size === 0) this.backlogged.delete(next);
       this.waitingCount -= 1;
-      waiter.grant(this.take(next, width));
+      waiter.grant(this.take(next, waiter.prepaid, width));
     }
   }
 

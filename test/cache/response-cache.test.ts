@@ -8,8 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { print } from 'graphql';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import {
   CACHE_KEY_PREFIX,
+  canonicalJson,
   createResponseCache,
   type CacheEvent,
   type CacheStore,
@@ -180,6 +182,28 @@ describe.each(['memory', 'redis'] as const)('response cache in %s', (store) => {
     expect(b.body).toEqual(a.body);
     expect(simulator.calls).toHaveLength(callsAfterFirst);
     expect(hits).toHaveLength(1);
+  });
+
+  it('answers variables nested 5,000 deep with a clear error, never a 500', async () => {
+    const { gateway } = await cachedGateway(store);
+    // Written by hand: JSON.stringify itself overflows at this depth.
+    let deep = '"x"';
+    for (let i = 0; i < 5_000; i += 1) deep = i % 2 ? `[${deep}]` : `{"a":${deep}}`;
+    const query = JSON.stringify('query($tid: ID!) { number(tid: $tid) { tid } }');
+    const text = `{"query":${query},"variables":{"tid":${deep}}}`;
+    const response = await gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        ...pairAuth(DEMO_CREDENTIALS),
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json',
+      },
+      body: text,
+    });
+    const body = (await response.json()) as GraphQLResponse<unknown>['body'];
+    expect(response.status).toBe(400);
+    expect(body.errors?.[0]?.message).toMatch(/^Variable "\$tid" got invalid value/);
+    expect(simulator.calls).toHaveLength(0);
   });
 
   it('stops serving an answer CACHE_TTL_MS after it was stored, hits or not', async () => {
@@ -630,5 +654,27 @@ describe('response cache in Redis, shared', () => {
     expect(messages.filter((m) => m.startsWith('Response cache unavailable'))).toHaveLength(1);
     expect(messages.filter((m) => m === 'Response cache: Redis reachable again')).toHaveLength(1);
     expect(lines.join('\n')).not.toContain(password);
+  });
+});
+
+describe('canonicalJson', () => {
+  /** The keys' former writer (recursive): entries stored before must keep their keys. */
+  const sorted = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(sorted)
+      : value === null || typeof value !== 'object'
+        ? value
+        : Object.fromEntries(
+            Object.keys(value)
+              .sort()
+              .map((key) => [key, sorted((value as Record<string, unknown>)[key])]),
+          );
+
+  it('writes what JSON.stringify wrote of the sorted value, for any JSON value', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(canonicalJson(value)).toBe(JSON.stringify(sorted(value)));
+      }),
+    );
   });
 });

@@ -51,11 +51,20 @@ const tid = ${JSON.stringify(NUMBER.tid)};
 const numberId = ${JSON.stringify(numberId)};
 const rendered: unknown[] = [];
 const render = (data: unknown) => void rendered.push(data);
+const refusals: string[] = [];
+const onRefused = (reason: string) => void refusals.push(reason);
 `;
 
 let gateway: ServedGateway;
 beforeAll(async () => {
   gateway = await serveGateway();
+  // The urql set-up imports its copy of the client schema from beside it, as a frontend would.
+  const dir = new URL('../../test-output/snippets/', import.meta.url);
+  await mkdir(dir, { recursive: true });
+  await cp(
+    new URL('../../schema.client.graphql', import.meta.url),
+    new URL('schema.client.graphql', dir),
+  );
 });
 afterAll(() => gateway.close());
 const cleanups: Array<() => void> = [];
@@ -356,25 +365,29 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     client.stop();
   }, 20_000);
 
-  it('apollo-setup: a 4403 refusal reaches the subscriber at once, with no retry', async () => {
-    const { client } = await run<{ client: ApolloClient }>(['apollo-setup'], ['client'], {
-      sysId: '',
-      authToken: '',
-    });
+  it("apollo-setup: a 4403 refusal reaches onRefused by graphql-ws's closed event, at once, with no retry", async () => {
+    const { client, refusals } = await run<{ client: ApolloClient; refusals: string[] }>(
+      ['apollo-setup'],
+      ['client', 'refusals'],
+      { sysId: '', authToken: '' },
+    );
     const before = gateway.upgrades();
-    const error = await new Promise<Error>((resolve, reject) => {
-      setTimeout(() => reject(new Error('no error within 15 s: the client is retrying')), 15_000);
-      // Apollo Client 4 hands a subscription's error to `next`, as `result.error`.
-      client.subscribe({ query: gql('subscription { messageAdded { id } }') }).subscribe({
-        next: (result) => {
-          if (result.error) resolve(result.error);
-        },
-        error: (error: Error) => resolve(new Error(`via error(): ${error.message}`)),
-      });
+    const errors: unknown[] = [];
+    // Apollo Client 4 hands a subscription's error to `next`, as `result.error`: a plain Error.
+    const sub = client.subscribe({ query: gql('subscription { messageAdded { id } }') }).subscribe({
+      next: (result) => void (result.error && errors.push(result.error)),
+      error: (error: unknown) => void errors.push(error),
     });
-    expect(String(error.message)).toMatch(/4403/);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await until(() => refusals.length > 0, 15_000);
+    expect(refusals).toEqual([
+      expect.stringMatching(/^Malformed credentials in connectionParams: /),
+    ]);
+    await until(() => errors.length > 0);
+    expect(errors).toHaveLength(1);
+    await sleep(1_500);
     expect(gateway.upgrades() - before).toBe(1);
+    expect(refusals).toHaveLength(1);
+    sub.unsubscribe();
     client.stop();
   });
 });
@@ -448,6 +461,74 @@ describe('docs/client-caching.md: urql Graphcache', () => {
       expect(warnings).toEqual([]);
     } finally {
       vi.restoreAllMocks();
+    }
+  });
+});
+
+describe('4403 refusals in the other set-ups', () => {
+  it('urql-setup: onRefused hears the refusal once; the subscription ends with an error, no retry', async () => {
+    const { client, refusals } = await run<{ client: UrqlClient; refusals: string[] }>(
+      ['urql-setup'],
+      ['client', 'refusals'],
+      { sysId: DEMO_CREDENTIALS.sysId, authToken: 'not-the-token' },
+    );
+    const before = gateway.upgrades();
+    const results: OperationResult[] = [];
+    const { unsubscribe } = client
+      .subscription('subscription { messageAdded { id } }', {})
+      .subscribe((result) => results.push(result));
+    await until(() => refusals.length > 0, 15_000);
+    expect(refusals).toEqual(['The SMS service refused the credentials']);
+    await until(() => results.length > 0);
+    expect(results[0]?.error).toBeDefined();
+    await sleep(1_500);
+    expect(gateway.upgrades() - before).toBe(1);
+    unsubscribe();
+  });
+
+  it('relay-environment: onRefused hears the refusal once, no retry', async () => {
+    const { subscribe, refusals } = await run<{
+      subscribe: (
+        request: { name: string; text: string },
+        variables: Record<string, unknown>,
+      ) => { subscribe(sink: { error(e: unknown): void }): { unsubscribe(): void } };
+      refusals: string[];
+    }>(['relay-environment'], ['subscribe', 'refusals'], { sysId: '', authToken: '' });
+    const before = gateway.upgrades();
+    const errors: unknown[] = [];
+    const sub = subscribe(
+      { name: 'Refused', text: 'subscription Refused { messageAdded { id } }' },
+      {},
+    ).subscribe({ error: (error) => void errors.push(error) });
+    await until(() => refusals.length > 0, 15_000);
+    expect(refusals).toEqual([
+      expect.stringMatching(/^Malformed credentials in connectionParams: /),
+    ]);
+    await until(() => errors.length > 0);
+    await sleep(1_500);
+    expect(gateway.upgrades() - before).toBe(1);
+    sub.unsubscribe();
+  });
+
+  it('errors-ws-refused: plain graphql-ws in Node, with ws and no global WebSocket', async () => {
+    const global = globalThis as { WebSocket?: unknown };
+    const polyfill = global.WebSocket;
+    delete global.WebSocket;
+    try {
+      const before = gateway.upgrades();
+      const { refusals, stop } = await run<{ refusals: string[]; stop: () => void }>(
+        ['errors-ws-refused'],
+        ['refusals', 'stop'],
+        { sysId: DEMO_CREDENTIALS.sysId, authToken: 'not-the-token' },
+      );
+      await until(() => refusals.length > 0, 15_000);
+      expect(refusals).toEqual(['The SMS service refused the credentials']);
+      await sleep(1_500);
+      expect(gateway.upgrades() - before).toBe(1);
+      expect(refusals).toHaveLength(1);
+      stop();
+    } finally {
+      global.WebSocket = polyfill;
     }
   });
 });

@@ -19,6 +19,8 @@ import { codeBlocks } from './snippets.js';
 
 const FILES = ['README.md', 'docs/errors.md', 'docs/paging.md', 'docs/client-caching.md'];
 const blocks = FILES.flatMap((file) => codeBlocks(file));
+/** Pages for operators whose GraphQL blocks a frontend copies too (their TypeScript is a router's). */
+const GRAPHQL_ONLY = ['docs/federation.md'];
 
 function printType(node: FieldDefinitionNode['type']): string {
   if (node.kind === Kind.NON_NULL_TYPE) return `${printType(node.type)}!`;
@@ -85,8 +87,36 @@ describe('code blocks of README.md and the client docs', () => {
     expect(unmarked).toEqual([]);
   });
 
+  // What a copied client set-up needs outside a browser, and what tells it credentials were
+  // refused: errors.md, "Recognising a 4403 close".
+  const wsClients = blocks.filter(
+    (b) => b.lang === 'ts' && /from 'graphql-ws'/.test(b.code) && /createClient\(/.test(b.code),
+  );
+  it('found the graphql-ws set-ups', () => {
+    expect(wsClients.length).toBeGreaterThanOrEqual(4);
+  });
+  it.each(wsClients.map((b) => [`${b.file} ${b.info}`, b.code] as const))(
+    '%s: names ws for Node and recognises 4403 by the closed event',
+    (_where, code) => {
+      expect(code).toMatch(/webSocketImpl: WebSocket/);
+      expect(code).toMatch(/import WebSocket from 'ws'/);
+      expect(code).toMatch(/shouldRetry: \(event\) => !refused\(event\)/);
+      expect(code).toMatch(
+        /on: \{ closed: \(event\) => refused\(event\) && onRefused\(event\.reason\) \}/,
+      );
+      expect(code).toMatch(/\?\.code === 4403;/);
+    },
+  );
+
+  it('has no set-up that asks the running gateway for its schema (introspection is off in production)', () => {
+    const asking = blocks
+      .filter((b) => /getIntrospectionQuery|__schema|IntrospectionQuery/.test(b.code))
+      .map((b) => `${b.file} ${b.info}`);
+    expect(asking).toEqual([]);
+  });
+
   // Relay's documents use its own directives: relay-compiler checks them (test/clients/snippets).
-  const graphqlBlocks = blocks.filter(
+  const graphqlBlocks = [...blocks, ...GRAPHQL_ONLY.flatMap((file) => codeBlocks(file))].filter(
     (b) => b.lang === 'graphql' && !/snippet=relay-/.test(b.info),
   );
   it.each(graphqlBlocks.map((b) => [b.file, b.code] as const))(

@@ -19,6 +19,8 @@ describe('boundedDocumentCaches', () => {
     const { documentCache } = boundedDocumentCaches();
     const mine = query(1);
     parsed(documentCache, mine);
+    // Among the latest parsed only: gone once 16 others were parsed after it.
+    for (let n = 300; n < 316; n++) parsed(documentCache, query(n));
     expect(documentCache?.get(mine)).toBeUndefined();
     parsed(documentCache, mine);
     expect(documentCache?.get(mine)).toBeDefined();
@@ -26,6 +28,15 @@ describe('boundedDocumentCaches', () => {
     for (let n = 100; n < 200; n++) parsed(documentCache, query(n, 95_000));
     expect(documentCache?.get(mine)).toBeDefined();
     expect(documentCache?.get(query(100, 95_000))).toBeUndefined();
+  });
+
+  it('gives a document parsed once back to the same request parsed again (the lane hands it on)', () => {
+    const { documentCache } = boundedDocumentCaches();
+    const text = query(7);
+    const document = parse(text);
+    documentCache?.set(text, document);
+    // The same object: yoga's validation cache is keyed by it, so validation runs once.
+    expect(documentCache?.get(text)).toBe(document);
   });
 
   it('keeps recent documents, dropping the oldest past the text budget', () => {

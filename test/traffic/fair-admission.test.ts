@@ -201,6 +201,32 @@ describe('Admission', () => {
     expect(charged.heavy / charged.light).toBeGreaterThan(8);
   });
 
+  it("prices a request on arrival at its flow's recent cost: a burst outweighs a light flow before any of it ends", async () => {
+    let active = 0;
+    const { admission: gate, load } = admission({ loopActiveMs: () => active });
+    // The heavy flow's one earlier request took 100 ms of the loop alone: 400 units a request.
+    const first = released(gate.admit('account:heavy'));
+    active += 100;
+    first();
+    // Long enough ago that its use has faded; what its requests cost is still known.
+    clock += 10 * USE_HALF_LIFE_MS;
+    gate.chargeWork('account:light', 3);
+    // Eight arrive at once while the loop has room: all run.
+    const burst = Array.from({ length: 8 }, () => released(gate.admit('account:heavy')));
+    // Priced at 8 x about 80 (the cost's moving average), not 8 x 1.
+    expect(gate.useOf('account:heavy')).toBeGreaterThan(8 * 50);
+    // The loop is busy now: the light flow borrows a seat at once instead of waiting for one.
+    load.set(true);
+    let granted: unknown;
+    void waiting(gate.admit('account:light')).outcome.then((outcome) => (granted = outcome));
+    // No timer runs: granted in the same turn, not after a wait.
+    await Promise.resolve();
+    expect(typeof granted).toBe('function');
+    // The measured cost corrects the price: eight requests that cost almost nothing are refunded.
+    for (const release of burst) release();
+    expect(gate.useOf('account:heavy')).toBeLessThan(20);
+  });
+
   it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {
     const { admission: gate, load } = admission();
     gate.chargeWork('account:fan-out', 100);

@@ -10,7 +10,13 @@ import { getMainDefinition, relayStylePagination } from '@apollo/client/utilitie
 import { createClient } from 'graphql-ws';
 import { map } from 'rxjs';
 
-export function createInboxClient(httpUrl: string, sysId: string, authToken: string): ApolloClient {
+export function createInboxClient(
+  httpUrl: string,
+  sysId: string,
+  authToken: string,
+  /** Called once per refused WebSocket connection (close 4403), with the close reason. */
+  onRefused: (reason: string) => void,
+): ApolloClient {
   const wsUrl = httpUrl.replace(/^http/, 'ws');
   const authorization = `Basic ${btoa(`${sysId}:${authToken}`)}`;
 
@@ -18,12 +24,17 @@ export function createInboxClient(httpUrl: string, sysId: string, authToken: str
     uri: httpUrl,
     headers: { Authorization: authorization },
   });
+  // 4403: the gateway refused the credentials (the close reason says why); retrying won't help.
+  // Apollo hands the subscriber only an Error's message: graphql-ws's `closed` event has the code.
+  const refused = (event: unknown): event is { code: number; reason: string } =>
+    (event as { code?: unknown } | null)?.code === 4403;
   const wsLink = new GraphQLWsLink(
     createClient({
       url: wsUrl,
+      // In Node 20 also `webSocketImpl: WebSocket`, with `import WebSocket from 'ws'`.
       connectionParams: { Authorization: authorization },
-      // 4403: the gateway refused the credentials (the close reason says why); retrying won't help.
-      shouldRetry: (event) => (event as { code?: number } | null)?.code !== 4403,
+      shouldRetry: (event) => !refused(event),
+      on: { closed: (event) => refused(event) && onRefused(event.reason) },
     }),
   );
   // Each subscription keeps its latest resume token in its own variables, which graphql-ws sends

@@ -99,6 +99,8 @@ async function signIn(): Promise<void> {
     field('gateway').value,
     field('sysId').value,
     field('authToken').value,
+    // Live updates were refused (close 4403): the credentials need changing, not a retry.
+    (reason) => showError(`Live updates refused: ${reason}. Sign in again.`),
   );
   const { data, error } = await client.query({ query: NUMBERS, errorPolicy: 'all' });
   if (error) showError(error);

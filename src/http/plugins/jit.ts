@@ -7,6 +7,7 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import {
   BREAK,
   getOperationAST,
+  getVariableValues,
   GraphQLError,
   visit,
   type DocumentNode,
@@ -83,6 +84,31 @@ export function useJit(): Plugin {
   return {
     ...jit,
     onExecute(payload) {
+      // graphql-jit words bad variables its own way, with `data: null` (so 200, not 400): a
+      // client would get a different answer to the same request once its document was compiled.
+      // Coerced as graphql-js does, and answered as it does, before the compiled code runs.
+      const { document, operationName, schema, variableValues } = payload.args;
+      if (seenOnce.has(document)) {
+        const operation = getOperationAST(document, operationName);
+        const definitions = operation?.variableDefinitions ?? [];
+        if (operation?.operation === 'query' && definitions.length > 0 && isCompilable(document)) {
+          const coerced = getVariableValues(schema, definitions, variableValues ?? {}, {
+            maxErrors: 50,
+          });
+          if (coerced.errors) {
+            // Marked 400 as yoga's executor marks a request it cannot start.
+            const errors = coerced.errors.map(
+              (error) =>
+                new GraphQLError(error.message, {
+                  nodes: error.nodes,
+                  extensions: { ...error.extensions, http: { status: 400 } },
+                }),
+            );
+            payload.setResultAndStopExecution({ errors });
+            return undefined;
+          }
+        }
+      }
       const pending = jit.onExecute?.(payload);
       const source = payload.args.document.loc?.source;
       const hooks: OnExecuteHookResult<object> = {

@@ -9,6 +9,7 @@ import type { QueryLimits } from '../../config/config.js';
 import { ErrorCode } from '../../core/errors.js';
 import type { SizeLimits } from '../../graph/cost.js';
 import { estimateCost, type CostEstimate } from '../../graph/estimate-cost.js';
+import { useValidationBudget } from './validation-budget.js';
 
 /** Answered like a validation error: yoga's `spec` flag gives 400 or 200 by the `Accept`. */
 const REFUSED_DOCUMENT = {
@@ -57,6 +58,8 @@ export function queryLimitPlugins(
         },
       ],
     }),
+    // Before any rule runs: what the rules would cost, counted in one linear pass.
+    useValidationBudget(),
     maxAliasesPlugin(report('aliases', limits.maxAliases)),
     maxDepthPlugin({
       ...report('depth', limits.maxDepth),

@@ -68,6 +68,24 @@ describe('field errors', () => {
   });
 });
 
+describe('bad variables', () => {
+  it('are answered as graphql-js answers them (400, its words), compiled or not', async () => {
+    const query = 'query($n: Int) { ownedNumbers { messages(first: $n) { totalCount } } }';
+    const answers = [];
+    for (let i = 0; i < 3; i += 1) {
+      const { status, body } = await executeText(stack.gateway, query, { n: 'two' }, auth);
+      answers.push({ status, body });
+    }
+    expect(answers[0]?.status).toBe(400);
+    // graphql-js says what the value is not; graphql-jit said "Expected type Int" besides.
+    expect(answers[0]?.body.errors?.[0]?.message).toMatch(
+      /^Variable "\$n" got invalid value "two"; Int cannot/,
+    );
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+  });
+});
+
 describe('lists left out past the byte ceiling', () => {
   const small = sharedStack({}, { limits: { maxResponseBytes: 1024 } });
 

@@ -1,0 +1,143 @@
+/**
+ * A WebSocket is one more door, not a way around the line: each `subscribe` takes its turn in the
+ * same admission as an HTTP request before its document is parsed or validated, a refused one
+ * answers RATE_LIMITED with retryAfter, and a query holds its place until its answer is out.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createClient, type Client } from 'graphql-ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { Identity } from '../../src/core/identity.js';
+import { attachWebSocket, type AttachedWebSocket } from '../../src/http/websocket.js';
+import { GRAPHQL_PATH } from '../../src/http/server.js';
+import type { Refusal, Release, Waiting } from '../../src/traffic/fair-admission.js';
+import {
+  DEMO_CREDENTIALS,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/simulator/index.js';
+import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { until } from '../../support/wait.js';
+
+/** What the admission stand-in answers next, and what it saw: the gateway's side is real. */
+const turns: {
+  next: 'grant' | 'refuse' | 'wait';
+  asked: number;
+  held: number;
+  waiting: Array<(release: Release) => void>;
+} = {
+  next: 'grant',
+  asked: 0,
+  held: 0,
+  waiting: [],
+};
+function admit(_identity: Identity): Release | Waiting | Refusal {
+  turns.asked += 1;
+  const release = (): Release => {
+    turns.held += 1;
+    let freed = false;
+    return () => {
+      if (!freed) turns.held -= 1;
+      freed = true;
+    };
+  };
+  if (turns.next === 'refuse') return { refused: 'line-full', retryAfterSeconds: 1 };
+  if (turns.next === 'wait') {
+    return {
+      outcome: new Promise((resolve) => turns.waiting.push(() => resolve(release()))),
+      cancel: () => undefined,
+    };
+  }
+  return release();
+}
+
+let simulator: RunningSimulator;
+let test: TestGateway;
+let server: Server;
+let ws: AttachedWebSocket;
+let client: Client;
+beforeAll(async () => {
+  simulator = await startSimulator();
+  test = createTestGateway(simulator.url, { live: { pollMs: 1_000 } });
+  server = createServer(test.gateway);
+  ws = attachWebSocket(server, test.gateway, {
+    path: GRAPHQL_PATH,
+    maxPerConnection: 20,
+    admit,
+    verify: (credentials) => test.client.verify(credentials),
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const authorization = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
+  client = createClient({
+    url: `ws://127.0.0.1:${port}${GRAPHQL_PATH}`,
+    webSocketImpl: WebSocket,
+    connectionParams: { Authorization: authorization },
+    retryAttempts: 0,
+    // One connection throughout: a new one would take its own turn at connection_init.
+    lazyCloseTimeout: 60_000,
+  });
+});
+afterAll(async () => {
+  await client.dispose();
+  await ws.close();
+  await new Promise((resolve) => server.close(resolve));
+  await test.close();
+  await simulator.close();
+});
+
+/** One operation's outcome: its results, or the errors it failed with. */
+function run(query: string): Promise<{
+  data?: unknown;
+  errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
+}> {
+  return new Promise((resolve) => {
+    let last: { data?: unknown } = {};
+    client.subscribe(
+      { query },
+      {
+        next: (value) => void (last = value as typeof last),
+        error: (errors) => resolve({ errors: errors as never }),
+        complete: () => resolve(last),
+      },
+    );
+  });
+}
+
+describe('WebSocket operations pass admission', () => {
+  it('each subscribe takes a turn, held by a query until its answer is out', async () => {
+    turns.next = 'grant';
+    const before = turns.asked;
+    const answer = await run('{ ownedNumbers { tid } }');
+    expect(answer).toMatchObject({ data: { ownedNumbers: expect.any(Array) } });
+    // connection_init's turn, then the operation's.
+    expect(turns.asked - before).toBe(2);
+    await until(() => turns.held === 0);
+  });
+
+  it('a refused subscribe is answered RATE_LIMITED before its document is read', async () => {
+    await run('{ ownedNumbers { tid } }');
+    turns.next = 'refuse';
+    // An invalid document: were it parsed or validated first, its error would come instead.
+    const answer = await run('{ ownedNumbers { nope } }');
+    turns.next = 'grant';
+    expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED', retryAfter: 1 });
+    expect(answer.errors?.[0]?.message).toMatch(/busy/);
+  });
+
+  it('a waiting subscribe runs once granted, and frees its place after', async () => {
+    await run('{ ownedNumbers { tid } }');
+    turns.next = 'wait';
+    const pending = run('{ ownedNumbers { tid } }');
+    await until(() => turns.waiting.length === 1);
+    let settled = false;
+    void pending.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+    turns.next = 'grant';
+    turns.waiting.shift()?.(() => undefined);
+    expect(await pending).toMatchObject({ data: { ownedNumbers: expect.any(Array) } });
+    await until(() => turns.held === 0);
+  });
+});
