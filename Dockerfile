@@ -3,7 +3,7 @@
 # (the version on sms_instance_info) and no node_modules. test/e2e/dockerfile-copy.test.ts copies
 # what the runtime stage's COPY lines name into an empty folder and starts it.
 #
-#   docker build -t sms-graphql-gateway .
+#   docker build --build-arg BUILD_COMMIT=$(git rev-parse HEAD) -t sms-graphql-gateway .
 #   docker run -p 4000:4000 -e UPSTREAM_URL=simulator -e GATEWAY_SECRET=$(openssl rand -hex 32) sms-graphql-gateway
 
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -19,7 +19,10 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
-RUN npm run build
+# The image has no .git: the commit sms_instance_info reports is passed in
+# (`docker build --build-arg BUILD_COMMIT=$(git rev-parse HEAD) .`), else it reads "unknown".
+ARG BUILD_COMMIT=""
+RUN BUILD_COMMIT="${BUILD_COMMIT}" npm run build
 
 FROM ${NODE_IMAGE} AS runtime
 # Production's rules: a missing UPSTREAM_URL or GATEWAY_SECRET stops start-up, GraphiQL is off,
