@@ -63,7 +63,13 @@ export type ResponseCache = NonNullable<ReturnType<typeof createResponseCache>>;
 /** Every key starts with this, so the gateway can share a Redis: `v3:<account>:<pair>:<operation>`. */
 export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v3:';
 
+/** How yoga's response cache plugin marks an answer it served: read here and by the request log. */
 const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
+
+/** Whether `result` is an answer the response cache served (no execution behind it). */
+export function servedFromCache(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && SERVED_FROM_CACHE in result;
+}
 
 /**
  * The previous release's key of each request lately asked, for its answers in clear under the same
@@ -170,7 +176,7 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     async onExecutionResult({ request, result, setResult, context }) {
       if (sessionOf(request, context) === null) return;
       const event: CacheEvent = { store, operationName: operationNames.get(request) ?? null };
-      const hit = typeof result === 'object' && result !== null && SERVED_FROM_CACHE in result;
+      const hit = servedFromCache(result);
       callHook(hit ? options.onCacheHit : options.onCacheMiss, event);
       if (hit || staleIfErrorMs <= 0 || !isSingleResult(result)) return;
       const code = serviceFailureCode(result);

@@ -13,6 +13,7 @@ import {
   upstreamWarnings,
   type WarningRollup,
 } from '../../observability/warning-rollup.js';
+import { servedFromCache } from '../../cache/response-cache.js';
 import { GRAPHQL_PATH, PROBE_PATHS } from '../paths.js';
 import { REQUEST_ID_HEADER, requestIdFor } from '../../observability/request-id.js';
 import { ticketOf, type Ticket } from '../../traffic/ticket.js';
@@ -60,7 +61,6 @@ function operationOf(document: DocumentNode, requested: string | null | undefine
 }
 
 /** An answer from the response cache is named as asked, else as its text ran here, else parsed. */
-const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
 const MAX_NAMED_TEXT_CHARS = 256 * 1024;
 
 function operationOfText(text: string, requested: string | null | undefined): OperationInfo {
@@ -242,7 +242,7 @@ export function useRequestObserver({
       const record = records.get(request);
       if (!record) return;
       record.outcome = outcomeOf(result);
-      if (typeof result !== 'object' || result === null || !(SERVED_FROM_CACHE in result)) return;
+      if (!servedFromCache(result)) return;
       // Stored after it validated and ran for the very same credentials: named like it.
       record.cached = true;
       record.validated = true;
