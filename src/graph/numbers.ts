@@ -2,6 +2,7 @@
 import type { NumberType, OwnedNumber } from '../core/domain.js';
 import { OWNED_NUMBERS_LIST_SIZE } from './cost.js';
 import { builder } from './builder.js';
+import { numberFromCursor } from './cursor-number.js';
 
 export const NumberTypeEnum = builder.enumType('NumberType', {
   description: 'The kind of an owned phone number.',
@@ -87,6 +88,11 @@ builder.queryFields((t) => ({
     args: {
       tid: t.arg.id({ required: true, description: "The service's identifier of the number." }),
     },
-    resolve: (_root, args, context) => context.upstream().numberByTid(String(args.tid)),
+    // A page after the first names its number in its cursor: no lookup (cursor-number.ts).
+    resolve: async (_root, args, context, info) => {
+      const tid = String(args.tid);
+      const loaders = context.upstream();
+      return (await numberFromCursor(tid, info, context)) ?? loaders.numberByTid(tid);
+    },
   }),
 }));
