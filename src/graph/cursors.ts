@@ -110,7 +110,11 @@ export function createCursorCodec(
       return UNKNOWN_KEY;
     },
     accountTag(sysId) {
-      return createHmac('sha256', tagKey).update(sysId).digest().subarray(0, 12).toString('base64url');
+      return createHmac('sha256', tagKey)
+        .update(sysId)
+        .digest()
+        .subarray(0, 12)
+        .toString('base64url');
     },
   };
 }
