@@ -25,7 +25,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import WebSocket from 'ws';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { allSnippets, runSnippets, type Snippet } from '../docs/snippets.js';
-import { prependNewMessages } from '../../support/recipes/live-apollo-list.js';
+import { headCursor, prependNewMessages } from '../../support/recipes/live-apollo-list.js';
 import { sleep, until } from '../../support/wait.js';
 import { serveGateway, type ServedGateway } from './served-gateway.js';
 
@@ -331,16 +331,22 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     await until(() => seen.at(-1)?.number.messages.edges.length === 3);
     const first = seen.at(-1)!.number.messages;
     const errors: unknown[] = [];
+    // A message arrives between the list and the subscription: after the list's head, it comes.
+    arrive('apollo edge 0');
+    const after = [headCursor(first)];
     await subscribed(
-      () => cleanups.push(prependNewMessages(client, [NUMBER.tid], (e) => errors.push(e))),
+      () => cleanups.push(prependNewMessages(client, [NUMBER.tid], after, (e) => errors.push(e))),
       1,
     );
     const edges = () => seen.at(-1)?.number.messages.edges ?? [];
+    await until(() => edges()[0]?.node.body === 'apollo edge 0', 15_000);
+    await landedOnceAtHead(edges(), first.edges, 'apollo edge 0');
 
+    const listed = edges();
     arrive('apollo edge 1');
     await until(() => edges()[0]?.node.body === 'apollo edge 1', 15_000);
-    await landedOnceAtHead(edges(), first.edges, 'apollo edge 1');
-    expect(seen.at(-1)?.number.messages.totalCount).toBe(first.totalCount + 1);
+    await landedOnceAtHead(edges(), listed, 'apollo edge 1');
+    expect(seen.at(-1)?.number.messages.totalCount).toBe(first.totalCount + 2);
 
     // The network drops; a message arrives before graphql-ws reconnects (1.3 s at the earliest).
     const before = edges();
