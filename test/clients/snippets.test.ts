@@ -63,14 +63,18 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-function run<T>(
+async function run<T>(
   names: readonly string[],
   exports: readonly string[],
   credentials?: typeof DEMO_CREDENTIALS,
 ) {
+  // A snippet that subscribes after the list shown gets its head cursor, as the page would have.
+  const head = names.includes('urql-live')
+    ? `const head: string | undefined = ${JSON.stringify(await headNow())};\n`
+    : '';
   return runSnippets<T>(
     names.map((name) => snippet(name)),
-    { origin: gateway.origin, prelude: prelude(credentials), exports },
+    { origin: gateway.origin, prelude: prelude(credentials) + head, exports },
   );
 }
 
@@ -126,6 +130,25 @@ async function idsAfter(cursor: string, first: number): Promise<string[]> {
   });
   const body = (await response.json()) as { data: MessagesPage };
   return body.data.number.messages.edges.map((e) => e.node.id);
+}
+
+/** The cursor of the number's newest message, read from the gateway without any client. */
+async function headNow(): Promise<string> {
+  const response = await fetch(`${gateway.origin}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Basic ${btoa(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`)}`,
+    },
+    body: JSON.stringify({
+      query: `query($tid: ID!) { number(tid: $tid) { messages(first: 1) { edges { cursor } } } }`,
+      variables: { tid: NUMBER.tid },
+    }),
+  });
+  const body = (await response.json()) as {
+    data: { number: { messages: { edges: { cursor: string }[] } } };
+  };
+  return body.data.number.messages.edges[0]!.cursor;
 }
 
 interface ListEdge {
@@ -492,6 +515,8 @@ describe('docs/client-caching.md: Relay', () => {
       { cwd: RELAY_DIR.pathname },
     );
 
+    // The head of the list the component shows, as it read it: the subscription starts there.
+    const head = await headNow();
     const beforeArrivals = historyCalls();
     const { environment, arrivals, InboxQuery, PaginationQuery } = await runSnippets<{
       environment: Environment;
@@ -501,6 +526,7 @@ describe('docs/client-caching.md: Relay', () => {
     }>([snippet('relay-environment'), snippet('relay-arrivals')], {
       origin: gateway.origin,
       prelude: `${prelude()}
+const head: string | undefined = ${JSON.stringify(head)};
 import InboxQuery from './__generated__/InboxQuery.graphql';
 import PaginationQuery from './__generated__/InboxMessagesPaginationQuery.graphql';`,
       exports: ['environment', 'arrivals', 'InboxQuery', 'PaginationQuery'],
