@@ -36,7 +36,7 @@ builder.objectField(NumberRef, 'messages', (t) =>
         const { credentials, loaders: upstream } = context.account();
         const read = (range: { start: number; end: number }) =>
           upstream.history({ tid: number.tid, number: number.number, ...range });
-        // The next page finds its number in the cursor, with no lookup (cursor-number.ts).
+        // The next page finds its number in the cursor, with no lookup (numbers.ts, numberFromCursor).
         const owner = {
           number: number.number,
           account: context.cursors.accountTag(credentials.sysId),

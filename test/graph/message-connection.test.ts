@@ -98,7 +98,7 @@ describe('Number.messages', () => {
       id: 'b'.repeat(32),
       offset: 1,
       total: 5,
-      // The next page's number, for this account only (test/graph/cursor-number.test.ts).
+      // The next page's number, for this account only (test/graph/number-from-cursor.test.ts).
       owner: { number: NUMBER.number, account: codec.accountTag('S-A') },
     });
     expect(result.errors).toHaveLength(1);

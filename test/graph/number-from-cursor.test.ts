@@ -1,5 +1,5 @@
 /**
- * One upstream call per page after the first (src/graph/cursor-number.ts): through the gateway,
+ * One upstream call per page after the first (numberFromCursor in src/graph/numbers.ts): through the gateway,
  * counting the simulator's calls, paging a number to the end costs pages + 1 calls; a cursor of an
  * older gateway (no owner), another account's cursor, refused credentials and a selection that
  * needs more than the cursor knows all get the owned-numbers lookup's answer, as before.
@@ -13,7 +13,7 @@ import {
 } from '../../src/simulator/index.js';
 import { basicAuth, executeText, sharedStack } from '../fixtures/harness.js';
 
-const KEY = 'cursor-number-test-key-0123456789abcdef';
+const KEY = 'number-from-cursor-test-key-0123456789ab';
 const stack = sharedStack({}, { cursorKey: KEY }, { resetCalls: true });
 const auth = basicAuth(DEMO_CREDENTIALS);
 /** 64 messages: pages of 10 read it in 7. */
