@@ -42,6 +42,8 @@ export interface CursorCodec {
    * with this secret, and no way back to the sys_id from a cursor's readable payload.
    */
   accountTag(sysId: string): string;
+  /** Whether `tag` is the account tag of `sysId` under the current or the previous key. */
+  isAccountTag(tag: string, sysId: string): boolean;
 }
 
 const VERSION = 'm1';
@@ -58,6 +60,13 @@ const UNKNOWN_KEY: DecodedCursor = { cursor: null, refusal: 'unknown-key' };
 function signer(secret: string | Buffer): (payload: string) => Buffer {
   const key = createHmac('sha256', secret).update('message-cursor').digest();
   return (payload) => createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
+}
+
+/** The account tagger under the key derived from `secret` (a tag never doubles as a MAC). */
+function tagger(secret: string | Buffer): (sysId: string) => string {
+  const key = createHmac('sha256', secret).update('cursor-account').digest();
+  return (sysId) =>
+    createHmac('sha256', key).update(sysId).digest().subarray(0, 12).toString('base64url');
 }
 
 /** The cursor a payload names, or null when it names none. */
@@ -87,7 +96,9 @@ export function createCursorCodec(
   const key = fingerprintKey(secret);
   const sign = signer(key);
   const verifiers = previous === null ? [sign] : [sign, signer(previous)];
-  const tagKey = createHmac('sha256', key).update('cursor-account').digest();
+  const tag = tagger(key);
+  // A cursor of the previous key carries that key's tag: still the same account's.
+  const tags = previous === null ? [tag] : [tag, tagger(previous)];
   return {
     encode({ tid, id, offset, total, owner }) {
       const fields = [tid, id, offset, total];
@@ -109,12 +120,9 @@ export function createCursorCodec(
       }
       return UNKNOWN_KEY;
     },
-    accountTag(sysId) {
-      return createHmac('sha256', tagKey)
-        .update(sysId)
-        .digest()
-        .subarray(0, 12)
-        .toString('base64url');
+    accountTag: tag,
+    isAccountTag(given, sysId) {
+      return tags.some((each) => each(sysId) === given);
     },
   };
 }

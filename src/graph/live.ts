@@ -255,7 +255,7 @@ function afterPositions(
   context: GatewayContext,
   sysId: string,
 ): Positions {
-  const decoded = decodeAfterCursors(context.cursors, cursors, context.cursors.accountTag(sysId));
+  const decoded = decodeAfterCursors(context.cursors, cursors, sysId);
   if (decoded === 'unknown-key') {
     throw resyncRequired(
       `${field}: \`after\` holds a cursor signed with a key this gateway no longer has (a restart or a key rotation); refetch the list, then subscribe after its new head`,

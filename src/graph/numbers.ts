@@ -172,7 +172,7 @@ export async function numberFromCursor(
     const window = firstWindow(plan);
     if (window === null || !('cursor' in plan)) continue;
     const owner = plan.cursor.owner;
-    if (!owner || owner.account !== context.cursors.accountTag(credentials.sysId)) continue;
+    if (!owner || !context.cursors.isAccountTag(owner.account, credentials.sysId)) continue;
     try {
       // The same window the page reads first: its own read is then served by the loader.
       await loaders.history({ tid, number: owner.number, ...window });

@@ -41,14 +41,14 @@ export type AfterRefusal = CursorRefusal | 'two-for-one-number' | 'other-account
 
 /**
  * The positions `after` names: each cursor's message, per number (tids are checked against the
- * watched numbers by the caller). `accountTag`: the caller's (CursorCodec.accountTag); a cursor
- * that names another account is refused, one that names none (a resume token's part, an older
- * gateway's cursor) is bound only to its number.
+ * watched numbers by the caller). `sysId`: the caller's; a cursor issued to another account is
+ * refused, one that names none (a resume token's part, an older gateway's cursor) is bound only
+ * to its number.
  */
 export function decodeAfterCursors(
   codec: CursorCodec,
   cursors: readonly string[],
-  accountTag: string,
+  sysId: string,
 ): Positions | AfterRefusal {
   if (cursors.length > MAX_WATCHED_NUMBERS) return 'malformed';
   const positions = new Map<string, Position>();
@@ -62,7 +62,7 @@ export function decodeAfterCursors(
     if (cursor === null) return 'malformed';
     const seq = cursor.total - 1 - cursor.offset;
     if (seq < -1) return 'malformed';
-    if (cursor.owner && cursor.owner.account !== accountTag) return 'other-account';
+    if (cursor.owner && !codec.isAccountTag(cursor.owner.account, sysId)) return 'other-account';
     if (positions.has(cursor.tid)) return 'two-for-one-number';
     positions.set(cursor.tid, { seq, id: cursor.id === NO_MESSAGE ? '' : cursor.id });
   }

@@ -93,5 +93,11 @@ describe('message cursors', () => {
     expect(codec.accountTag('AC-1')).not.toBe(codec.accountTag('AC-2'));
     expect(codec.accountTag('AC-1')).not.toBe(createCursorCodec(OLD_KEY).accountTag('AC-1'));
     expect(codec.accountTag('AC-1')).not.toContain('AC-1');
+    // A rotation: tags of the previous key still name their account, no other.
+    const rotated = createCursorCodec(OLD_KEY, KEY);
+    expect(rotated.isAccountTag(codec.accountTag('AC-1'), 'AC-1')).toBe(true);
+    expect(rotated.isAccountTag(rotated.accountTag('AC-1'), 'AC-1')).toBe(true);
+    expect(rotated.isAccountTag(codec.accountTag('AC-1'), 'AC-2')).toBe(false);
+    expect(codec.isAccountTag(rotated.accountTag('AC-1'), 'AC-1')).toBe(false);
   });
 });

@@ -102,7 +102,7 @@ describe('after: head cursors of lists, read as resume positions', () => {
         const cursors = [...at].map(([tid, position], i) =>
           messageCursor(codec, tid, { ...position, total: position.seq + 1 + i }, owner),
         );
-        const read = decodeAfterCursors(codec, cursors, tag);
+        const read = decodeAfterCursors(codec, cursors, 'AC-1');
         const token = decodeResumeToken(codec, encodeResumeToken(codec, at));
         expect(read).toEqual(token);
       }),
@@ -112,12 +112,18 @@ describe('after: head cursors of lists, read as resume positions', () => {
   it('refuse text that is not a cursor, two cursors of one number, and another account’s', () => {
     const head = codec.encode({ tid: 'T-A', id: 'm-9', offset: 0, total: 10, owner });
     const next = codec.encode({ tid: 'T-A', id: 'm-8', offset: 1, total: 10, owner });
-    expect(decodeAfterCursors(codec, ['junk'], tag)).toBe('malformed');
-    expect(decodeAfterCursors(codec, [head, next], tag)).toBe('two-for-one-number');
-    expect(decodeAfterCursors(codec, [head], codec.accountTag('AC-2'))).toBe('other-account');
-    expect(decodeAfterCursors(createCursorCodec('another-key-0123456789'), [head], tag)).toBe(
+    expect(decodeAfterCursors(codec, ['junk'], 'AC-1')).toBe('malformed');
+    expect(decodeAfterCursors(codec, [head, next], 'AC-1')).toBe('two-for-one-number');
+    expect(decodeAfterCursors(codec, [head], 'AC-2')).toBe('other-account');
+    expect(decodeAfterCursors(createCursorCodec('another-key-0123456789'), [head], 'AC-1')).toBe(
       'unknown-key',
     );
-    expect(decodeAfterCursors(codec, [], tag)).toEqual(new Map());
+    expect(decodeAfterCursors(codec, [], 'AC-1')).toEqual(new Map());
+    // During a rotation, a head cursor of the previous key is still this account's.
+    const rotated = createCursorCodec('next-key-0123456789abcdef', KEY);
+    expect(decodeAfterCursors(rotated, [head], 'AC-1')).toEqual(
+      new Map([['T-A', { seq: 9, id: 'm-9' }]]),
+    );
+    expect(decodeAfterCursors(rotated, [head], 'AC-2')).toBe('other-account');
   });
 });
