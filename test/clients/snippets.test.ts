@@ -385,6 +385,50 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     client.stop();
   }, 20_000);
 
+  it('apollo-subscribe-to-more: subscribes after the head of the watched list; an arrival lands once at its head', async () => {
+    type Inbox = { number: { messages: { edges: ListEdge[] } } };
+    let module:
+      { client: ApolloClient; stopLive: () => void; rendered: (Inbox | undefined)[] } | undefined;
+    const warnings: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
+    // A message arrives as the list's answer reaches the client, before it subscribes.
+    const fetched = globalThis.fetch;
+    let between = false;
+    vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+      const response = await fetched(input, init);
+      if (!between && String(init?.body ?? '').includes('query Inbox')) {
+        between = true;
+        arrive('apollo between');
+      }
+      return response;
+    });
+    try {
+      await subscribed(async () => {
+        module = await run(
+          ['apollo-setup', 'apollo-subscribe-to-more'],
+          ['client', 'stopLive', 'rendered'],
+        );
+        cleanups.push(() => module!.stopLive());
+      }, 1);
+      const { client, rendered } = module!;
+      const edges = () => rendered.at(-1)?.number.messages.edges ?? [];
+      const bodies = () => edges().map((e) => e.node.body);
+      expect(between).toBe(true);
+      await until(() => bodies()[0] === 'apollo between', 15_000);
+      expect(bodies().filter((b) => b === 'apollo between')).toHaveLength(1);
+      const before = edges();
+      arrive('apollo more arrival');
+      await until(() => edges()[0]?.node.body === 'apollo more arrival', 15_000);
+      await sleep(300);
+      await landedOnceAtHead(edges(), before, 'apollo more arrival');
+      expect(edges()).toHaveLength(22);
+      expect(warnings).toEqual([]);
+      client.stop();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   it('apollo-setup: a 4403 refusal reaches the subscriber at once, with no retry', async () => {
     const { client } = await run<{ client: ApolloClient }>(['apollo-setup'], ['client'], {
       sysId: '',
