@@ -74,6 +74,29 @@ describe('number(tid) { messages(after:) }: one call per page after the first', 
     expect(stack.simulator.calls).toHaveLength(pages + 1);
   });
 
+  it('pages back towards newer messages (`last`, `before`) with one call too', async () => {
+    const first = await page(null);
+    const second = await page(first.body.data!.number!.messages!.pageInfo.endCursor);
+    const cursor = second.body.data!.number!.messages!.edges[0]!.cursor;
+    stack.simulator.resetCalls();
+    const BEFORE = PAGE.replace('$after: String', '$before: String').replace(
+      'first: 10, after: $after',
+      'last: 5, before: $before',
+    );
+
+    const { body } = await executeText<PageData>(
+      stack.gateway,
+      BEFORE,
+      { tid: NUMBER.tid, before: cursor },
+      auth,
+    );
+    expect(body.errors).toBeUndefined();
+    expect(body.data!.number!.messages!.edges.map((e) => e.node.id)).toEqual(
+      NUMBER.messages.slice(5, 10).map((m) => m.message_id),
+    );
+    expect(stack.simulator.calls.map((call) => call.operation)).toEqual(['smshistory']);
+  });
+
   it('still accepts a cursor issued without its number, looking the number up', async () => {
     const { body } = await page(null);
     const fifth = body.data!.number!.messages!.edges[4]!;
