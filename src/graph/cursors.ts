@@ -2,6 +2,9 @@
  * Message cursors (docs/paging.md): HMAC-signed names of one message in one number's history, with
  * the position and total count it had when issued, so the next page finds it cheaply after new
  * arrivals. A well-formed one no key of this gateway signed is `unknown-key` (RESYNC_REQUIRED).
+ * A page's cursors also carry its owner (the phone number behind the tid and a keyed tag of the
+ * account), so the next page needs no lookup of the number; cursors without one (resume tokens,
+ * and every cursor issued before owners were written) are still accepted.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { fingerprintKey } from '../core/credentials.js';
@@ -13,6 +16,14 @@ export interface MessageCursor {
   /** Its position (0 = newest) and the history's total count when the cursor was issued. */
   readonly offset: number;
   readonly total: number;
+  /** Who the page was read for: absent from resume tokens and from cursors of older gateways. */
+  readonly owner?: CursorOwner;
+}
+
+/** The number behind the tid, and `accountTag` of the account the cursor was issued to. */
+export interface CursorOwner {
+  readonly number: string;
+  readonly account: string;
 }
 
 export type CursorRefusal = 'malformed' | 'unknown-key';
@@ -26,9 +37,18 @@ export interface CursorCodec {
   encode(cursor: MessageCursor): string;
   /** The cursor's contents when the current or the previous key signed it; else why not. */
   decode(text: string): DecodedCursor;
+  /**
+   * A keyed tag of the account `sysId` names, for CursorOwner.account: the same on every copy
+   * with this secret, and no way back to the sys_id from a cursor's readable payload.
+   */
+  accountTag(sysId: string): string;
+  /** Whether `tag` is the account tag of `sysId` under the current or the previous key. */
+  isAccountTag(tag: string, sysId: string): boolean;
 }
 
 const VERSION = 'm1';
+/** With an owner: m1's fields, then the phone number and the account tag. */
+const VERSION_OWNED = 'm2';
 const MAC_BYTES = 16;
 // Cursors are short-lived page tokens; anything much longer than a real one is not ours.
 const MAX_CURSOR_LENGTH = 1024;
@@ -42,16 +62,30 @@ function signer(secret: string | Buffer): (payload: string) => Buffer {
   return (payload) => createHmac('sha256', key).update(payload).digest().subarray(0, MAC_BYTES);
 }
 
+/** The account tagger under the key derived from `secret` (a tag never doubles as a MAC). */
+function tagger(secret: string | Buffer): (sysId: string) => string {
+  const key = createHmac('sha256', secret).update('cursor-account').digest();
+  return (sysId) =>
+    createHmac('sha256', key).update(sysId).digest().subarray(0, 12).toString('base64url');
+}
+
 /** The cursor a payload names, or null when it names none. */
 function parse(payload: string): MessageCursor | null {
-  const [version, tid, id, offset, total, rest] = payload.split('\n');
+  const [version, tid, id, offset, total, ...rest] = payload.split('\n');
+  const owned = version === VERSION_OWNED;
+  if (version !== VERSION && !owned) return null;
+  if (rest.length !== (owned ? 2 : 0)) return null;
   // An empty id names a message the service sent without one: its position alone locates it.
-  if (version !== VERSION || rest !== undefined || !tid || id === undefined) return null;
+  if (!tid || id === undefined) return null;
   if (!/^\d+$/.test(offset ?? '') || !/^\d+$/.test(total ?? '')) return null;
   const position = Number(offset);
   const count = Number(total);
   if (!Number.isSafeInteger(position) || !Number.isSafeInteger(count)) return null;
-  return { tid, id, offset: position, total: count };
+  const cursor = { tid, id, offset: position, total: count };
+  if (!owned) return cursor;
+  const [number, account] = rest as [string, string];
+  if (!number || !account) return null;
+  return { ...cursor, owner: { number, account } };
 }
 
 /** `secret`: GATEWAY_SECRET, or null for this process's own key; `previous`: still accepted. */
@@ -59,11 +93,18 @@ export function createCursorCodec(
   secret: string | Buffer | null,
   previous: string | Buffer | null = null,
 ): CursorCodec {
-  const sign = signer(fingerprintKey(secret));
+  const key = fingerprintKey(secret);
+  const sign = signer(key);
   const verifiers = previous === null ? [sign] : [sign, signer(previous)];
+  const tag = tagger(key);
+  // A cursor of the previous key carries that key's tag: still the same account's.
+  const tags = previous === null ? [tag] : [tag, tagger(previous)];
   return {
-    encode({ tid, id, offset, total }) {
-      const payload = [VERSION, tid, id, offset, total].join('\n');
+    encode({ tid, id, offset, total, owner }) {
+      const fields = [tid, id, offset, total];
+      const payload = owner
+        ? [VERSION_OWNED, ...fields, owner.number, owner.account].join('\n')
+        : [VERSION, ...fields].join('\n');
       return `${Buffer.from(payload).toString('base64url')}.${sign(payload).toString('base64url')}`;
     },
     decode(text) {
@@ -78,6 +119,10 @@ export function createCursorCodec(
         if (timingSafeEqual(given, verify(payload))) return { cursor };
       }
       return UNKNOWN_KEY;
+    },
+    accountTag: tag,
+    isAccountTag(given, sysId) {
+      return tags.some((each) => each(sysId) === given);
     },
   };
 }

@@ -12,11 +12,14 @@ import { MessageRef } from './message.js';
 import { MessageEdgeRef } from './message-connection.js';
 import { NumberRef } from './numbers.js';
 import {
+  decodeAfterCursors,
   decodeResumeToken,
   encodeResumeToken,
   MAX_WATCHED_NUMBERS,
   messageCursor,
+  type AfterRefusal,
 } from './resume-tokens.js';
+import type { Positions } from '../live/subscription.js';
 
 builder.subscriptionType({
   description: 'Live updates, over GraphQL over SSE or graphql-ws (WebSocket) at /graphql.',
@@ -42,6 +45,18 @@ const liveArgs = builder.args((t) => ({
     required: false,
     description:
       'The numbers to watch, by tid; leave out for every number of the account. Not empty.',
+  }),
+  after: t.stringList({
+    required: false,
+    description:
+      "Start after the list a client shows: the head cursor (`edges[0].cursor`, or the first page's " +
+      '`pageInfo.startCursor`) of `Number.messages` of each watched number, at most one per number. ' +
+      'Every message newer than it is delivered first, once, oldest first, then the live ones, so ' +
+      'nothing that arrived between the list and the subscription is missed. Numbers without one ' +
+      'start at their head when the subscription starts. A cursor of a number not watched, of another ' +
+      "account, or not this gateway's: BAD_USER_INPUT. More than 200 messages behind, or signed with " +
+      'a key this gateway no longer has: RESYNC_REQUIRED; refetch the list, then subscribe with its ' +
+      'new head. `resumeToken` (or SSE Last-Event-ID) wins for the numbers it names.',
   }),
   resumeToken: t.string({
     required: false,
@@ -110,7 +125,15 @@ builder.subscriptionField('messageEdgeAdded', (t) =>
     subscribe: (_root, args, context) => subscribe('messageEdgeAdded', args, context),
     resolve: (delivery: LiveDelivery, _args, context): MessageEdgeEventShape => {
       const { message, seq, total, target, token } = delivered(delivery, context);
-      const cursor = messageCursor(context.cursors, target.tid, { seq, total, id: message.id });
+      // Like a page's cursors, it names its number and account: paging on from it needs no lookup.
+      const account = context.cursors.accountTag(context.account().credentials.sysId);
+      const owner = { number: target.number, account };
+      const cursor = messageCursor(
+        context.cursors,
+        target.tid,
+        { seq, total, id: message.id },
+        owner,
+      );
       return { resumeToken: token ?? '', number: target, edge: { cursor, node: message } };
     },
   }),
@@ -137,6 +160,7 @@ async function subscribe(
   field: string,
   args: {
     readonly tids?: readonly (string | number)[] | null;
+    readonly after?: readonly string[] | null;
     readonly resumeToken?: string | null;
   },
   context: GatewayContext,
@@ -173,6 +197,7 @@ async function subscribe(
       'resumeToken',
     );
   }
+  const after = args.after ? afterPositions(field, args.after, context, credentials.sysId) : null;
   // Checked before anything outlives the request, and remembered refusals cost the service nothing.
   await context.live.admission.verified(credentials);
   let numbers: readonly OwnedNumber[];
@@ -198,10 +223,48 @@ async function subscribe(
     }
     numbers = found.filter((n) => n !== null);
   }
-  const source = context.live.subscribe(credentials, numbers, start);
+  if (after) {
+    const watched = new Set(numbers.map((n) => n.tid));
+    const stray = [...after.keys()].find((tid) => !watched.has(tid));
+    if (stray !== undefined) {
+      throw badUserInput(
+        `${field}: \`after\` holds a cursor of number "${stray}", which this subscription does not watch${tids === undefined ? ' (the account has no such number)' : '; add it to `tids`, or leave the cursor out'}`,
+        'after',
+      );
+    }
+  }
+  // `after` starts where the lists stand; a resume token, later, wins for the numbers it names.
+  const from = after && start ? new Map([...after, ...start]) : (start ?? after);
+  const source = context.live.subscribe(credentials, numbers, from);
   // Ended at once: the wrappers above may hold return() until the next event.
   request?.signal?.addEventListener('abort', () => void source.return?.(), { once: true });
   return source;
+}
+
+const AFTER_REFUSALS: Record<Exclude<AfterRefusal, 'unknown-key'>, string> = {
+  malformed:
+    "is not a list of cursors this gateway issued; pass the head cursor of each list (an edge's cursor or pageInfo.startCursor) unchanged",
+  'two-for-one-number': 'holds two cursors of one number; pass only the head of its list',
+  'other-account': 'holds a cursor issued to another account',
+};
+
+/** Where `after` starts each number it names; refused as the caller's mistake, or RESYNC_REQUIRED. */
+function afterPositions(
+  field: string,
+  cursors: readonly string[],
+  context: GatewayContext,
+  sysId: string,
+): Positions {
+  const decoded = decodeAfterCursors(context.cursors, cursors, sysId);
+  if (decoded === 'unknown-key') {
+    throw resyncRequired(
+      `${field}: \`after\` holds a cursor signed with a key this gateway no longer has (a restart or a key rotation); refetch the list, then subscribe after its new head`,
+    );
+  }
+  if (typeof decoded === 'string') {
+    throw badUserInput(`${field}: \`after\` ${AFTER_REFUSALS[decoded]}`, 'after');
+  }
+  return decoded;
 }
 
 interface SseRequest {

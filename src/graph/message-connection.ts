@@ -33,10 +33,15 @@ builder.objectField(NumberRef, 'messages', (t) =>
         'path) when the service fails or the arguments are refused.',
       resolve: async (number, args, context) => {
         const plan = planPage(args, number.tid, context.cursors, maxPageSize(context.limits));
-        const upstream = context.upstream();
+        const { credentials, loaders: upstream } = context.account();
         const read = (range: { start: number; end: number }) =>
           upstream.history({ tid: number.tid, number: number.number, ...range });
-        const page = await loadPage(plan, read, number.tid, context.cursors);
+        // The next page finds its number in the cursor, with no lookup (numbers.ts, numberFromCursor).
+        const owner = {
+          number: number.number,
+          account: context.cursors.accountTag(credentials.sysId),
+        };
+        const page = await loadPage(plan, read, number.tid, context.cursors, owner);
         const edges = page.edges.map((e) => ({ cursor: e.cursor, node: messageOrError(e.node) }));
         return { ...page, edges };
       },

@@ -6,7 +6,7 @@
 import type { History, Range } from '../core/domain.js';
 import { badUserInput, resyncRequired } from '../core/errors.js';
 import type { GatewayLimits } from '../config/config.js';
-import type { CursorCodec, MessageCursor } from './cursors.js';
+import type { CursorCodec, CursorOwner, MessageCursor } from './cursors.js';
 
 /** Most edges one page may ask for (`first` or `last`); also capped by MAX_HISTORY_RANGE. */
 export const MAX_PAGE_SIZE = 100;
@@ -26,7 +26,7 @@ interface PageArgs {
 }
 
 /** What to read: from the head, after or before a cursor's message, or the oldest messages. */
-type PagePlan =
+export type PagePlan =
   | { readonly kind: 'head'; readonly size: number }
   | { readonly kind: 'after'; readonly size: number; readonly cursor: MessageCursor }
   | { readonly kind: 'before'; readonly size: number; readonly cursor: MessageCursor }
@@ -95,8 +95,36 @@ export function planPage(
     : { kind: 'head', size: n };
 }
 
-/** Reads the planned page: one window, or two when the history moved or is longer than a page. */
-export async function loadPage(plan: PagePlan, read: ReadWindow, tid: string, codec: CursorCodec) {
+/** The window read around a cursor's message at position `anchor`: the message itself and the page. */
+function windowAround(plan: PagePlan & { readonly cursor: MessageCursor }, anchor: number): Range {
+  const n = plan.size;
+  // The cursor's message is read too, to verify it is where we think.
+  return plan.kind === 'after'
+    ? { start: anchor, end: anchor + 1 + n }
+    : { start: Math.max(0, anchor - n), end: anchor + 1 };
+}
+
+/**
+ * The first window a page after or before a cursor reads (null for the other pages): reading it
+ * first costs nothing more, as the page's own read of it is then served from the request's loader.
+ */
+export function firstWindow(plan: PagePlan): Range | null {
+  return plan.kind === 'after' || plan.kind === 'before'
+    ? windowAround(plan, plan.cursor.offset)
+    : null;
+}
+
+/**
+ * Reads the planned page: one window, or two when the history moved or is longer than a page.
+ * `owner`: written into the page's cursors, so that the next page needs no lookup of the number.
+ */
+export async function loadPage(
+  plan: PagePlan,
+  read: ReadWindow,
+  tid: string,
+  codec: CursorCodec,
+  owner?: CursorOwner,
+) {
   const n = plan.size;
   /** Edges for positions [start, start + size) out of a window read at `range`. */
   const page = (history: History, range: Range, start: number, size = n) => {
@@ -105,7 +133,7 @@ export async function loadPage(plan: PagePlan, read: ReadWindow, tid: string, co
     const total = history.totalCount;
     const edges = nodes.map((node, i) => ({
       // An unreadable record without an id still gets a cursor: its position alone locates it.
-      cursor: codec.encode({ tid, id: node.id ?? '', offset: start + i, total }),
+      cursor: codec.encode({ tid, id: node.id ?? '', offset: start + i, total, owner }),
       node,
     }));
     return {
@@ -133,13 +161,12 @@ export async function loadPage(plan: PagePlan, read: ReadWindow, tid: string, co
       return page(await read(range), range, range.start);
     }
     case 'after': {
-      // The cursor's message is read too (position `anchor`), to verify it is where we think.
-      const windowAt = (anchor: number) => ({ start: anchor, end: anchor + 1 + n });
+      const windowAt = (anchor: number) => windowAround(plan, anchor);
       const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
       return page(history, range, anchor + 1);
     }
     case 'before': {
-      const windowAt = (anchor: number) => ({ start: Math.max(0, anchor - n), end: anchor + 1 });
+      const windowAt = (anchor: number) => windowAround(plan, anchor);
       const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
       const start = Math.max(0, anchor - n);
       return page(history, range, start, anchor - start);

@@ -25,7 +25,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import WebSocket from 'ws';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { allSnippets, runSnippets, type Snippet } from '../docs/snippets.js';
-import { prependNewMessages } from '../../support/recipes/live-apollo-list.js';
+import { headCursor, prependNewMessages } from '../../support/recipes/live-apollo-list.js';
 import { sleep, until } from '../../support/wait.js';
 import { serveGateway, type ServedGateway } from './served-gateway.js';
 
@@ -72,14 +72,18 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-function run<T>(
+async function run<T>(
   names: readonly string[],
   exports: readonly string[],
   credentials?: typeof DEMO_CREDENTIALS,
 ) {
+  // A snippet that subscribes after the list shown gets its head cursor, as the page would have.
+  const head = names.includes('urql-live')
+    ? `const head: string | undefined = ${JSON.stringify(await headNow())};\n`
+    : '';
   return runSnippets<T>(
     names.map((name) => snippet(name)),
-    { origin: gateway.origin, prelude: prelude(credentials), exports },
+    { origin: gateway.origin, prelude: prelude(credentials) + head, exports },
   );
 }
 
@@ -135,6 +139,25 @@ async function idsAfter(cursor: string, first: number): Promise<string[]> {
   });
   const body = (await response.json()) as { data: MessagesPage };
   return body.data.number.messages.edges.map((e) => e.node.id);
+}
+
+/** The cursor of the number's newest message, read from the gateway without any client. */
+async function headNow(): Promise<string> {
+  const response = await fetch(`${gateway.origin}/graphql`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Basic ${btoa(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`)}`,
+    },
+    body: JSON.stringify({
+      query: `query($tid: ID!) { number(tid: $tid) { messages(first: 1) { edges { cursor } } } }`,
+      variables: { tid: NUMBER.tid },
+    }),
+  });
+  const body = (await response.json()) as {
+    data: { number: { messages: { edges: { cursor: string }[] } } };
+  };
+  return body.data.number.messages.edges[0]!.cursor;
 }
 
 interface ListEdge {
@@ -340,16 +363,22 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     await until(() => seen.at(-1)?.number.messages.edges.length === 3);
     const first = seen.at(-1)!.number.messages;
     const errors: unknown[] = [];
+    // A message arrives between the list and the subscription: after the list's head, it comes.
+    arrive('apollo edge 0');
+    const after = [headCursor(first)];
     await subscribed(
-      () => cleanups.push(prependNewMessages(client, [NUMBER.tid], (e) => errors.push(e))),
+      () => cleanups.push(prependNewMessages(client, [NUMBER.tid], after, (e) => errors.push(e))),
       1,
     );
     const edges = () => seen.at(-1)?.number.messages.edges ?? [];
+    await until(() => edges()[0]?.node.body === 'apollo edge 0', 15_000);
+    await landedOnceAtHead(edges(), first.edges, 'apollo edge 0');
 
+    const listed = edges();
     arrive('apollo edge 1');
     await until(() => edges()[0]?.node.body === 'apollo edge 1', 15_000);
-    await landedOnceAtHead(edges(), first.edges, 'apollo edge 1');
-    expect(seen.at(-1)?.number.messages.totalCount).toBe(first.totalCount + 1);
+    await landedOnceAtHead(edges(), listed, 'apollo edge 1');
+    expect(seen.at(-1)?.number.messages.totalCount).toBe(first.totalCount + 2);
 
     // The network drops; a message arrives before graphql-ws reconnects (1.3 s at the earliest).
     const before = edges();
@@ -364,6 +393,50 @@ describe('docs/client-caching.md: Apollo Client 4', () => {
     sub.unsubscribe();
     client.stop();
   }, 20_000);
+
+  it('apollo-subscribe-to-more: subscribes after the head of the watched list; an arrival lands once at its head', async () => {
+    type Inbox = { number: { messages: { edges: ListEdge[] } } };
+    let module:
+      { client: ApolloClient; stopLive: () => void; rendered: (Inbox | undefined)[] } | undefined;
+    const warnings: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((...args) => void warnings.push(args.join(' ')));
+    // A message arrives as the list's answer reaches the client, before it subscribes.
+    const fetched = globalThis.fetch;
+    let between = false;
+    vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+      const response = await fetched(input, init);
+      if (!between && String(init?.body ?? '').includes('query Inbox')) {
+        between = true;
+        arrive('apollo between');
+      }
+      return response;
+    });
+    try {
+      await subscribed(async () => {
+        module = await run(
+          ['apollo-setup', 'apollo-subscribe-to-more'],
+          ['client', 'stopLive', 'rendered'],
+        );
+        cleanups.push(() => module!.stopLive());
+      }, 1);
+      const { client, rendered } = module!;
+      const edges = () => rendered.at(-1)?.number.messages.edges ?? [];
+      const bodies = () => edges().map((e) => e.node.body);
+      expect(between).toBe(true);
+      await until(() => bodies()[0] === 'apollo between', 15_000);
+      expect(bodies().filter((b) => b === 'apollo between')).toHaveLength(1);
+      const before = edges();
+      arrive('apollo more arrival');
+      await until(() => edges()[0]?.node.body === 'apollo more arrival', 15_000);
+      await sleep(300);
+      await landedOnceAtHead(edges(), before, 'apollo more arrival');
+      expect(edges()).toHaveLength(22);
+      expect(warnings).toEqual([]);
+      client.stop();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
 
   it("apollo-setup: a 4403 refusal reaches onRefused by graphql-ws's closed event, at once, with no retry", async () => {
     const { client, refusals } = await run<{ client: ApolloClient; refusals: string[] }>(
@@ -567,6 +640,8 @@ describe('docs/client-caching.md: Relay', () => {
       { cwd: RELAY_DIR.pathname },
     );
 
+    // The head of the list the component shows, as it read it: the subscription starts there.
+    const head = await headNow();
     const beforeArrivals = historyCalls();
     const { environment, arrivals, InboxQuery, PaginationQuery } = await runSnippets<{
       environment: Environment;
@@ -576,6 +651,7 @@ describe('docs/client-caching.md: Relay', () => {
     }>([snippet('relay-environment'), snippet('relay-arrivals')], {
       origin: gateway.origin,
       prelude: `${prelude()}
+const head: string | undefined = ${JSON.stringify(head)};
 import InboxQuery from './__generated__/InboxQuery.graphql';
 import PaginationQuery from './__generated__/InboxMessagesPaginationQuery.graphql';`,
       exports: ['environment', 'arrivals', 'InboxQuery', 'PaginationQuery'],

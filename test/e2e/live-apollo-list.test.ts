@@ -1,9 +1,10 @@
 /**
  * Live events into the paged list, with Apollo Client against the built process: the list is
  * read once over HTTP (relayStylePagination on Number.messages), then each messageEdgeAdded edge
- * is prepended by the recipe of docs/paging.md (support/recipes/live-apollo-list.ts):
- * every new message at the head of the cached list, once, in order, with no refetch; and the
- * prepended edge's cursor pages on from there.
+ * is prepended by the recipe of docs/paging.md (support/recipes/live-apollo-list.ts), which
+ * subscribes after the list's head cursor: every message since the list was read, those that
+ * arrived before the subscription included, at the head of the cached list, once, in order, with
+ * no refetch; and the prepended edge's cursor pages on from there.
  */
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -11,7 +12,7 @@ import { liveFleetRun } from '../fixtures/live-fleet-run.js';
 import { MessagesPageQuery } from '../fixtures/operations.js';
 import { LIVE_AUTHORIZATION } from '../../support/live-fleet.js';
 import { createLiveApolloClient } from '../../support/recipes/live-apollo.js';
-import { prependNewMessages } from '../../support/recipes/live-apollo-list.js';
+import { headCursor, prependNewMessages } from '../../support/recipes/live-apollo-list.js';
 import { until } from '../../support/wait.js';
 
 /** What this test reads of MessagesPage's answer. */
@@ -51,22 +52,26 @@ describe('Apollo Client: messageEdgeAdded into Number.messages', () => {
     const first = await client.query<MessagesData>({ query: MessagesPageQuery, variables });
     const initial = first.data!.number.messages.edges.map((e) => e.node.id);
     expect(initial).toHaveLength(3);
-    run.afterwards(prependNewMessages(client, ['T-A']));
+    // Messages arrive from now on, and two before the subscription starts: the race of a list
+    // read, then subscribed to.
+    const stream = run.arrivals(upstream, 150);
+    stream.addOne();
+    stream.addOne();
+    const after = [headCursor(first.data!.number.messages)];
+    run.afterwards(prependNewMessages(client, ['T-A'], after));
 
     const cached = () => client.readQuery<MessagesData>({ query: MessagesPageQuery, variables })!;
     const cachedIds = () => cached().number.messages.edges.map((e) => e.node.id);
-    // Messages arrive until the subscription has delivered three of them, then one last one.
-    const stream = run.arrivals(upstream, 150);
-    await until(() => cachedIds().length >= initial.length + 3, 10_000);
+    // Messages arrive until the subscription has delivered five of them, then one last one.
+    await until(() => cachedIds().length >= initial.length + 5, 10_000);
     stream.stop();
     const last = stream.addOne();
     await until(() => cachedIds()[0] === last, 10_000);
 
     const ids = cachedIds();
     const live = ids.slice(0, ids.length - initial.length);
-    // Newest first, each once, every one from the first delivered on, then the page read before.
-    const fromFirst = stream.ids.slice(stream.ids.indexOf(live.at(-1)!));
-    expect(live).toEqual([...fromFirst].reverse());
+    // Newest first, each once, every one since the list was read, then the page read before.
+    expect(live).toEqual([...stream.ids].reverse());
     expect(ids.slice(live.length)).toEqual(initial);
     expect(cached().number.messages.totalCount).toBe(
       first.data!.number.messages.totalCount + live.length,

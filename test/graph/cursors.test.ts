@@ -67,4 +67,37 @@ describe('message cursors', () => {
     expect(createCursorCodec(KEY).decode(after)).toEqual({ cursor });
     expect(createCursorCodec(KEY).decode(before)).toEqual(UNKNOWN_KEY);
   });
+
+  it('carries its owner (the number behind the tid, an account tag) signed, beside cursors without one', () => {
+    const codec = createCursorCodec(KEY);
+    const owner = { number: '15125550101', account: codec.accountTag('AC-1') };
+    const owned = { ...cursor, owner };
+    const text = codec.encode(owned);
+    expect(codec.decode(text)).toEqual({ cursor: owned });
+    // Cursors issued before owners were written still decode, without one.
+    expect(codec.decode(codec.encode(cursor))).toEqual({ cursor });
+    // The owner cannot be changed: the signature covers it.
+    const [body, mac] = text.split('.') as [string, string];
+    const edited = Buffer.from(
+      Buffer.from(body, 'base64url').toString().replace('15125550101', '15125550102'),
+    ).toString('base64url');
+    expect(codec.decode(`${edited}.${mac}`)).toEqual(UNKNOWN_KEY);
+    // An owner with a part missing is not a cursor.
+    const partial = Buffer.from(`m2\nTN-1\na\n7\n40\n15125550101`).toString('base64url');
+    expect(codec.decode(`${partial}.${mac}`)).toEqual(MALFORMED);
+  });
+
+  it('tags accounts by sys_id under its key: one tag per account and key, no sys_id in it', () => {
+    const codec = createCursorCodec(KEY);
+    expect(codec.accountTag('AC-1')).toBe(createCursorCodec(KEY).accountTag('AC-1'));
+    expect(codec.accountTag('AC-1')).not.toBe(codec.accountTag('AC-2'));
+    expect(codec.accountTag('AC-1')).not.toBe(createCursorCodec(OLD_KEY).accountTag('AC-1'));
+    expect(codec.accountTag('AC-1')).not.toContain('AC-1');
+    // A rotation: tags of the previous key still name their account, no other.
+    const rotated = createCursorCodec(OLD_KEY, KEY);
+    expect(rotated.isAccountTag(codec.accountTag('AC-1'), 'AC-1')).toBe(true);
+    expect(rotated.isAccountTag(rotated.accountTag('AC-1'), 'AC-1')).toBe(true);
+    expect(rotated.isAccountTag(codec.accountTag('AC-1'), 'AC-2')).toBe(false);
+    expect(codec.isAccountTag(rotated.accountTag('AC-1'), 'AC-1')).toBe(false);
+  });
 });

@@ -72,7 +72,7 @@ const failure = (code: string, positions: Positions | null): Delivery => ({
 
 /** One delivery resolved as the transport does; the context it left its token on. */
 async function resolve(delivery: Delivery, query = ADDED) {
-  const context = { cursors: codec };
+  const context = { cursors: codec, account: () => ({ credentials: { sysId: 'AC-1' } }) };
   const result = (await execute({
     schema,
     document: parse(query),
@@ -156,6 +156,8 @@ describe('a delivery as a result, and the resume token it leaves (takeResumeToke
       id: 'm-7',
       offset: 0,
       total: 7,
+      // As a page's cursors: paging on from it needs no lookup of the number.
+      owner: { number: T_A.number, account: codec.accountTag('AC-1') },
     });
 
     const unreadable = await resolve(

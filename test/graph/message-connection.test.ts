@@ -67,6 +67,7 @@ async function messages(args: string, maxHistoryRange = DEFAULT_LIMITS.maxHistor
       cursors: codec,
       limits: { ...DEFAULT_LIMITS, maxHistoryRange },
       upstream: () => loaders,
+      account: () => ({ credentials: { sysId: 'S-A', authToken: 'secret' }, loaders }),
     },
   })) as ExecutionResult<{
     number: {
@@ -97,6 +98,8 @@ describe('Number.messages', () => {
       id: 'b'.repeat(32),
       offset: 1,
       total: 5,
+      // The next page's number, for this account only (test/graph/number-from-cursor.test.ts).
+      owner: { number: NUMBER.number, account: codec.accountTag('S-A') },
     });
     expect(result.errors).toHaveLength(1);
     expect(result.errors?.[0]?.message).toBe('record 1 is bad');

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createCursorCodec } from '../../src/graph/cursors.js';
 import {
+  decodeAfterCursors,
   decodeResumeToken,
   encodeResumeToken,
   MAX_WATCHED_NUMBERS,
@@ -87,5 +88,42 @@ describe('resume tokens', () => {
     const rotated = createCursorCodec('the-new-key-0123456789abcdef-0123', KEY);
     const token = encodeResumeToken(codec, new Map([['T1', { seq: 4, id: 'm4' }]]));
     expect(decodeResumeToken(rotated, token)).toEqual(new Map([['T1', { seq: 4, id: 'm4' }]]));
+  });
+});
+
+describe('after: head cursors of lists, read as resume positions', () => {
+  const tag = codec.accountTag('AC-1');
+  const owner = { number: '15550000001', account: tag };
+
+  it('name the position of the message each cursor names, as a token part would', () => {
+    fc.assert(
+      fc.property(positions, (at) => {
+        // A page's cursors (with an owner), a live edge's, or a token's parts (without).
+        const cursors = [...at].map(([tid, position], i) =>
+          messageCursor(codec, tid, { ...position, total: position.seq + 1 + i }, owner),
+        );
+        const read = decodeAfterCursors(codec, cursors, 'AC-1');
+        const token = decodeResumeToken(codec, encodeResumeToken(codec, at));
+        expect(read).toEqual(token);
+      }),
+    );
+  });
+
+  it('refuse text that is not a cursor, two cursors of one number, and another account’s', () => {
+    const head = codec.encode({ tid: 'T-A', id: 'm-9', offset: 0, total: 10, owner });
+    const next = codec.encode({ tid: 'T-A', id: 'm-8', offset: 1, total: 10, owner });
+    expect(decodeAfterCursors(codec, ['junk'], 'AC-1')).toBe('malformed');
+    expect(decodeAfterCursors(codec, [head, next], 'AC-1')).toBe('two-for-one-number');
+    expect(decodeAfterCursors(codec, [head], 'AC-2')).toBe('other-account');
+    expect(decodeAfterCursors(createCursorCodec('another-key-0123456789'), [head], 'AC-1')).toBe(
+      'unknown-key',
+    );
+    expect(decodeAfterCursors(codec, [], 'AC-1')).toEqual(new Map());
+    // During a rotation, a head cursor of the previous key is still this account's.
+    const rotated = createCursorCodec('next-key-0123456789abcdef', KEY);
+    expect(decodeAfterCursors(rotated, [head], 'AC-1')).toEqual(
+      new Map([['T-A', { seq: 9, id: 'm-9' }]]),
+    );
+    expect(decodeAfterCursors(rotated, [head], 'AC-2')).toBe('other-account');
   });
 });
