@@ -6,8 +6,8 @@ import { gql, type ApolloClient, type ErrorLike, type Reference } from '@apollo/
 import type { MessageNode } from './operations.js';
 
 const MESSAGE_EDGE_ADDED = gql`
-  subscription OnNewEdge($tids: [ID!], $resumeToken: String) {
-    messageEdgeAdded(tids: $tids, resumeToken: $resumeToken) {
+  subscription OnNewEdge($tids: [ID!], $after: [String!], $resumeToken: String) {
+    messageEdgeAdded(tids: $tids, after: $after, resumeToken: $resumeToken) {
       resumeToken
       number {
         id
@@ -51,16 +51,20 @@ interface StoredConnection {
 }
 
 /**
- * Prepends each new message on `tids` to its cached `Number.messages`, until called. `onError`
- * gets what ends or troubles the stream (RESYNC_REQUIRED: refetch the list, then call again).
+ * Prepends each new message on `tids` to its cached `Number.messages`, until called. `after`: the
+ * head cursor of each list as shown, so what arrived between the list and the subscription comes
+ * first (a number without one starts at its head). `onError` gets what ends or troubles the
+ * stream (RESYNC_REQUIRED: refetch the list, then call again with its new head).
  */
 export function prependNewMessages(
   client: ApolloClient,
   tids: string[],
+  after: ReadonlyArray<string | undefined>,
   onError: (error: ErrorLike) => void = () => undefined,
 ): () => void {
+  const heads = after.filter((cursor) => cursor !== undefined);
   const subscription = client
-    .subscribe<EdgeEvent>({ query: MESSAGE_EDGE_ADDED, variables: { tids } })
+    .subscribe<EdgeEvent>({ query: MESSAGE_EDGE_ADDED, variables: { tids, after: heads } })
     .subscribe(({ data, error }) => {
       if (error) return onError(error);
       if (!data) return;

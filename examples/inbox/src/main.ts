@@ -134,26 +134,39 @@ function open(number: NumberSummary): void {
     errorPolicy: 'all',
   });
   page = watched;
+  let arrivalsWatched = false;
+  const apollo = client;
   const watching = watched.subscribe(({ data, error }) => {
     if (error) showError(error);
-    renderMessages(data as MessagesPage | undefined);
+    const shown = data as MessagesPage | undefined;
+    renderMessages(shown);
+    // Once the list is shown, from its head: what arrived since it was read comes first.
+    if (shown?.number && !arrivalsWatched) {
+      arrivalsWatched = true;
+      watchArrivals(apollo, number.tid, watched, shown.number.messages?.edges[0]?.cursor);
+    }
   });
   running.push(() => watching.unsubscribe());
-  watchArrivals(client, number.tid, watched);
 }
 
 /**
  * New messages on this number, each put at the head of the cached list by the recipe of
  * docs/paging.md; across reconnects the resume token (client.ts) brings what arrived meanwhile.
  */
-function watchArrivals(apollo: ApolloClient, tid: string, watched: NonNullable<typeof page>): void {
-  const stop = prependNewMessages(apollo, [tid], (error) => {
+function watchArrivals(
+  apollo: ApolloClient,
+  tid: string,
+  watched: NonNullable<typeof page>,
+  head: string | undefined,
+): void {
+  const stop = prependNewMessages(apollo, [tid], [head], (error) => {
     if (!resyncRequired(error)) return showError(error);
     // The resume token cannot be used (too long away, or the gateway's key changed): read the
     // list again, then watch from its new head with no token.
     stop();
-    void watched.refetch().then(() => {
-      if (page === watched) watchArrivals(apollo, tid, watched);
+    void watched.refetch().then(({ data }) => {
+      const newHead = (data as MessagesPage | undefined)?.number?.messages?.edges[0]?.cursor;
+      if (page === watched) watchArrivals(apollo, tid, watched, newHead);
     }, showError);
   });
   running.push(stop);
