@@ -14,7 +14,7 @@ import { readinessReport } from './http/readiness.js';
 import { PROBE_PATHS, RING_PATH } from './http/paths.js';
 import { withDoorbellRoute } from './http/doorbell-route.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
-import { Doorbell } from './live/doorbell.js';
+import { Doorbell, RING_MAX_BODY_BYTES } from './live/doorbell.js';
 import { fingerprintKey } from './core/credentials.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket } from './http/websocket.js';
@@ -87,8 +87,8 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
         previousKey: config.secret.previous,
         pathPrefix: RING_PATH,
         publicUrl: config.live.publicUrl,
-        safetyNetMs: safetyNetMs ?? config.live.safetyNetMs,
-        ringGapMs: ringGapMs ?? config.live.ringGapMs,
+        ...(safetyNetMs !== undefined ? { safetyNetMs } : {}),
+        ...(ringGapMs !== undefined ? { ringGapMs } : {}),
       })
     : null;
   const live = liveBus
@@ -161,7 +161,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   });
   const connections = createGatewayServer(
     doorbell
-      ? withDoorbellRoute(admitted, doorbell, { maxBodyBytes: config.live.ringMaxBodyBytes })
+      ? withDoorbellRoute(admitted, doorbell, { maxBodyBytes: RING_MAX_BODY_BYTES })
       : admitted,
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,

@@ -159,9 +159,6 @@ function read(v: Settings, problems: string[]) {
       maxTotal: v.LIVE_MAX_SUBSCRIPTIONS,
       maxConnections: v.WS_MAX_CONNECTIONS,
       publicUrl: v.GATEWAY_PUBLIC_URL,
-      safetyNetMs: fixed.FIXED_LIVE_DOORBELL_SAFETY_NET_MS,
-      ringGapMs: fixed.FIXED_LIVE_RING_GAP_MS,
-      ringMaxBodyBytes: fixed.FIXED_LIVE_RING_MAX_BODY_BYTES,
     },
   };
 }

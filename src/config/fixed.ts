@@ -35,12 +35,6 @@ export const FIXED_HEAP_GROWING_PERCENT = 50;
 export const FIXED_CACHE_MAX_ENTRY_BYTES = 1024 * 1024;
 /** a screen needs one subscription (several `tids` in it); 20 leaves room and bounds one socket */
 export const FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION = 20;
-/** a number whose doorbell works is still polled once a minute: a lost ring waits no longer; at 200 numbers a twentieth of LIVE_POLL_MS's calls ([doorbell](live-updates.md#the-doorbell)) */
-export const FIXED_LIVE_DOORBELL_SAFETY_NET_MS = 60_000;
-/** a ringing number costs at most one poll a second, however often it rings; later rings fold into one poll */
-export const FIXED_LIVE_RING_GAP_MS = 1_000;
-/** a ring's body is never parsed: 4 KiB is read at most, a larger one is 413 */
-export const FIXED_LIVE_RING_MAX_BODY_BYTES = 4 * 1024;
 /** parsing stops at 2000 tokens, so a huge document costs little; real operations use far fewer */
 export const FIXED_MAX_TOKENS = 2_000;
 /** real operations use a few `@include`/`@skip`; 20 bounds the validation of crafted documents */

@@ -303,7 +303,7 @@ const live = {
     doc: 'WebSocket connections this copy keeps open',
   }),
   GATEWAY_PUBLIC_URL: url('http', 'https://sms-gateway.example.com', {
-    doc: "the gateway's address as the service reaches it: `Number.doorbellUrl` starts with it ([doorbell](live-updates.md#the-doorbell)); unset: the path alone (demo mode: the address it listens on)",
+    doc: "the gateway's address as the service reaches it, the start of `Number.doorbellUrl` ([doorbell](live-updates.md#the-doorbell))",
     refuse: (parsed) =>
       parsed.username || parsed.password
         ? 'not contain credentials'

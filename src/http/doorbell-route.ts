@@ -10,7 +10,7 @@ import type { Doorbell } from '../live/doorbell.js';
 import { RING_PATH } from './paths.js';
 
 export interface DoorbellRouteOptions {
-  /** Largest body read (FIXED_LIVE_RING_MAX_BODY_BYTES). */
+  /** Largest body read (RING_MAX_BODY_BYTES). */
   readonly maxBodyBytes: number;
 }
 

@@ -10,6 +10,13 @@ import type { LiveBus } from './bus.js';
 
 /** Rings of one number answered by at most one poll (and one bus message per copy) this often. */
 export const DEFAULT_RING_GAP_MS = 1_000;
+/**
+ * Regular polls of a number whose bell works: a lost ring waits at most this long. At 200 numbers
+ * a twentieth of LIVE_POLL_MS's calls (3 s); at 30 s it would be a tenth before any ring's poll.
+ */
+export const DEFAULT_SAFETY_NET_MS = 60_000;
+/** A ring's body is never parsed: this much is read at most, a larger one is 413. */
+export const RING_MAX_BODY_BYTES = 4 * 1024;
 /** Numbers remembered by a copy's ring throttle; past it the oldest are forgotten. */
 const THROTTLED_NUMBERS = 10_000;
 /** Characters of the base64url HMAC in a URL: 132 bits, beyond guessing. */
@@ -30,8 +37,8 @@ export interface DoorbellOptions {
   readonly pathPrefix: string;
   /** The gateway's address as the service reaches it (GATEWAY_PUBLIC_URL); null: not known yet. */
   readonly publicUrl?: URL | null;
-  /** Regular polls of a number whose bell works, in ms (LIVE_DOORBELL_SAFETY_NET_MS). */
-  readonly safetyNetMs: number;
+  /** @default DEFAULT_SAFETY_NET_MS */
+  readonly safetyNetMs?: number;
   /** @default DEFAULT_RING_GAP_MS */
   readonly ringGapMs?: number;
 }
@@ -48,7 +55,7 @@ export class Doorbell {
 
   constructor(private readonly options: DoorbellOptions) {
     this.keys = [options.key, ...(options.previousKey ? [options.previousKey] : [])];
-    this.safetyNetMs = options.safetyNetMs;
+    this.safetyNetMs = options.safetyNetMs ?? DEFAULT_SAFETY_NET_MS;
     this.ringGapMs = options.ringGapMs ?? DEFAULT_RING_GAP_MS;
     this.base = options.publicUrl ? withoutTrailingSlash(options.publicUrl.href) : null;
     this.throttle = new Throttle(this.ringGapMs, THROTTLED_NUMBERS);
