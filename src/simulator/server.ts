@@ -63,8 +63,8 @@ export interface RunningSimulator {
   url: string;
   /** An inbound message arrives at the head of `tid`'s history (of the account `sysId`). */
   deliver(sysId: string, tid: string, body: string): DemoMessage;
-  /** Sets the webhook of every number (of every account) to `urlOf(tid)`, as an operator would. */
-  setWebhooks(urlOf: (tid: string) => string): void;
+  /** Sets the webhook of every number to `urlOf(tid)`, as an operator would: of one account, or all. */
+  setWebhooks(urlOf: (tid: string) => string, sysId?: string): void;
   /** Closes the server and all keep-alive sockets. */
   close(): Promise<void>;
 }
@@ -364,9 +364,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     return message;
   }
 
-  function setWebhooks(urlOf: (tid: string) => string): void {
-    const next = new Map<string, PreparedAccount>();
+  function setWebhooks(urlOf: (tid: string) => string, only?: string): void {
+    const next = new Map<string, PreparedAccount>(accounts);
     for (const [sysId, { account }] of accounts) {
+      if (only !== undefined && sysId !== only) continue;
       const numbers = account.numbers.map((n) => ({ ...n, webhook: urlOf(n.tid) }));
       next.set(sysId, prepareAccount({ ...account, numbers }));
     }
