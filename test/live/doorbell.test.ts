@@ -124,6 +124,32 @@ describe('a ring and the poll loop of its number', () => {
     expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
   });
 
+  it('polls once per ring gap however many copies publish rings (straight on the bus)', async () => {
+    const gap = 300;
+    const bus = new LocalBus();
+    const s = await stacks.start(
+      { 'AC-1': ['T-A'] },
+      { live: { pollMs: 10_000, ringGapMs: gap, bus } },
+    );
+    const stream = await s.open(ON_A, ONE);
+    await firstLook(s);
+    await sleep(gap);
+    const before = s.upstream.callsOf('smshistory');
+    const started = performance.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      ids.push(...s.upstream.add('T-A', 1));
+      // Each copy's throttle lets a ring through: the poll loop keeps the gap itself.
+      await bus.publishRing('T-A');
+      await sleep(10);
+    }
+    await stream.waitFor(20, 3_000);
+    await sleep(gap * 2);
+    const made = s.upstream.callsOf('smshistory') - before;
+    expect(made).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / gap) + 1);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
+  });
+
   it('slows regular polls to the safety net once rung, and returns to LIVE_POLL_MS when a message comes unannounced', async () => {
     const pollMs = 100;
     const safetyNetMs = 1_500;
