@@ -129,10 +129,10 @@ export class Doorbell {
     return { watched: this.loops.size, throttled: this.throttle.size };
   }
 
-  async close(): Promise<void> {
+  /** Stops its timers; stops listening once listening has started (never waits on the bus). */
+  close(): void {
     this.throttle.clear();
-    const unlisten = await this.listening;
-    await unlisten?.().catch(() => undefined);
+    void this.listening.then((unlisten) => unlisten?.().catch(() => undefined));
   }
 
   /** A ring from the bus (any copy's, this one's too). */

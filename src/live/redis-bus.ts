@@ -165,8 +165,9 @@ export class RedisBus implements LiveBus {
   }
 
   async listenRings(listener: (tid: string) => void): Promise<() => Promise<void>> {
-    if (this.ringListeners.size === 0) await this.subscriber.subscribe(RINGS);
+    const first = this.ringListeners.size === 0;
     this.ringListeners.add(listener);
+    if (first) await this.subscriber.subscribe(RINGS);
     return async () => {
       this.ringListeners.delete(listener);
       if (this.ringListeners.size === 0)
