@@ -6,6 +6,11 @@
  *
  *   npm run bench:live            (BENCH_LIVE_SUBSCRIBERS, BENCH_LIVE_WINDOW_S to change)
  *
+ * Then the doorbell (doorbell below): what 200 watched numbers cost the service with and without
+ * rings, and how long an arrival takes to reach the subscriber (`-- doorbell` runs it alone):
+ *
+ *   npm run bench:live -- doorbell    (BENCH_DOORBELL_WINDOW_S to change)
+ *
  * And a rolling restart under live traffic (rollingRestart below):
  *
  *   npm run bench:live -- rolling     (BENCH_LIVE_COPIES=2 on a struggling machine)
@@ -23,6 +28,7 @@ import {
   type Recorder,
 } from '../support/live-fleet.js';
 import { startLoopbackSwitch } from '../support/loopback-switch.js';
+import { startRecordingUpstream, type RecordingUpstream } from '../support/recording-upstream.js';
 import { createLiveSseClient, watchOverSse } from '../support/recipes/live-sse.js';
 import { createLiveWsClient, watchOverWs } from '../support/recipes/live-ws.js';
 import { startRedis, type RunningRedis } from '../support/redis.js';
@@ -268,8 +274,160 @@ async function rollingRestart(): Promise<void> {
   }
 }
 
+// --- The doorbell -----------------------------------------------------------------------------
+
+/*
+ * One account watching its 200 numbers in one subscription (SSE), a message arriving on one of
+ * them every second. First without rings: every number polled every LIVE_POLL_MS. Then with each
+ * number's webhook set to its `doorbellUrl` (as an operator would; the simulator then rings it on
+ * each arrival), in a new subscription: rings poll, regular polls only as the safety net. The
+ * window with rings spans a whole safety net, so its polls are counted too. Reported: the
+ * service's calls per second (history reads of the account) and arrival-to-delivery percentiles.
+ */
+
+const DOORBELL_NUMBERS = 200;
+const DOORBELL_ARRIVAL_MS = 1_000;
+/** Without rings every poll comes every LIVE_POLL_MS: a few intervals measure it. */
+const PLAIN_WINDOW_S = 15;
+/** With rings: a whole safety net (60 s), so the regular polls it holds are counted. */
+const RUNG_WINDOW_S = Number(process.env.BENCH_DOORBELL_WINDOW_S ?? 62);
+
+interface Phase {
+  readonly callsPerSecond: number;
+  readonly delaysMs: number[];
+}
+
+const percentile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+/** A `messageAdded` stream of every number of the account; when each message id arrived. */
+async function watchAll(
+  gatewayUrl: string,
+  headers: Record<string, string>,
+  arrivedAt: Map<string, number>,
+): Promise<{ close(): void }> {
+  const abort = new AbortController();
+  const response = await fetch(`${gatewayUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: JSON.stringify({ query: 'subscription { messageAdded { id } }' }),
+    signal: abort.signal,
+  });
+  if (response.status !== 200 || !response.body) throw new Error(`HTTP ${response.status}`);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  void (async () => {
+    let buffer = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += value;
+        for (const match of buffer.matchAll(/"id":"([^"]+)"/g)) {
+          if (!arrivedAt.has(match[1]!)) arrivedAt.set(match[1]!, performance.now());
+        }
+        buffer = buffer.slice(Math.max(0, buffer.lastIndexOf('\n\n')));
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return { close: () => abort.abort() };
+}
+
+async function doorbellPhase(
+  simulator: RecordingUpstream,
+  gatewayUrl: string,
+  windowS: number,
+): Promise<Phase> {
+  const { sysId, authToken } = benchCredentials(0);
+  const headers = { 'x-sys-id': sysId, 'x-auth-token': authToken };
+  const tids = benchAccountNumbers(DOORBELL_NUMBERS).map((n) => n.tid);
+  const received = new Map<string, number>();
+  const stream = await watchAll(gatewayUrl, headers, received);
+  try {
+    // Every loop has made its first look (200 reads at once), and a little more.
+    await sleep(POLL_MS + 1_000);
+    simulator.resetCalls();
+    const sent = new Map<string, number>();
+    const started = performance.now();
+    const arriving = setInterval(() => {
+      const tid = tids[Math.floor(Math.random() * tids.length)]!;
+      const message = simulator.deliver(sysId, tid, 'doorbell bench');
+      sent.set(message.message_id, performance.now());
+    }, DOORBELL_ARRIVAL_MS);
+    await sleep(windowS * 1_000);
+    clearInterval(arriving);
+    const elapsedS = (performance.now() - started) / 1_000;
+    const calls = simulator.calls.filter(
+      (c) => c.operation === 'smshistory' && c.accountSysId === sysId,
+    ).length;
+    await sleep(POLL_MS + 500); // the last arrivals are delivered
+    const delaysMs = [...sent].map(([id, at]) => (received.get(id) ?? Infinity) - at);
+    return { callsPerSecond: calls / elapsedS, delaysMs };
+  } finally {
+    stream.close();
+  }
+}
+
+async function doorbell(): Promise<void> {
+  const simulator = await startRecordingUpstream({
+    benchAccounts: { count: 1, numbers: DOORBELL_NUMBERS },
+  });
+  const gateway = await startGateway({
+    UPSTREAM_URL: simulator.url,
+    LOG_LEVEL: 'warn',
+    LIVE_POLL_MS: String(POLL_MS),
+    GATEWAY_SECRET: 'doorbell-bench-secret-0123456789abcdef0123',
+  });
+  try {
+    const plain = await doorbellPhase(simulator, gateway.url, PLAIN_WINDOW_S);
+    // The operator's step: each number's webhook set to its doorbellUrl (a path here: no
+    // GATEWAY_PUBLIC_URL, so the gateway's address goes in front).
+    const { sysId, authToken } = benchCredentials(0);
+    const answer = await fetch(`${gateway.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sys-id': sysId, 'x-auth-token': authToken },
+      body: JSON.stringify({ query: '{ ownedNumbers { tid doorbellUrl } }' }),
+    });
+    const { data } = (await answer.json()) as {
+      data: { ownedNumbers: Array<{ tid: string; doorbellUrl: string }> };
+    };
+    const urls = new Map(data.ownedNumbers.map((n) => [n.tid, `${gateway.url}${n.doorbellUrl}`]));
+    simulator.setWebhooks((tid) => urls.get(tid) ?? '', sysId);
+    await sleep(500); // the first subscription's loops have stopped
+    const rung = await doorbellPhase(simulator, gateway.url, RUNG_WINDOW_S);
+
+    const line = (name: string, phase: Phase) => {
+      const lost = phase.delaysMs.filter((d) => !Number.isFinite(d)).length;
+      return (
+        `  ${name}: ${phase.callsPerSecond.toFixed(1)} calls/s to the service; arrival to ` +
+        `delivery p50 ${percentile(phase.delaysMs, 50).toFixed(0)} ms, ` +
+        `p95 ${percentile(phase.delaysMs, 95).toFixed(0)} ms (${phase.delaysMs.length} messages` +
+        `${lost > 0 ? `, ${lost} not delivered` : ''})`
+      );
+    };
+    console.log(
+      `doorbell: ${DOORBELL_NUMBERS} watched numbers, one message a second, LIVE_POLL_MS=${POLL_MS}`,
+    );
+    console.log(line(`without rings (${PLAIN_WINDOW_S} s)`, plain));
+    console.log(line(`with rings (${RUNG_WINDOW_S} s)  `, rung));
+    console.log(
+      `  with rings: ${((100 * rung.callsPerSecond) / plain.callsPerSecond).toFixed(1)}% of the calls ` +
+        `(target at most 10%), p50 ${percentile(rung.delaysMs, 50).toFixed(0)} ms (target at most 300 ms)`,
+    );
+  } finally {
+    await gateway.stop();
+    await simulator.close();
+  }
+}
+
 if (process.argv.includes('rolling')) {
   await rollingRestart();
+} else if (process.argv.includes('doorbell')) {
+  await doorbell();
 } else {
   await main();
+  await doorbell();
 }

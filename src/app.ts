@@ -11,8 +11,11 @@ import { HeldStreams } from './traffic/held-streams.js';
 import { DEMO_AUTHORIZATION } from './http/banner.js';
 import { createGateway, GRAPHQL_PATH, type GatewayOptions } from './http/server.js';
 import { readinessReport } from './http/readiness.js';
-import { PROBE_PATHS } from './http/paths.js';
+import { PROBE_PATHS, RING_PATH } from './http/paths.js';
+import { withDoorbellRoute } from './http/doorbell-route.js';
 import { LocalBus, type LiveBus } from './live/bus.js';
+import { Doorbell, RING_MAX_BODY_BYTES } from './live/doorbell.js';
+import { fingerprintKey } from './core/credentials.js';
 import { LiveHub, type LiveHubOptions } from './live/hub.js';
 import { attachWebSocket } from './http/websocket.js';
 import type { Logger } from './observability/logger.js';
@@ -38,7 +41,7 @@ export interface AppParts extends Pick<
   readonly liveTuning?: Pick<
     LiveHubOptions,
     'pageSize' | 'maxCatchUp' | 'failuresBeforeError' | 'queueLimit' | 'resumeLimit'
-  >;
+  > & { readonly safetyNetMs?: number; readonly ringGapMs?: number };
   /** How busy the event loop is, for admission. @default processLoop() */
   readonly loopLoad?: LoopLoad;
   /** Verdicts on credentials, shared with the response cache. @default credentialMemory(config) */
@@ -74,24 +77,38 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     ...(metrics ? { observer: metrics.upstream } : {}),
     ...(parts.traffic ? { traffic: parts.traffic } : {}),
   });
-  const live =
-    config.live.pollMs > 0
-      ? new LiveHub({
-          client,
-          bus: parts.liveBus ?? new LocalBus(),
-          pollMs: config.live.pollMs,
-          maxPerAccount: config.live.maxPerAccount,
-          hmacKey: config.secret.current,
-          admission: {
-            maxTotal: config.live.maxTotal,
-            accountOf: (c) => credentials.account(c),
-            verify: (c) => client.verify(c),
-          },
-          ...parts.liveTuning,
-          ...(logger ? { logger } : {}),
-          ...(metrics ? { observer: metrics.live } : {}),
-        })
-      : null;
+  const liveBus = config.live.pollMs > 0 ? (parts.liveBus ?? new LocalBus()) : null;
+  const { safetyNetMs, ringGapMs, ...liveTuning } = parts.liveTuning ?? {};
+  // Rings of the numbers' webhooks: every copy hears them on the bus (docs/live-updates.md).
+  const doorbell = liveBus
+    ? new Doorbell({
+        bus: liveBus,
+        key: fingerprintKey(config.secret.current),
+        previousKey: config.secret.previous,
+        pathPrefix: RING_PATH,
+        publicUrl: config.live.publicUrl,
+        ...(safetyNetMs !== undefined ? { safetyNetMs } : {}),
+        ...(ringGapMs !== undefined ? { ringGapMs } : {}),
+      })
+    : null;
+  const live = liveBus
+    ? new LiveHub({
+        client,
+        bus: liveBus,
+        doorbell,
+        pollMs: config.live.pollMs,
+        maxPerAccount: config.live.maxPerAccount,
+        hmacKey: config.secret.current,
+        admission: {
+          maxTotal: config.live.maxTotal,
+          accountOf: (c) => credentials.account(c),
+          verify: (c) => client.verify(c),
+        },
+        ...liveTuning,
+        ...(logger ? { logger } : {}),
+        ...(metrics ? { observer: metrics.live } : {}),
+      })
+    : null;
   const held = new HeldStreams(config.live.maxConnections, config.live.maxPerAccount);
   const responseCache = parts.responseCache ?? null;
   const redis = parts.redis ?? {};
@@ -138,8 +155,14 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     cursorKey: config.secret.current,
     previousCursorKey: config.secret.previous,
   });
+  const admitted = admission.listener(gateway.listener, {
+    graphql: GRAPHQL_PATH,
+    probes: PROBE_PATHS,
+  });
   const connections = createGatewayServer(
-    admission.listener(gateway.listener, { graphql: GRAPHQL_PATH, probes: PROBE_PATHS }),
+    doorbell
+      ? withDoorbellRoute(admitted, doorbell, { maxBodyBytes: RING_MAX_BODY_BYTES })
+      : admitted,
     {
       keepAliveTimeoutMs: config.shutdown.keepAliveTimeoutMs,
       maxConnections: defaultMaxConnections(config.upstream.connections),
@@ -186,6 +209,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
         await endStreams();
         await Promise.allSettled([
           pool.close(),
+          doorbell?.close(),
           simulator?.close(),
           parts.tracing?.shutdown(),
           responseCache?.close(),

@@ -150,7 +150,27 @@ export function listen(app: App): Promise<AddressInfo> {
     server.once('error', fail);
     server.listen(config.port, config.host, () => {
       restore();
-      resolve(server.address() as AddressInfo);
+      const address = server.address() as AddressInfo;
+      ringDemoDoorbells(app, address);
+      resolve(address);
     });
   });
+}
+
+/**
+ * Demo mode plays the operator: every simulated number's webhook is set to its doorbell URL on
+ * this copy, so an arriving message rings (docs/live-updates.md "The doorbell").
+ */
+function ringDemoDoorbells(app: App, address: AddressInfo): void {
+  const doorbell = app.live?.doorbell;
+  if (!app.simulator || !doorbell) return;
+  const any = address.address === '0.0.0.0' || address.address === '::';
+  const host = any
+    ? '127.0.0.1'
+    : address.family === 'IPv6'
+      ? `[${address.address}]`
+      : address.address;
+  const origin = `http://${host}:${address.port}`;
+  doorbell.listeningAt(origin);
+  app.simulator.setWebhooks((tid) => `${origin}${doorbell.pathOf(tid)}`);
 }

@@ -91,6 +91,7 @@ export async function startRecordingUpstream(
   return {
     url: simulator.url,
     deliver: (sysId, tid, body) => simulator.deliver(sysId, tid, body),
+    setWebhooks: (urlOf, sysId) => simulator.setWebhooks(urlOf, sysId),
     close: () => simulator.close(),
     calls,
     resetCalls(): void {

@@ -38,6 +38,47 @@ describe('createApp and listen', () => {
     expect(body.data?.ownedNumbers.length).toBeGreaterThan(0);
   });
 
+  it("sets each demo number's webhook to its doorbell, so an arrival rings: delivered well within LIVE_POLL_MS", async () => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...basicAuth(DEMO_CREDENTIALS) },
+      body: JSON.stringify({ query: '{ ownedNumbers { tid webhook doorbellUrl } }' }),
+    });
+    const { data } = (await response.json()) as {
+      data: { ownedNumbers: Array<{ tid: string; webhook: string; doorbellUrl: string }> };
+    };
+    const [first] = data.ownedNumbers;
+    const origin = new URL(url).origin;
+    expect(first!.doorbellUrl.startsWith(`${origin}/hooks/ring/`)).toBe(true);
+    expect(data.ownedNumbers.every((n) => n.webhook === n.doorbellUrl)).toBe(true);
+
+    const abort = new AbortController();
+    const stream = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...basicAuth(DEMO_CREDENTIALS),
+      },
+      body: JSON.stringify({
+        query: `subscription { messageAdded(tids: ["${first!.tid}"]) { body } }`,
+      }),
+      signal: abort.signal,
+    });
+    try {
+      const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+      // Past the first look and the ring gap after it: the ring alone explains a fast delivery.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const arrived = performance.now();
+      app.simulator!.deliver(DEMO_CREDENTIALS.sysId, first!.tid, 'rung in demo mode');
+      let text = '';
+      while (!text.includes('rung in demo mode')) text += (await reader.read()).value ?? '';
+      expect(performance.now() - arrived).toBeLessThan(app.config.live.pollMs / 2);
+    } finally {
+      abort.abort();
+    }
+  });
+
   it('rejects a port in use to its caller, and leaves the server as it was', async () => {
     const port = Number(new URL(url).port);
     const config = loadConfig({

@@ -158,6 +158,7 @@ function read(v: Settings, problems: string[]) {
       maxPerConnection: fixed.FIXED_LIVE_MAX_SUBSCRIPTIONS_PER_CONNECTION,
       maxTotal: v.LIVE_MAX_SUBSCRIPTIONS,
       maxConnections: v.WS_MAX_CONNECTIONS,
+      publicUrl: v.GATEWAY_PUBLIC_URL,
     },
   };
 }

@@ -302,6 +302,15 @@ const live = {
   WS_MAX_CONNECTIONS: int(1_000, 1, 1_000_000, {
     doc: 'WebSocket connections this copy keeps open',
   }),
+  GATEWAY_PUBLIC_URL: url('http', 'https://sms-gateway.example.com', {
+    doc: "the gateway's address as the service reaches it, the start of `Number.doorbellUrl` ([doorbell](live-updates.md#the-doorbell))",
+    refuse: (parsed) =>
+      parsed.username || parsed.password
+        ? 'not contain credentials'
+        : parsed.search || parsed.hash
+          ? 'not have a query string or fragment'
+          : null,
+  }),
 };
 
 const metrics = {

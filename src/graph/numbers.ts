@@ -45,6 +45,16 @@ export const NumberRef = builder.objectRef<OwnedNumber>('Number').implement({
       tag: 'internal',
       description: 'URL the SMS service calls for this number; null when none is set.',
     }),
+    doorbellUrl: t.string({
+      nullable: true,
+      tag: 'internal',
+      description:
+        "The URL to set as this number's `webhook` at the SMS service: a call to it makes live " +
+        'updates look at the number at once instead of waiting for the next poll. Signed for ' +
+        'this number; relative (a path) when the gateway does not know its public address ' +
+        '(GATEWAY_PUBLIC_URL). Null when live updates are off.',
+      resolve: (n, _args, context) => context.live?.doorbell?.urlOf(n.tid) ?? null,
+    }),
   }),
 });
 

@@ -54,12 +54,17 @@ export interface LiveBus {
   /** What the last poll of the topic saw, by whichever copy made it (null if unknown). */
   loadSeen(topic: string): Promise<SeenState | null>;
   saveSeen(topic: string, seen: SeenState): Promise<void>;
+  /** A number's doorbell rang (doorbell.ts): every copy's ring listeners hear its tid. */
+  publishRing(tid: string): Promise<void>;
+  /** Hears every ring, this copy's too, until the returned function is called. */
+  listenRings(listener: (tid: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
 /** One process: this copy polls every topic it has subscribers for. */
 export class LocalBus implements LiveBus {
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  private readonly ringListeners = new Set<(tid: string) => void>();
 
   async listen(topic: string, listener: (event: LiveEvent) => void) {
     let set = this.listeners.get(topic);
@@ -89,7 +94,19 @@ export class LocalBus implements LiveBus {
 
   async saveSeen(): Promise<void> {}
 
+  async publishRing(tid: string): Promise<void> {
+    for (const listener of this.ringListeners) listener(tid);
+  }
+
+  async listenRings(listener: (tid: string) => void): Promise<() => Promise<void>> {
+    this.ringListeners.add(listener);
+    return async () => {
+      this.ringListeners.delete(listener);
+    };
+  }
+
   async close(): Promise<void> {
     this.listeners.clear();
+    this.ringListeners.clear();
   }
 }

@@ -5,6 +5,7 @@
  */
 import { credentialsHmac, fingerprintKey, type Credentials } from '../core/credentials.js';
 import { LocalBus, type LiveEvent } from './bus.js';
+import type { Doorbell } from './doorbell.js';
 import { SubscriptionAdmission, type AdmissionOptions } from '../traffic/subscription-admission.js';
 import { PollLoop, type PollLoopOptions, type PollTarget } from './poll-loop.js';
 import { LiveSubscription, type Delivery, type Positions } from './subscription.js';
@@ -57,6 +58,11 @@ export class LiveHub {
   get stats() {
     const locksHeld = [...this.topics.values()].filter((topic) => topic.loop.holding).length;
     return { topics: this.topics.size, subscriptions: this.subscriptions.size, locksHeld };
+  }
+
+  /** The numbers' doorbell (doorbell.ts); null without one. */
+  get doorbell(): Doorbell | null {
+    return this.options.doorbell ?? null;
   }
 
   /** True once close() was called: streams then end so that clients reconnect. */

@@ -1,7 +1,8 @@
 /**
  * The poll loop of one topic (one account's number; docs/live-updates.md "Polling and sharing"):
  * while this copy holds the topic (bus.claim), read the newest page, find what is new (detect.ts)
- * and publish it, each event with its `seq` (subscription.ts).
+ * and publish it, each event with its `seq` (subscription.ts). A ring of the number's doorbell
+ * (doorbell.ts) polls at once; while the bell works, regular polls are only a safety net.
  */
 import type { Credentials } from '../core/credentials.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
@@ -9,6 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import type { UpstreamClient } from '../core/upstream-client.js';
 import { sequencedEvent, type LiveBus, type LiveEvent } from './bus.js';
 import { detectNew, seenFrom, type SeenState } from './detect.js';
+import type { Doorbell } from './doorbell.js';
 import type { LiveObserver } from './observer.js';
 
 export interface PollLoopOptions {
@@ -23,11 +25,15 @@ export interface PollLoopOptions {
   readonly failuresBeforeError?: number;
   readonly logger?: Logger;
   readonly observer?: LiveObserver;
+  /** Rings that make the loop poll at once (absent: polls every pollMs only). */
+  readonly doorbell?: Doorbell | null;
 }
 
 export interface PollTarget {
   readonly tid: string;
   readonly number: string;
+  /** The number's webhook at the service: its doorbell URL means the bell is wired from the start. */
+  readonly webhook?: string | null;
 }
 
 /** The `count` newest messages of the target's history. */
@@ -53,6 +59,18 @@ export class PollLoop {
   private failures = 0;
   private stopped = false;
   private running: Promise<void> = Promise.resolve();
+  /** Whether a tick (claim, then maybe a poll) is under way: a ring waits for its end. */
+  private ticking = false;
+  /** When this copy last polled the number (performance.now()); rings keep a gap from it. */
+  private lastPollAt = Number.NEGATIVE_INFINITY;
+  /** The bell rang since the last poll began: the next poll is due at once (after the gap). */
+  private ringPending = false;
+  /**
+   * The bell works: regular polls slow to the safety net. Set by a ring (or a webhook already set
+   * to the doorbell URL); cleared when a poll finds a message no ring announced.
+   */
+  private ringing: boolean;
+  private readonly unwatch: () => void;
 
   constructor(
     private readonly topic: string,
@@ -60,7 +78,11 @@ export class PollLoop {
     /** Held only while the loop runs: the first subscriber's (identical for all of them). */
     private readonly credentials: Credentials,
     private readonly options: PollLoopOptions,
-  ) {}
+  ) {
+    const { doorbell } = options;
+    this.ringing = doorbell?.wired(target.tid, target.webhook) ?? false;
+    this.unwatch = doorbell?.watch(target.tid, this) ?? (() => undefined);
+  }
 
   start(): void {
     // At once: it learns what is there already, so only later arrivals are sent.
@@ -70,6 +92,7 @@ export class PollLoop {
   /** Stops polling; resolves once a poll under way has finished and the claim is released. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unwatch();
     clearTimeout(this.timer);
     await this.running;
     if (this.polling) await this.options.bus.release(this.topic);
@@ -80,17 +103,54 @@ export class PollLoop {
     return this.polling;
   }
 
+  /** Whether regular polls are slowed to the safety net (the number's bell works). */
+  get rung(): boolean {
+    return this.ringing;
+  }
+
+  /**
+   * The number's doorbell rang (on any copy): the copy polling it polls now, or one ring gap after
+   * its last poll. The others only remember that the bell works, for a takeover.
+   */
+  ring(): void {
+    if (this.stopped) return;
+    this.ringing = true;
+    this.ringPending = true;
+    if (!this.polling || this.ticking) return; // a tick under way schedules the poll as it ends
+    clearTimeout(this.timer);
+    this.schedule(this.ringDelay());
+  }
+
+  private ringDelay(): number {
+    const gap = this.options.doorbell?.ringGapMs ?? 0;
+    return Math.max(0, this.lastPollAt + gap - performance.now());
+  }
+
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       const started = Date.now();
+      this.ticking = true;
       this.running = this.tick().finally(() => {
+        this.ticking = false;
         // The holder keeps its cadence (renewal must beat the lock's 1.5-interval expiry); the
         // others ask four times per interval: a takeover 1.75 intervals after the last renewal.
         const every = this.polling ? this.options.pollMs : this.options.pollMs / 4;
-        this.schedule(Math.max(0, every - (Date.now() - started)));
+        const regular = Math.max(0, every - (Date.now() - started));
+        this.schedule(this.ringPending && this.polling ? this.ringDelay() : regular);
       });
     }, delayMs);
+  }
+
+  /**
+   * Whether a regular tick of the holder polls: every tick, or while the bell works only once the
+   * safety net has passed since the last poll (a tick still renews the lock). Ticks come every
+   * pollMs, a little early or late: half an interval of slack.
+   */
+  private regularPollDue(): boolean {
+    const { pollMs, doorbell } = this.options;
+    const every = this.ringing && doorbell ? Math.max(pollMs, doorbell.safetyNetMs) : pollMs;
+    return performance.now() - this.lastPollAt >= every - pollMs / 2;
   }
 
   private async tick(): Promise<void> {
@@ -99,6 +159,8 @@ export class PollLoop {
       const claim = await bus.claim(this.topic);
       if (claim === null) {
         this.polling = false;
+        // The copy holding the number answers the ring.
+        this.ringPending = false;
         return;
       }
       // Taking over from another copy: continue from what it saw, not from scratch.
@@ -110,13 +172,11 @@ export class PollLoop {
           'live updates: took over polling a number from a copy that stopped renewing its lock',
         );
       }
+      const due = !this.polling || this.ringPending || this.regularPollDue();
       this.polling = true;
-      const events = await this.poll();
+      if (due) await this.pollAndPublish();
       if (this.stopped) return;
-      if (events.length > 0) {
-        await bus.publish(this.topic, events);
-        this.options.observer?.published(events.filter((event) => event.kind !== 'head').length);
-      }
+      // Saved on every tick, polled or not: it outlives a safety-net interval for a takeover.
       if (this.seen) await bus.saveSeen(this.topic, this.seen);
     } catch (error) {
       // The bus is unreachable (it logs once per outage); the next tick tries again.
@@ -125,6 +185,29 @@ export class PollLoop {
         `live poll tick failed: ${(error as Error).message}`,
       );
     }
+  }
+
+  private async pollAndPublish(): Promise<void> {
+    const announced = this.ringPending;
+    this.ringPending = false;
+    this.lastPollAt = performance.now();
+    const events = await this.poll();
+    if (this.stopped) return;
+    const found = events.some((event) => event.kind === 'message' || event.kind === 'unreadable');
+    if (this.ringing && found && !announced) this.bellSilent();
+    if (events.length > 0) {
+      await this.options.bus.publish(this.topic, events);
+      this.options.observer?.published(events.filter((event) => event.kind !== 'head').length);
+    }
+  }
+
+  /** A message came without a ring: the service no longer rings, so polls keep pollMs again. */
+  private bellSilent(): void {
+    this.ringing = false;
+    this.options.logger?.info(
+      { tid: this.target.tid },
+      'live updates: a message arrived without its doorbell ringing; polling every LIVE_POLL_MS again until it rings',
+    );
   }
 
   private async poll(): Promise<LiveEvent[]> {

@@ -15,6 +15,8 @@ const PREFIX = 'sms-gateway:live:v1:';
 const lockKey = (topic: string): string => `${PREFIX}lock:${topic}`;
 const seenKey = (topic: string): string => `${PREFIX}seen:${topic}`;
 const channelOf = (topic: string): string => `${PREFIX}events:${topic}`;
+/** Every copy's doorbell rings (doorbell.ts): a sealed tid. */
+const RINGS = `${PREFIX}rings`;
 
 /** Renews (or releases) a lock only while this copy holds it: compare and act in one step. */
 const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
@@ -46,6 +48,7 @@ export class RedisBus implements LiveBus {
   private readonly commands: RedisClient;
   private readonly subscriber: RedisClient;
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
+  private readonly ringListeners = new Set<(tid: string) => void>();
   private readonly seal: Seal;
   private readonly lockTtlMs: number;
   /** What was sealed for a key or channel, or null (ignored: it holds nothing this copy can use). */
@@ -72,6 +75,11 @@ export class RedisBus implements LiveBus {
     });
     this.subscriber.on('messageBuffer', (channelBytes: Buffer, payload: Buffer) => {
       const channel = channelBytes.toString();
+      if (channel === RINGS) {
+        const tid = this.open(payload, channel);
+        if (tid !== null) for (const listener of this.ringListeners) listener(tid);
+        return;
+      }
       const set = this.listeners.get(channel.slice(channelOf('').length));
       if (!set) return;
       const opened = this.open(payload, channel);
@@ -152,7 +160,23 @@ export class RedisBus implements LiveBus {
     await this.commands.set(seenKey(topic), sealed, 'PX', this.lockTtlMs * SEEN_LIFETIMES);
   }
 
+  async publishRing(tid: string): Promise<void> {
+    await this.commands.publish(RINGS, this.seal.seal(tid, RINGS));
+  }
+
+  async listenRings(listener: (tid: string) => void): Promise<() => Promise<void>> {
+    const first = this.ringListeners.size === 0;
+    this.ringListeners.add(listener);
+    if (first) await this.subscriber.subscribe(RINGS);
+    return async () => {
+      this.ringListeners.delete(listener);
+      if (this.ringListeners.size === 0)
+        await this.subscriber.unsubscribe(RINGS).catch(() => undefined);
+    };
+  }
+
   async close(): Promise<void> {
+    this.ringListeners.clear();
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.listeners.clear();
     await this.options.connection.close();

@@ -11,6 +11,8 @@
  *   start too), 413 a body over 64 KiB; a tid not the account's, or a `number` not the tid's, is
  *   200 with `{"success":"0","error":"number not found"}`. Errors never echo a parameter's value.
  * - `latencyMs` delays every answer, errors included, from when the request body has been read.
+ * - A message arriving on a number whose `webhook` is a loopback http(s) URL rings it: a POST with
+ *   a small JSON event (the service's own format is not documented; the gateway reads none of it).
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -61,6 +63,8 @@ export interface RunningSimulator {
   url: string;
   /** An inbound message arrives at the head of `tid`'s history (of the account `sysId`). */
   deliver(sysId: string, tid: string, body: string): DemoMessage;
+  /** Sets the webhook of every number to `urlOf(tid)`, as an operator would: of one account, or all. */
+  setWebhooks(urlOf: (tid: string) => string, sysId?: string): void;
   /** Closes the server and all keep-alive sockets. */
   close(): Promise<void>;
 }
@@ -163,6 +167,21 @@ function historyBody(prepared: PreparedNumber, start: number, end: number): Buff
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
+/** A ring the gateway has not answered in this long is dropped. */
+const RING_TIMEOUT_MS = 2_000;
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** `webhook` as a URL when it is an http(s) URL on this machine; else null (never called). */
+function loopbackUrl(webhook: string): URL | null {
+  let url: URL;
+  try {
+    url = new URL(webhook);
+  } catch {
+    return null;
+  }
+  const http = url.protocol === 'http:' || url.protocol === 'https:';
+  return http && LOOPBACK_HOSTS.has(url.hostname) ? url : null;
+}
 const UNSUPPORTED_MEDIA_TYPE =
   'unsupported content type; send parameters as application/x-www-form-urlencoded';
 
@@ -341,7 +360,41 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     );
     // Copy on write: the prepared demo data is shared by every simulator in the process.
     accounts = new Map(accounts).set(sysId, prepareAccount({ ...prepared.account, numbers }));
+    ringWebhook(number.webhook, { event: 'message.received', tid, message_id: message.message_id });
     return message;
+  }
+
+  function setWebhooks(urlOf: (tid: string) => string, only?: string): void {
+    const next = new Map<string, PreparedAccount>(accounts);
+    for (const [sysId, { account }] of accounts) {
+      if (only !== undefined && sysId !== only) continue;
+      const numbers = account.numbers.map((n) => ({ ...n, webhook: urlOf(n.tid) }));
+      next.set(sysId, prepareAccount({ ...account, numbers }));
+    }
+    accounts = next;
+  }
+
+  /** Rings are sent only to this machine: the simulator never calls out. */
+  const ringing = new Set<AbortController>();
+  function ringWebhook(webhook: string, event: Record<string, string>): void {
+    const url = loopbackUrl(webhook);
+    if (url === null || closing) return;
+    const abort = new AbortController();
+    ringing.add(abort);
+    const timer = setTimeout(() => abort.abort(), RING_TIMEOUT_MS);
+    void fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(event),
+      signal: abort.signal,
+    })
+      .then((response) => response.arrayBuffer())
+      // A gateway that is down or refuses the ring: the service would retry or give up; so do we.
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(timer);
+        ringing.delete(abort);
+      });
   }
 
   let arrivals: NodeJS.Timeout | null = null;
@@ -362,8 +415,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     deliver,
+    setWebhooks,
     close(): Promise<void> {
       closing = true;
+      for (const abort of ringing) abort.abort();
       if (arrivals) clearInterval(arrivals);
       for (const timer of pendingTimers) clearTimeout(timer);
       pendingTimers.clear();

@@ -81,6 +81,7 @@ describe('loadConfig', () => {
       UPSTREAM_CONNECTIONS: '10',
       LIVE_MAX_SUBSCRIPTIONS: '900',
       WS_MAX_CONNECTIONS: '80',
+      GATEWAY_PUBLIC_URL: 'https://sms-gateway.example.com/edge',
       MAX_HISTORY_RANGE: '200',
       MAX_BODY_BYTES: '5000',
       MAX_ALIASES: '5',
@@ -181,6 +182,7 @@ describe('loadConfig', () => {
         maxPerConnection: 20,
         maxTotal: 900,
         maxConnections: 80,
+        publicUrl: new URL('https://sms-gateway.example.com/edge'),
       },
     });
     expect(
@@ -342,8 +344,14 @@ describe('loadConfig', () => {
         maxPerConnection: 20,
         maxTotal: 5_000,
         maxConnections: 1_000,
+        publicUrl: null,
       });
       expect(loadConfig({ LIVE_POLL_MS: '0' }).live.pollMs).toBe(0);
+      // The doorbell's base: an http(s) URL, never with credentials (it is handed to clients).
+      expect(problemsOf({ GATEWAY_PUBLIC_URL: 'https://user:pw@gw.example.com' })).toEqual([
+        'GATEWAY_PUBLIC_URL must not contain credentials',
+      ]);
+      expect(problemsOf({ GATEWAY_PUBLIC_URL: 'gw.example.com' })).toHaveLength(1);
       expect(problemsOf({ LIVE_POLL_MS: '50' })).toEqual([
         'LIVE_POLL_MS must be 0 (off) or a whole number from 100 to 3600000 (got "50")',
       ]);
@@ -539,8 +547,10 @@ describe('loadConfig', () => {
     // 41: GRAPHIQL joined the 40 (production turns GraphiQL and introspection off; one switch on).
     // 42: METRICS_HOST (the unauthenticated metrics port on a private interface while HOST stays
     // public; no fixed value can say which interface a deployment's private network is).
-    it('reads at most 42 variables, none of them a former setting', () => {
-      expect(CONFIG_VARIABLES.length).toBeLessThanOrEqual(42);
+    // 43: GATEWAY_PUBLIC_URL (the address the service reaches the gateway at, for the doorbell's
+    // URLs; behind a balancer no copy can tell it).
+    it('reads at most 43 variables, none of them a former setting', () => {
+      expect(CONFIG_VARIABLES.length).toBeLessThanOrEqual(43);
       expect(CONFIG_VARIABLES.filter((name) => name in RETIRED_VARIABLES)).toEqual([]);
     });
 

@@ -40,6 +40,7 @@ describe('schema contract', () => {
       number: 'String!',
       type: 'NumberType!',
       webhook: 'String',
+      doorbellUrl: 'String',
       history: 'History',
       messages: 'MessageConnection',
     });

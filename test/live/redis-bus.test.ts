@@ -169,6 +169,44 @@ describe('live updates across two copies on one Redis', () => {
   });
 });
 
+describe('the doorbell across two copies on one Redis', () => {
+  it('a ring on the copy that does not poll makes one poll across both, delivered by both', async () => {
+    const pollMs = 5_000;
+    const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
+    const doorbelled = () => {
+      const bus = new RedisBus({
+        connection: liveConnection(),
+        lockTtlMs: 1.5 * pollMs,
+        secret: { current: HMAC_KEY },
+        logger: false,
+      });
+      return stacks.gatewayOver(upstream, {
+        live: { pollMs, bus, hmacKey: HMAC_KEY, ringGapMs: 50 },
+      });
+    };
+    const a = doorbelled();
+    const onA = await a.open(ON_A, ONE);
+    await until(() => a.hub.stats.locksHeld === 1);
+    const b = doorbelled();
+    const onB = await b.open(ON_A, ONE);
+    await until(() => b.hub.stats.topics === 1 && upstream.callsOf('smshistory') >= 2);
+    await sleep(300);
+    expect(b.hub.stats.locksHeld).toBe(0);
+
+    const before = upstream.callsOf('smshistory');
+    const ids = upstream.add('T-A', 1);
+    const rung = performance.now();
+    b.hub.doorbell!.ring('T-A');
+    await onA.waitFor(1, 2_000);
+    await onB.waitFor(1, 2_000);
+    expect(performance.now() - rung).toBeLessThan(pollMs / 5);
+    await sleep(300);
+    expect(upstream.callsOf('smshistory') - before).toBe(1);
+    expect(idsOf(onA)).toEqual(ids);
+    expect(idsOf(onB)).toEqual(ids);
+  });
+});
+
 describe('a lock handed back (RedisBus.release)', () => {
   it('marks the seen state released before the lock goes: a copy claiming in between never reads a takeover', async () => {
     const bus = () =>

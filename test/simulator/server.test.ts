@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 
 import { request } from 'undici';
@@ -511,6 +513,40 @@ describe('arrivals (live updates in demo mode)', () => {
       expect(untouched.json['total_message_count']).toBe(BIG.messages.length);
     } finally {
       await other.close();
+    }
+  });
+
+  it("rings a number's loopback webhook when a message arrives there, and no other number's", async () => {
+    const rings: Array<{ path: string; body: string }> = [];
+    const hooks = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        rings.push({ path: req.url ?? '', body });
+        res.writeHead(202).end();
+      });
+    });
+    await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+    const other = await startSimulator();
+    try {
+      const port = (hooks.address() as AddressInfo).port;
+      other.setWebhooks((tid) => `http://127.0.0.1:${port}/ring/${tid}`);
+      const message = other.deliver(DEMO_CREDENTIALS.sysId, BIG.tid, 'ring ring');
+      await vi.waitFor(() => expect(rings).toHaveLength(1), { timeout: 2_000 });
+      expect(rings[0]!.path).toBe(`/ring/${BIG.tid}`);
+      expect(JSON.parse(rings[0]!.body)).toMatchObject({
+        tid: BIG.tid,
+        message_id: message.message_id,
+      });
+      // The numbers list shows the webhook as set.
+      const owned = await call('/api/allownednumbers', creds(), { base: other.url });
+      const set = (owned.json['data'] as Array<Record<string, unknown>>).find(
+        (n) => n['tid'] === BIG.tid,
+      );
+      expect(set?.['webhook']).toBe(`http://127.0.0.1:${port}/ring/${BIG.tid}`);
+    } finally {
+      await other.close();
+      await new Promise((resolve) => hooks.close(resolve));
     }
   });
 

@@ -1,0 +1,191 @@
+/**
+ * The doorbell: signed URLs that cannot be guessed, and what a ring does to the poll loop of its
+ * number (one poll at once, at most one per ring gap, regular polls slowed to the safety net until
+ * a message comes unannounced). The HTTP route: test/http/doorbell-route.test.ts; across two
+ * copies: test/live/redis-bus.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { LocalBus } from '../../src/live/bus.js';
+import { Doorbell, Throttle } from '../../src/live/doorbell.js';
+import { liveStacks, polls, type LiveStack } from '../fixtures/live-stack.js';
+import { sleep, until } from '../../support/wait.js';
+
+const KEY = 'doorbell-test-key-0123456789abcdef0123456789';
+const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
+const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
+
+const doorbell = (options: Partial<ConstructorParameters<typeof Doorbell>[0]> = {}) =>
+  new Doorbell({
+    bus: new LocalBus(),
+    key: KEY,
+    pathPrefix: '/hooks/ring',
+    safetyNetMs: 60_000,
+    ...options,
+  });
+
+/** The subscription's first read and its loop's first look (one shared call, or two) are done. */
+async function firstLook(s: LiveStack): Promise<void> {
+  await until(() => s.upstream.callsOf('smshistory') >= 1 && s.hub.stats.locksHeld === 1);
+  await sleep(200);
+}
+
+describe('doorbell URLs', () => {
+  it("signs each number's path: a signature is the number's alone, under the gateway's keys", () => {
+    const bell = doorbell();
+    const path = bell.pathOf('T-A');
+    expect(path).toMatch(/^\/hooks\/ring\/T-A\/[A-Za-z0-9_-]{22}$/);
+    const signature = path.split('/').at(-1)!;
+    expect(bell.verify('T-A', signature)).toBe(true);
+    expect(bell.verify('T-B', signature)).toBe(false);
+    expect(
+      bell.verify('T-A', `${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`),
+    ).toBe(false);
+    expect(bell.verify('T-A', '')).toBe(false);
+    // Another gateway's secret signs otherwise; a rotation keeps the old URLs ringing.
+    expect(doorbell({ key: `${KEY}-other` }).verify('T-A', signature)).toBe(false);
+    expect(doorbell({ key: `${KEY}-new`, previousKey: KEY }).verify('T-A', signature)).toBe(true);
+  });
+
+  it('is relative until the public address is known, then absolute (GATEWAY_PUBLIC_URL kept first)', () => {
+    const bell = doorbell();
+    expect(bell.urlOf('T 1')).toBe(bell.pathOf('T 1'));
+    expect(bell.pathOf('T 1')).toContain('/T%201/');
+    bell.listeningAt('http://127.0.0.1:4000/');
+    expect(bell.urlOf('T-A')).toBe(`http://127.0.0.1:4000${bell.pathOf('T-A')}`);
+    const configured = doorbell({ publicUrl: new URL('https://sms.example.com/gateway/') });
+    configured.listeningAt('http://127.0.0.1:4000');
+    expect(configured.urlOf('T-A')).toBe(`https://sms.example.com/gateway${bell.pathOf('T-A')}`);
+  });
+
+  it("recognises a webhook set to the number's doorbell URL, wherever the gateway is reached", () => {
+    const bell = doorbell();
+    expect(bell.wired('T-A', `https://gw.example.com/sms${bell.pathOf('T-A')}`)).toBe(true);
+    expect(bell.wired('T-B', `https://gw.example.com${bell.pathOf('T-A')}`)).toBe(false);
+    expect(bell.wired('T-A', 'https://hooks.example.com/sms/T-A')).toBe(false);
+    expect(bell.wired('T-A', 'not a url')).toBe(false);
+    expect(bell.wired('T-A', null)).toBe(false);
+  });
+});
+
+describe('the ring throttle', () => {
+  it('runs at once, folds the rest of the gap into one run at its end, and stays bounded', async () => {
+    const throttle = new Throttle(100, 3);
+    const runs: string[] = [];
+    for (let i = 0; i < 10; i += 1) throttle.run('a', () => runs.push('a'));
+    expect(runs).toEqual(['a']);
+    await until(() => runs.length === 2, 1_000);
+    await sleep(150);
+    expect(runs).toEqual(['a', 'a']);
+    for (const key of ['b', 'c', 'd', 'e', 'f']) throttle.run(key, () => runs.push(key));
+    expect(throttle.size).toBeLessThanOrEqual(3);
+    throttle.clear();
+  });
+});
+
+describe('a ring and the poll loop of its number', () => {
+  const stacks = liveStacks();
+
+  it('polls once at once, and delivers well within LIVE_POLL_MS', async () => {
+    const s = await stacks.start({ 'AC-1': ['T-A'] }, { live: { pollMs: 5_000, ringGapMs: 50 } });
+    const stream = await s.open(ON_A, ONE);
+    await firstLook(s);
+    const before = s.upstream.callsOf('smshistory');
+    const ids = s.upstream.add('T-A', 1);
+    const rung = performance.now();
+    s.hub.doorbell!.ring('T-A');
+    await stream.waitFor(1, 2_000);
+    expect(performance.now() - rung).toBeLessThan(1_000);
+    await sleep(200);
+    expect(s.upstream.callsOf('smshistory') - before).toBe(1);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
+  });
+
+  it('answers a burst of rings with one poll per ring gap, missing no message', async () => {
+    const gap = 300;
+    const s = await stacks.start({ 'AC-1': ['T-A'] }, { live: { pollMs: 10_000, ringGapMs: gap } });
+    const stream = await s.open(ON_A, ONE);
+    await firstLook(s);
+    await sleep(gap);
+    const before = s.upstream.callsOf('smshistory');
+    const started = performance.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      ids.push(...s.upstream.add('T-A', 1));
+      s.hub.doorbell!.ring('T-A');
+      await sleep(10);
+    }
+    await stream.waitFor(20, 3_000);
+    await sleep(gap * 2);
+    const made = s.upstream.callsOf('smshistory') - before;
+    const elapsed = performance.now() - started;
+    expect(made).toBeGreaterThanOrEqual(1);
+    expect(made).toBeLessThanOrEqual(Math.ceil(elapsed / gap) + 1);
+    expect(made).toBeLessThan(20);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
+  });
+
+  it('polls once per ring gap however many copies publish rings (straight on the bus)', async () => {
+    const gap = 300;
+    const bus = new LocalBus();
+    const s = await stacks.start(
+      { 'AC-1': ['T-A'] },
+      { live: { pollMs: 10_000, ringGapMs: gap, bus } },
+    );
+    const stream = await s.open(ON_A, ONE);
+    await firstLook(s);
+    await sleep(gap);
+    const before = s.upstream.callsOf('smshistory');
+    const started = performance.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      ids.push(...s.upstream.add('T-A', 1));
+      // Each copy's throttle lets a ring through: the poll loop keeps the gap itself.
+      await bus.publishRing('T-A');
+      await sleep(10);
+    }
+    await stream.waitFor(20, 3_000);
+    await sleep(gap * 2);
+    const made = s.upstream.callsOf('smshistory') - before;
+    expect(made).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / gap) + 1);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
+  });
+
+  it('slows regular polls to the safety net once rung, and returns to LIVE_POLL_MS when a message comes unannounced', async () => {
+    const pollMs = 100;
+    const safetyNetMs = 1_500;
+    const s = await stacks.start(
+      { 'AC-1': ['T-A'] },
+      { live: { pollMs, safetyNetMs, ringGapMs: 20 } },
+    );
+    const stream = await s.open(ON_A, ONE);
+    await polls(s, 2);
+    const countOver = async (ms: number) => {
+      const from = s.upstream.callsOf('smshistory');
+      await sleep(ms);
+      return s.upstream.callsOf('smshistory') - from;
+    };
+    // Not rung: every LIVE_POLL_MS.
+    expect(await countOver(600)).toBeGreaterThanOrEqual(3);
+
+    s.hub.doorbell!.ring('T-A');
+    await sleep(50); // the ring's poll
+    // Rung: no regular poll before the safety net is out.
+    expect(await countOver(900)).toBe(0);
+
+    // The service stops ringing: a message arrives unannounced. The safety net finds it...
+    const ids = s.upstream.add('T-A', 1);
+    await stream.waitFor(1, safetyNetMs + 1_000);
+    expect(stream.events.map((e) => (e.data?.messageAdded as { id: string }).id)).toEqual(ids);
+    // ...and polls are back to every LIVE_POLL_MS.
+    expect(await countOver(600)).toBeGreaterThanOrEqual(3);
+  });
+
+  it('keeps what it knows per number bounded by the numbers watched', async () => {
+    const s = await stacks.start({ 'AC-1': ['T-A', 'T-B'] }, { live: { pollMs: 1_000 } });
+    const stream = await s.open('subscription { messageAdded { id } }', ONE);
+    await until(() => s.hub.doorbell!.stats.watched === 2);
+    stream.close();
+    await until(() => s.hub.stats.topics === 0);
+    expect(s.hub.doorbell!.stats.watched).toBe(0);
+  });
+});
