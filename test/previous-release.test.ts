@@ -159,7 +159,14 @@ describe(`what the previous release (${FIXTURE.commit.slice(0, 7)}) wrote and is
 
   it('its cursor pages on: the page after it is the page it answered', async () => {
     const { tid, query, cursor, nextPage } = FIXTURE.cursor;
-    expect(await post({ query, variables: { tid, after: cursor } })).toEqual(nextPage);
+    type Page = {
+      data?: { number?: { messages?: { edges?: { cursor: string; node: unknown }[] } } };
+    };
+    const edges = (page: unknown) => (page as Page).data?.number?.messages?.edges ?? [];
+    const answered = edges(await post({ query, variables: { tid, after: cursor } }));
+    // The same messages; their cursors are this release's (they carry the number: one call a page).
+    expect(answered.map((edge) => edge.node)).toEqual(edges(nextPage).map((edge) => edge.node));
+    expect(answered.length).toBeGreaterThan(0);
   });
 
   it('its resume token is accepted, under GATEWAY_SECRET and as GATEWAY_SECRET_PREVIOUS', () => {
