@@ -4,7 +4,7 @@
  * with nothing to remember is dropped, and past MAX_ACCOUNTS the oldest (failing open).
  */
 import type { BreakerState } from '../core/signals.js';
-import { Breaker } from './breaker.js';
+import { Breaker, NO_SLOT, type Pass } from './breaker.js';
 
 /** Calls a recovering account's breaker lets through at once, so a burst is not all refused. */
 const ACCOUNT_BREAKER_PROBES = 3;
@@ -42,35 +42,39 @@ export class AccountTraffic {
     return { breakerOpen, rateLimited };
   }
 
-  /** Null when the account's call may go now (an open breaker's probe is admitted here). */
+  /** Null when the account's call may go now. Takes no probe slot: `admit` does. */
   refusal(account: string, now: number): AccountRefusal | null {
     const state = this.states.get(account);
     if (!state) return null;
     if (state.rateLimitedUntil > now) {
       return { kind: 'rate-limited', retryInMs: state.rateLimitedUntil - now };
     }
-    if (!state.breaker.admit(now)) {
+    if (!state.breaker.admits(now)) {
       return { kind: 'breaker-open', retryInMs: state.breaker.retryInMs(now) };
     }
     return null;
   }
 
+  /**
+   * Lets a call go, as `refusal` said it may: a half-open breaker's probe slot is held by the
+   * pass until the call's outcome or its release. Null (nothing taken) if the breaker refuses.
+   */
+  admit(account: string, now: number): Pass | null {
+    const state = this.states.get(account);
+    return state ? state.breaker.admit(now) : NO_SLOT;
+  }
+
   /** The service answered (anything but a fault). */
-  answered(account: string): void {
+  answered(account: string, now: number): void {
     const state = this.states.get(account);
     if (!state) return;
     state.breaker.success();
-    if (state.breaker.idle && state.rateLimitedUntil <= Date.now()) this.states.delete(account);
+    if (state.breaker.idle && state.rateLimitedUntil <= now) this.states.delete(account);
   }
 
   /** The service failed this account's call (5xx, timeout, reset, unreachable). */
   fault(account: string, now: number): void {
     this.stateOf(account).breaker.fault(now);
-  }
-
-  /** The call ended without an answer or a fault (e.g. abandoned): free a half-open probe. */
-  abandoned(account: string): void {
-    this.states.get(account)?.breaker.abandon();
   }
 
   /** The service answered 429: calls of this account wait until `now + windowMs`. */

@@ -1,7 +1,9 @@
 /**
  * The gate every call to the service passes, over verdicts per pair (verification.ts), each
  * account's 429 window and breaker (accounts.ts) and the service's breaker (service-health.ts).
- * `check` refuses before anything is sent; `answered` and `settle` record what an attempt showed.
+ * `check` refuses before anything is sent, or lets the attempt go with a pass holding the probe
+ * slots it took; `answered` and `settle` record what the attempt showed, and the caller releases
+ * the pass in a `finally` (a slot the outcome did not settle comes back, whatever was thrown).
  */
 import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Credentials } from '../core/credentials.js';
@@ -9,7 +11,7 @@ import type { TrafficOptions } from './traffic.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
 import type { Release } from './fair-scheduler.js';
 import { ServiceHealth } from './service-health.js';
-import { Breaker } from './breaker.js';
+import { allOf, Breaker, type Pass } from './breaker.js';
 import type { CredentialMemory } from './verification.js';
 
 /** A Retry-After longer than this is read as this: the gateway never pauses an account for hours. */
@@ -43,45 +45,67 @@ export class CallGate {
     this.service = new ServiceHealth(serviceBreaker);
   }
 
-  /** Throws when the call may not go now; admits a breaker's half-open probe. */
-  check(credentials: Credentials, account: string, now: number): void {
+  /**
+   * Throws when the call may not go now, holding nothing. Else the pass holds the probe slots
+   * of the half-open breakers that let it through: the caller releases it in a `finally`.
+   */
+  check(credentials: Credentials, account: string, now: number): Pass {
     const { memory, onRefused } = this.options;
     const verdict = memory.verdict(credentials);
     if (verdict === 'refused') {
       onRefused?.('refused_credentials');
       throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
     }
-    const refusal =
-      this.accounts.refusal(account, now) ??
-      (verdict === 'accepted' ? undefined : this.accounts.refusal(unacceptedOf(account), now));
-    if (refusal) {
-      onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
-      throw refusalError(refusal, account);
+    // Everything that can refuse the call is asked before any slot is taken: a probe slot taken
+    // for the account and then kept by the service breaker's refusal was an account locked out
+    // until restart.
+    const scopes = verdict === 'accepted' ? [account] : [account, unacceptedOf(account)];
+    for (const scope of scopes) {
+      const refusal = this.accounts.refusal(scope, now);
+      if (refusal) {
+        onRefused?.(refusal.kind === 'rate-limited' ? 'rate_limited' : 'account_breaker');
+        throw refusalError(refusal, account);
+      }
     }
-    if (!this.service.breaker.admit(now)) {
-      onRefused?.('service_breaker');
-      throw new UpstreamError(
-        ErrorCode.UpstreamUnavailable,
-        `The SMS service is failing; calls to it are paused for up to ${Math.ceil(this.options.breakerCooldownMs / 1000)} s`,
-        { retryAfterMs: Math.max(1, this.service.breaker.retryInMs(now)), refusedFor: 'service' },
-      );
+    if (!this.service.breaker.admits(now)) throw this.serviceRefusal(now);
+    // Nothing refuses it now: each breaker hands out its slot. Should one refuse after all, the
+    // slots taken so far go back before the refusal is thrown.
+    const taken: Pass[] = [];
+    for (const admit of [
+      ...scopes.map((scope) => () => this.accounts.admit(scope, now)),
+      () => this.service.breaker.admit(now),
+    ]) {
+      const pass = admit();
+      if (pass === null) {
+        for (const held of taken) held.release();
+        throw this.serviceRefusal(now);
+      }
+      taken.push(pass);
     }
+    return allOf(taken);
+  }
+
+  private serviceRefusal(now: number): UpstreamError {
+    this.options.onRefused?.('service_breaker');
+    return new UpstreamError(
+      ErrorCode.UpstreamUnavailable,
+      `The SMS service is failing; calls to it are paused for up to ${Math.ceil(this.options.breakerCooldownMs / 1000)} s`,
+      { retryAfterMs: Math.max(1, this.service.breaker.retryInMs(now)), refusedFor: 'service' },
+    );
   }
 
   /** The service answered the call: the pair is accepted, the account and the service well. */
   answered(credentials: Credentials, account: string): void {
     this.options.memory.accepted(credentials);
-    this.accounts.answered(account);
+    this.accounts.answered(account, Date.now());
     this.service.breaker.success();
   }
 
-  /** No answer either way (gave up waiting): a probe the gate admitted must not stay half-open. */
-  abandoned(account: string): void {
-    this.accounts.abandoned(account);
-    this.service.breaker.abandon();
-  }
-
-  /** Records what one attempt's failure says, and returns the error the caller should see. */
+  /**
+   * Records what one attempt's failure says, and returns the error the caller should see. A
+   * failure that says nothing about the service records nothing: the check's pass, released by
+   * the caller, gives back the probe slots it held.
+   */
   settle(
     error: unknown,
     credentials: Credentials,
@@ -97,7 +121,6 @@ export class CallGate {
       (error.code === ErrorCode.UpstreamTimeout && rttMs < this.options.attemptTimeoutMs / 2)
     ) {
       release();
-      this.abandoned(account);
       return error;
     }
     const now = Date.now();
@@ -125,7 +148,7 @@ export class CallGate {
     // Refused credentials, success other than "1", unreadable bodies: the service did answer.
     if (error.code === ErrorCode.Unauthenticated) memory.refused(credentials);
     release({ rttMs, operation });
-    this.accounts.answered(account);
+    this.accounts.answered(account, now);
     this.service.breaker.success();
     return error;
   }

@@ -15,7 +15,7 @@ export class ServiceHealth {
   /** Account -> time of its last fault; Map order is oldest first. */
   private readonly failing = new Map<string, number>();
 
-  /** Answers close `breaker` and abandoned calls free its probe, as for any breaker. */
+  /** Answers close `breaker`; a call that told nothing gives its probe back (breaker.ts). */
   constructor(readonly breaker: Breaker) {}
 
   /** Records a fault; true when it counted as evidence about the whole service. */

@@ -1,8 +1,10 @@
 /**
  * The service as a shared, finite resource (docs/limits.md "Calls to the service"). Each call
- * passes the gate (call-gate.ts), starts its deadline (deadline.ts; each attempt has its own limit,
- * so a hung one can be retried in time), waits for a slot (fair-scheduler.ts), is sent, retried on
- * transient faults when the time left allows (never a 429), and recorded (call-gate.ts).
+ * starts its deadline (deadline.ts; each attempt has its own limit, so a hung one can be retried in
+ * time); each attempt passes the gate (call-gate.ts), waits for a slot (fair-scheduler.ts), is
+ * sent, recorded (call-gate.ts), and retried on transient faults when the time left allows (never
+ * a 429). A breaker's probe slot the gate lets an attempt through on is given back when the
+ * attempt ends, however it ends.
  */
 import { ExponentialBackoff, type IBackoff } from 'cockatiel';
 import type { Credentials } from '../core/credentials.js';
@@ -17,7 +19,7 @@ import { AdaptiveLimit } from './adaptive-limit.js';
 import { processLoop } from './loop-monitor.js';
 import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
 import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
-import { FairScheduler, type Ledger, type Release } from './fair-scheduler.js';
+import { FairScheduler, type Ledger } from './fair-scheduler.js';
 import { accountTenant, UNVERIFIED } from './fair-admission.js';
 
 /** The upstream settings (deadline, retries with backoff up to 2 s, breakers, 429 window), and: */
@@ -81,57 +83,60 @@ export function withTrafficControl(
   ): Promise<T> {
     const account = memory.account(credentials);
     const startedAt = Date.now();
-    gate.check(credentials, account, startedAt);
     const deadlineAt = startedAt + timeoutMs;
     const deadline = abortAfter(timeoutMs, () => timeoutError(operation, timeoutMs));
     let backoff: IBackoff<unknown> | undefined;
     try {
       for (let attempt = 1; ; attempt += 1) {
-        let release: Release;
+        // Refused here, the attempt holds nothing; let through, it may hold a breaker's probe
+        // slot, which the `finally` gives back whatever ends the attempt (an outcome recorded
+        // first settles the slot, and the release is then a no-op).
+        const pass = gate.check(credentials, account, Date.now());
+        let failure: UpstreamError;
+        let attemptMs: number;
         try {
           // Ordered by what its flow used lately: an invented pair's call counts as the whole
           // class of unverified credentials, never as a fresh account that has used nothing.
           const flow =
             memory.verdict(credentials) === 'accepted' ? accountTenant(account) : UNVERIFIED;
-          release = await scheduler.acquire(account, deadline.signal, flow);
-        } catch (error) {
-          // The deadline passed while waiting for a slot: no answer either way.
-          gate.abandoned(account);
-          throw error;
-        }
-        const attemptTimeout = () => timeoutError(operation, attemptTimeoutMs);
-        const attemptLimit =
-          attemptTimeoutMs < deadlineAt - Date.now()
-            ? abortAfter(attemptTimeoutMs, attemptTimeout, deadline.signal)
-            : null;
-        const sent = performance.now();
-        options.onAttempt?.(credentials);
-        try {
-          const result = await call({ signal: (attemptLimit ?? deadline).signal });
-          release({ rttMs: performance.now() - sent, operation });
-          gate.answered(credentials, account);
-          return result;
-        } catch (error) {
-          const rttMs = performance.now() - sent;
-          const failure = gate.settle(error, credentials, account, release, rttMs, operation);
-          if (!(failure instanceof UpstreamError) || !failure.retryable || attempt > retries)
-            throw failure;
-          backoff = backoff ? backoff.next(undefined) : backoffFactory.next();
-          const delayMs = backoff.duration;
-          // A retry must fit its backoff plus a typical answer (the baseline, else this attempt's).
-          const typicalMs = limit.baseline(operation) ?? performance.now() - sent;
-          if (deadlineAt - Date.now() < delayMs + typicalMs) throw failure;
-          options.warnings?.warn({
-            key: `retrying ${failure.code}`,
-            account,
-            fields: { attempt, delayMs: Math.round(delayMs), code: failure.code },
-            message: `retrying: ${failure.message}`,
-          });
-          await sleep(delayMs, deadline.signal);
-          gate.check(credentials, account, Date.now());
+          // The deadline passing while waiting for a slot is no answer either way: thrown as is.
+          const release = await scheduler.acquire(account, deadline.signal, flow);
+          const attemptTimeout = () => timeoutError(operation, attemptTimeoutMs);
+          const attemptLimit =
+            attemptTimeoutMs < deadlineAt - Date.now()
+              ? abortAfter(attemptTimeoutMs, attemptTimeout, deadline.signal)
+              : null;
+          const sent = performance.now();
+          try {
+            options.onAttempt?.(credentials);
+            const result = await call({ signal: (attemptLimit ?? deadline).signal });
+            release({ rttMs: performance.now() - sent, operation });
+            gate.answered(credentials, account);
+            return result;
+          } catch (error) {
+            attemptMs = performance.now() - sent;
+            const settled = gate.settle(error, credentials, account, release, attemptMs, operation);
+            if (!(settled instanceof UpstreamError) || !settled.retryable || attempt > retries)
+              throw settled;
+            failure = settled;
+          } finally {
+            attemptLimit?.clear();
+          }
         } finally {
-          attemptLimit?.clear();
+          pass.release();
         }
+        backoff = backoff ? backoff.next(undefined) : backoffFactory.next();
+        const delayMs = backoff.duration;
+        // A retry must fit its backoff plus a typical answer (the baseline, else this attempt's).
+        const typicalMs = limit.baseline(operation) ?? attemptMs;
+        if (deadlineAt - Date.now() < delayMs + typicalMs) throw failure;
+        options.warnings?.warn({
+          key: `retrying ${failure.code}`,
+          account,
+          fields: { attempt, delayMs: Math.round(delayMs), code: failure.code },
+          message: `retrying: ${failure.message}`,
+        });
+        await sleep(delayMs, deadline.signal);
       }
     } finally {
       deadline.clear();

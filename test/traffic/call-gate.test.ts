@@ -3,9 +3,10 @@
  * again without asking, a 429 binds the account (or, from a pair never accepted, the sys_id's
  * unaccepted tokens alone), and faults open the account's breaker. Then its circuit breakers at a
  * real loopback upstream, with exact call counts: an account's faults open its own breaker only,
- * and refused credentials or bad answers open none.
+ * and refused credentials or bad answers open none. A refusal holds no probe slot, and the pass
+ * of a call let through gives back the ones it holds.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ErrorCode, UpstreamError } from '../../src/core/errors.js';
 import { CallGate } from '../../src/traffic/call-gate.js';
 import { CredentialMemory } from '../../src/traffic/verification.js';
@@ -87,6 +88,62 @@ describe('CallGate', () => {
     expect(codeOf(() => callGate.check(real, account, Date.now()))).toBe(
       ErrorCode.UpstreamUnavailable,
     );
+  });
+});
+
+describe("the gate's probe slots", () => {
+  const fault = new UpstreamError(ErrorCode.UpstreamError, 'HTTP 503', { upstreamFault: true });
+  const unreachable = new UpstreamError(ErrorCode.UpstreamError, 'refused', {
+    retryable: true,
+    connectionFault: true,
+  });
+  const other = { sysId: 'SYS_2', authToken: 'right' };
+
+  it("a refusal holds nothing: the service breaker refusing an account's probes keeps none of them", () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => void vi.useRealTimers());
+    const { callGate, memory, refused, account } = gate();
+    callGate.answered(real, account);
+    // The account's own faults open its breaker at 0; another account's refused connections
+    // open the service's at 5 s.
+    vi.setSystemTime(0);
+    for (let i = 0; i < 2; i += 1) callGate.settle(fault, real, account, release, 800, 'x');
+    vi.setSystemTime(5_000);
+    for (let i = 0; i < 2; i += 1)
+      callGate.settle(unreachable, other, memory.account(other), release, 800, 'x');
+    expect(callGate.service.breaker.state).toBe('open');
+    // The account's breaker is past its cooldown, the service's not: refused by the service's,
+    // as often as a client asks, never by its own breaker.
+    for (let i = 0; i < 10; i += 1) {
+      expect(codeOf(() => callGate.check(real, account, 10_000))).toBe(
+        ErrorCode.UpstreamUnavailable,
+      );
+    }
+    expect(new Set(refused)).toEqual(new Set(['service_breaker']));
+    // The service's breaker half-opens: the account's probe and the service's go together.
+    // (Both accounts' breakers are not closed: the other's opened on its refused connections.)
+    const pass = callGate.check(real, account, 15_000);
+    expect(callGate.accounts.counts(15_000).breakerOpen).toBe(2);
+    callGate.answered(real, account);
+    pass.release();
+    expect(callGate.service.breaker.state).toBe('closed');
+    expect(callGate.accounts.counts(15_000).breakerOpen).toBe(1);
+  });
+
+  it('a pass released without an outcome gives back every probe slot it held', () => {
+    const { callGate, account } = gate();
+    const now = Date.now();
+    for (let i = 0; i < 2; i += 1) callGate.settle(fault, real, account, release, 800, 'x');
+    const later = now + 10_001;
+    // Three probes for a recovering account, then none until one comes back.
+    const passes = [0, 1, 2].map(() => callGate.check(real, account, later));
+    expect(codeOf(() => callGate.check(real, account, later))).toBe(ErrorCode.UpstreamUnavailable);
+    passes[0]!.release();
+    passes[0]!.release();
+    const again = callGate.check(real, account, later);
+    expect(codeOf(() => callGate.check(real, account, later))).toBe(ErrorCode.UpstreamUnavailable);
+    for (const pass of [again, ...passes]) pass.release();
+    expect(codeOf(() => callGate.check(real, account, later))).toBeUndefined();
   });
 });
 
