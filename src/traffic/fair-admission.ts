@@ -4,6 +4,7 @@
  * "The flow"). Written by hand: a library limiter knows none of our flows.
  */
 import { performance as perfHooks } from 'node:perf_hooks';
+import { LRUCache } from 'lru-cache';
 import type { AdmissionSettings } from '../config/config.js';
 
 /** `account:<account>`, `unverified:<pair>`, or `anonymous`. */
@@ -44,6 +45,14 @@ const OTHERS_AT_LEAST = 1;
 const RETRY_AFTER_SECONDS = 1;
 /** A running request lends a seat to an idle flow that used less than 1/LEND_BELOW of its flow's use. */
 const LEND_BELOW = 4;
+/**
+ * Costs per request of flows forgotten while idle, so a flow that comes back is priced as it was
+ * (a burst, its refunds, a pause: its next burst was priced at 1 a request). Bounded: an entry is
+ * a key and a number.
+ */
+const REMEMBERED_COSTS = 10_000;
+/** How fast the price of a flow never seen follows the requests of all flows. */
+const PRIOR_WEIGHT = 0.05;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -125,6 +134,12 @@ export class Admission {
   /** While the loop is busy, the least use lately of a flow that used at least OTHERS_AT_LEAST. */
   private lightest = Number.POSITIVE_INFINITY;
   private lastPrune = 0;
+  private readonly rememberedCosts = new LRUCache<Tenant, number>({ max: REMEMBERED_COSTS });
+  /**
+   * What a request of any flow cost lately: the price of a flow never seen, so 200 accounts each
+   * sending its first costly page are priced as costly (at 1, each went ahead of a bystander).
+   */
+  private priorCost = 1;
   private readonly now: () => number;
   private readonly loopActiveMs: () => number;
 
@@ -254,7 +269,8 @@ export class Admission {
     let flow = this.flows.get(key);
     if (!flow) {
       this.prune();
-      flow = { use: 0, usedAt: this.now(), running: 0, cost: 1, lines: new Map() };
+      const cost = this.rememberedCosts.get(key) ?? this.priorCost;
+      flow = { use: 0, usedAt: this.now(), running: 0, cost, lines: new Map() };
       this.flows.set(key, flow);
     }
     return flow;
@@ -279,6 +295,7 @@ export class Admission {
     for (const [key, flow] of this.flows) {
       if (flow.running === 0 && flow.lines.size === 0 && this.decayed(flow, now) < 0.01) {
         this.flows.delete(key);
+        this.rememberedCosts.set(key, flow.cost);
       }
     }
   }
@@ -302,6 +319,7 @@ export class Admission {
       // set too high is given back, never below nothing.
       this.charge(flow, 1 + units - prepaid);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
+      this.priorCost += PRIOR_WEIGHT * (1 + units - this.priorCost);
       this.runningCount -= held.width;
       this.holders.delete(held);
       flow.running -= 1;
