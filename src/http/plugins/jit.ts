@@ -11,6 +11,7 @@ import {
   GraphQLError,
   visit,
   type DocumentNode,
+  type ExecutionArgs,
   type ExecutionResult,
   type Source,
 } from 'graphql';
@@ -84,36 +85,13 @@ export function useJit(): Plugin {
   return {
     ...jit,
     onExecute(payload) {
-      // graphql-jit words bad variables its own way, with `data: null` (so 200, not 400): a
-      // client would get a different answer to the same request once its document was compiled.
-      // Coerced as graphql-js does, and answered as it does, before the compiled code runs.
-      const { document, operationName, schema, variableValues } = payload.args;
-      if (seenOnce.has(document)) {
-        const operation = getOperationAST(document, operationName);
-        const definitions = operation?.variableDefinitions ?? [];
-        if (operation?.operation === 'query' && definitions.length > 0 && isCompilable(document)) {
-          const coerced = getVariableValues(schema, definitions, variableValues ?? {}, {
-            maxErrors: 50,
-          });
-          if (coerced.errors) {
-            // Marked 400 as yoga's executor marks a request it cannot start.
-            const errors = coerced.errors.map(
-              (error) =>
-                new GraphQLError(error.message, {
-                  nodes: error.nodes,
-                  extensions: { ...error.extensions, http: { status: 400 } },
-                }),
-            );
-            payload.setResultAndStopExecution({ errors });
-            return undefined;
-          }
-        }
-      }
       const pending = jit.onExecute?.(payload);
       const source = payload.args.document.loc?.source;
       const hooks: OnExecuteHookResult<object> = {
         onExecuteDone({ result, setResult }) {
-          const { errors } = result as ExecutionResult;
+          const { errors, data } = result as ExecutionResult;
+          const refused = errors && data == null ? coercionErrors(payload.args) : null;
+          if (refused) return setResult({ errors: refused });
           const relocated = errors && source ? located(errors, source) : errors;
           const changed = relocated?.some((error, i) => error !== errors![i]);
           if (changed) setResult({ ...(result as ExecutionResult), errors: relocated! });
@@ -122,4 +100,26 @@ export function useJit(): Plugin {
       return pending instanceof Promise ? pending.then(() => hooks) : hooks;
     },
   };
+}
+
+/**
+ * graphql-jit words bad variables its own way, with `data: null` (so 200, not 400): a client got
+ * another answer to the same request once its document was compiled. An answer without data is
+ * checked again with graphql-js's coercion (only then: the compiled code coerces the rest), and
+ * bad variables are answered as graphql-js answers them, marked 400 as yoga's executor marks a
+ * request it cannot start; null when the variables are good (the errors are the operation's).
+ */
+function coercionErrors({ document, operationName, schema, variableValues }: ExecutionArgs) {
+  const definitions = getOperationAST(document, operationName)?.variableDefinitions ?? [];
+  if (definitions.length === 0) return null;
+  const coerced = getVariableValues(schema, definitions, variableValues ?? {}, { maxErrors: 50 });
+  return (
+    coerced.errors?.map(
+      (error) =>
+        new GraphQLError(error.message, {
+          nodes: error.nodes,
+          extensions: { ...error.extensions, http: { status: 400 } },
+        }),
+    ) ?? null
+  );
 }
