@@ -82,7 +82,7 @@ export class RedisBus implements LiveBus {
       }
       const set = this.listeners.get(channel.slice(channelOf('').length));
       if (!set) return;
-      const opened = this.open(payload, channel);
+      const opened = previousReleaseClear(payload) ?? this.open(payload, channel);
       if (opened === null) return;
       for (const event of decodeEvents(opened)) for (const listener of set) listener(event);
     });
@@ -111,7 +111,7 @@ export class RedisBus implements LiveBus {
   /** The topic's seen state, if there is one this copy can open and read. */
   private async readSeen(topic: string): Promise<StoredSeen | null> {
     const sealed = await this.commands.getBuffer(seenKey(topic));
-    const raw = sealed && this.open(sealed, seenKey(topic));
+    const raw = sealed && (previousReleaseClear(sealed) ?? this.open(sealed, seenKey(topic)));
     if (!raw) return null;
     try {
       const parsed = JSON.parse(raw) as Partial<StoredSeen>;
@@ -184,6 +184,16 @@ export class RedisBus implements LiveBus {
 }
 
 /** The events published as JSON; a message's Date, a string in JSON, is revived. */
+/**
+ * What the previous release wrote in clear (JSON: a list of events, a seen state), read while both
+ * releases run (docs/upgrading.md), so a subscriber on a new copy gets what an old copy polls
+ * instead of waiting for the poll to move. A sealed value starts with its version byte (1), never
+ * with `[` or `{`. Read, never written; the release after this one stops reading it.
+ */
+function previousReleaseClear(value: Buffer): string | null {
+  return value[0] === 0x5b || value[0] === 0x7b ? value.toString('utf8') : null;
+}
+
 function decodeEvents(payload: string): LiveEvent[] {
   let parsed: unknown;
   try {

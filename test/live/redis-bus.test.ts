@@ -123,6 +123,34 @@ describe('live updates across two copies on one Redis', () => {
     ]);
   });
 
+  it("reads the previous release's clear events and seen state while both run (docs/upgrading.md)", async () => {
+    const bus = new RedisBus({
+      connection: liveConnection(),
+      lockTtlMs: LOCK_TTL_MS,
+      secret: { current: HMAC_KEY },
+      logger: false,
+    });
+    const admin = new Redis(redis.url);
+    try {
+      // As 0.1.0 wrote them: JSON in clear, under the same keys and channels.
+      const seen = { total: 455, newestIds: ['58a809f16dde3c7b2e023a56c86bd8e6'] };
+      await admin.set('sms-gateway:live:v1:seen:T-old', JSON.stringify(seen));
+      expect(await bus.loadSeen('T-old')).toEqual(seen);
+      const heard: unknown[] = [];
+      await bus.listen('T-old', (event) => heard.push(event));
+      const message = { id: 'm-1', body: 'hello', sentAt: '2026-12-07T10:00:00.000Z' };
+      await admin.publish(
+        'sms-gateway:live:v1:events:T-old',
+        JSON.stringify([{ kind: 'message', seq: 456, total: 456, message }]),
+      );
+      await until(() => heard.length === 1);
+      expect(heard[0]).toMatchObject({ kind: 'message', message: { id: 'm-1', body: 'hello' } });
+    } finally {
+      admin.disconnect();
+      await bus.close();
+    }
+  });
+
   it('another copy takes over when the polling one goes away, losing and repeating nothing', async () => {
     const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
     const a = copy(upstream);
