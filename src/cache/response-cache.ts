@@ -14,6 +14,7 @@ import { LRUCache } from 'lru-cache';
 import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
 import { redisAnswerStore } from './redis-store.js';
+import { servedFromCache } from './store.js';
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
 import { DEFAULT_CACHE_MAX_BYTES, type ResponseCacheSettings } from '../config/config.js';
 import { FIXED_CACHE_MAX_ENTRY_BYTES } from '../config/fixed.js';
@@ -62,14 +63,6 @@ export type ResponseCache = NonNullable<ReturnType<typeof createResponseCache>>;
 
 /** Every key starts with this, so the gateway can share a Redis: `v3:<account>:<pair>:<operation>`. */
 export const CACHE_KEY_PREFIX = 'sms-gateway:response-cache:v3:';
-
-/** How yoga's response cache plugin marks an answer it served: read here and by the request log. */
-const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
-
-/** Whether `result` is an answer the response cache served (no execution behind it). */
-export function servedFromCache(result: unknown): boolean {
-  return typeof result === 'object' && result !== null && SERVED_FROM_CACHE in result;
-}
 
 /**
  * The previous release's key of each request lately asked, for its answers in clear under the same

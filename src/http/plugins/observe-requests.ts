@@ -13,7 +13,7 @@ import {
   upstreamWarnings,
   type WarningRollup,
 } from '../../observability/warning-rollup.js';
-import { servedFromCache } from '../../cache/response-cache.js';
+import { servedFromCache } from '../../cache/store.js';
 import { GRAPHQL_PATH, PROBE_PATHS } from '../paths.js';
 import { REQUEST_ID_HEADER, requestIdFor } from '../../observability/request-id.js';
 import { ticketOf, type Ticket } from '../../traffic/ticket.js';
