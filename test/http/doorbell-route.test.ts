@@ -11,7 +11,11 @@ import { sleep, until } from '../../support/wait.js';
 
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
 const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
-const POLL_MS = 5_000;
+/**
+ * Far longer than any wait here: no regular poll falls inside a test, so a delivery proves the
+ * ring caused it (no elapsed-time check that a busy machine could fail).
+ */
+const POLL_MS = 60_000;
 
 const stacks = liveStacks();
 const servers: Array<() => Promise<void>> = [];
@@ -69,7 +73,6 @@ describe('POST /hooks/ring/<tid>/<signature>', () => {
     await firstLook(s);
     const before = s.upstream.callsOf('smshistory');
     const added = s.upstream.add('T-A', 1);
-    const rung = performance.now();
     const response = await fetch(`${origin}${urls['T-A']}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -78,7 +81,6 @@ describe('POST /hooks/ring/<tid>/<signature>', () => {
     expect(response.status).toBe(202);
     expect(await response.text()).toBe('');
     await stream.waitFor(1, 2_000);
-    expect(performance.now() - rung).toBeLessThan(POLL_MS / 5);
     await sleep(200);
     expect(s.upstream.callsOf('smshistory') - before).toBe(1);
     expect(ids(stream)).toEqual(added);

@@ -199,7 +199,8 @@ describe('live updates across two copies on one Redis', () => {
 
 describe('the doorbell across two copies on one Redis', () => {
   it('a ring on the copy that does not poll makes one poll across both, delivered by both', async () => {
-    const pollMs = 5_000;
+    // No regular poll is due within the test: a delivery proves the ring caused it.
+    const pollMs = 60_000;
     const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
     const doorbelled = () => {
       const bus = new RedisBus({
@@ -223,11 +224,9 @@ describe('the doorbell across two copies on one Redis', () => {
 
     const before = upstream.callsOf('smshistory');
     const ids = upstream.add('T-A', 1);
-    const rung = performance.now();
     b.hub.doorbell!.ring('T-A');
     await onA.waitFor(1, 2_000);
     await onB.waitFor(1, 2_000);
-    expect(performance.now() - rung).toBeLessThan(pollMs / 5);
     await sleep(300);
     expect(upstream.callsOf('smshistory') - before).toBe(1);
     expect(idsOf(onA)).toEqual(ids);
