@@ -3,21 +3,13 @@
  * same admission as an HTTP request before its document is parsed or validated, a refused one
  * answers RATE_LIMITED with retryAfter, and a query holds its place until its answer is out.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createClient, type Client } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Identity } from '../../src/core/identity.js';
-import { attachWebSocket, type AttachedWebSocket } from '../../src/http/websocket.js';
-import { GRAPHQL_PATH } from '../../src/http/server.js';
 import type { Refusal, Release, Waiting } from '../../src/traffic/fair-admission.js';
-import {
-  DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import { startWebSocketServer, type WebSocketServer } from '../fixtures/websocket-server.js';
 import { until } from '../../support/wait.js';
 
 /** What the admission stand-in answers next, and what it saw: the gateway's side is real. */
@@ -52,26 +44,13 @@ function admit(_identity: Identity): Release | Waiting | Refusal {
   return release();
 }
 
-let simulator: RunningSimulator;
-let test: TestGateway;
-let server: Server;
-let ws: AttachedWebSocket;
+let served: WebSocketServer;
 let client: Client;
 beforeAll(async () => {
-  simulator = await startSimulator();
-  test = createTestGateway(simulator.url, { live: { pollMs: 1_000 } });
-  server = createServer(test.gateway);
-  ws = attachWebSocket(server, test.gateway, {
-    path: GRAPHQL_PATH,
-    maxPerConnection: 20,
-    admit,
-    verify: (credentials) => test.client.verify(credentials),
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  served = await startWebSocketServer(() => ({ admit }));
   const authorization = `Basic ${Buffer.from(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`).toString('base64')}`;
   client = createClient({
-    url: `ws://127.0.0.1:${port}${GRAPHQL_PATH}`,
+    url: served.url,
     webSocketImpl: WebSocket,
     connectionParams: { Authorization: authorization },
     retryAttempts: 0,
@@ -81,10 +60,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await client.dispose();
-  await ws.close();
-  await new Promise((resolve) => server.close(resolve));
-  await test.close();
-  await simulator.close();
+  await served.close();
 });
 
 /** One operation's outcome: its results, or the errors it failed with. */

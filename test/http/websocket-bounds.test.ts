@@ -15,44 +15,27 @@ import {
 } from '../../src/http/websocket.js';
 import { GRAPHQL_PATH } from '../../src/http/server.js';
 import { HeldStreams } from '../../src/traffic/held-streams.js';
-import {
-  DEMO_CREDENTIALS,
-  SECOND_DEMO_CREDENTIALS,
-  startSimulator,
-  type RunningSimulator,
-} from '../../src/simulator/index.js';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
+import type { TestGateway } from '../fixtures/harness.js';
+import { startWebSocketServer, type WebSocketServer } from '../fixtures/websocket-server.js';
 import { untilAsync } from '../../support/wait.js';
 
 const MAX_PAYLOAD = 100_000;
 const MAX_CONNECTIONS = 3;
 const MAX_PER_ACCOUNT = 2;
 
-let simulator: RunningSimulator;
+let served: WebSocketServer;
 let test: TestGateway;
 let server: Server;
-let ws: AttachedWebSocket;
 let url: string;
 beforeAll(async () => {
-  simulator = await startSimulator();
-  test = createTestGateway(simulator.url, { live: { pollMs: 1_000 } });
-  server = createServer(test.gateway);
-  ws = attachWebSocket(server, test.gateway, {
-    path: GRAPHQL_PATH,
-    maxPerConnection: 20,
+  served = await startWebSocketServer(() => ({
     held: new HeldStreams(MAX_CONNECTIONS, MAX_PER_ACCOUNT),
     maxPayloadBytes: MAX_PAYLOAD,
-    verify: (credentials) => test.client.verify(credentials),
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}${GRAPHQL_PATH}`;
+  }));
+  ({ test, server, url } = served);
 });
-afterAll(async () => {
-  await ws.close();
-  await new Promise((resolve) => server.close(resolve));
-  await test.close();
-  await simulator.close();
-});
+afterAll(() => served.close());
 
 interface Closed {
   readonly code: number;
