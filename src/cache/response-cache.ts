@@ -235,7 +235,8 @@ function previousOperationHash(text: string): string {
  */
 export function canonicalJson(value: unknown): string {
   const out: string[] = [];
-  // Each entry is a value still to write, or text (punctuation, a key) already decided.
+  // A value still to write, or text (punctuation, a key) already decided; pushed in reverse, so
+  // they pop in order.
   const stack: Array<{ readonly text: string } | { readonly value: unknown }> = [{ value }];
   while (stack.length > 0) {
     const next = stack.pop()!;
@@ -247,40 +248,30 @@ export function canonicalJson(value: unknown): string {
     if (current === null || typeof current !== 'object') {
       // As JSON.stringify writes an array's undefined (variables come from JSON: none else).
       out.push(JSON.stringify(current) ?? 'null');
-      continue;
+    } else if (Array.isArray(current)) {
+      stack.push({ text: ']' });
+      for (let i = current.length - 1; i >= 0; i -= 1) {
+        stack.push({ value: current[i] }, { text: i === 0 ? '' : ',' });
+      }
+      stack.push({ text: '[' });
+    } else {
+      const record = current as Record<string, unknown>;
+      // In the order an object built from the sorted keys enumerates them (integer-like keys
+      // first), as the recursive writer before this one keyed entries: stored keys stay valid.
+      const sorted = Object.keys(record)
+        .filter((key) => record[key] !== undefined)
+        .sort();
+      const keys = Object.keys(Object.fromEntries(sorted.map((key) => [key, 0])));
+      stack.push({ text: '}' });
+      for (let i = keys.length - 1; i >= 0; i -= 1) {
+        const key = keys[i] as string;
+        stack.push(
+          { value: record[key] },
+          { text: `${i === 0 ? '' : ','}${JSON.stringify(key)}:` },
+        );
+      }
+      stack.push({ text: '{' });
     }
-    const entries: Array<{ readonly text: string } | { readonly value: unknown }> = [];
-    if (Array.isArray(current)) {
-      current.forEach((item, i) => entries.push({ text: i === 0 ? '' : ',' }, { value: item }));
-      pushInReverse(stack, '[', entries, ']');
-      continue;
-    }
-    const record = current as Record<string, unknown>;
-    // In the order an object built from the sorted keys enumerates them (integer-like keys
-    // first), as the recursive writer before this one keyed entries: stored keys stay valid.
-    const sortedKeys = Object.keys(record)
-      .filter((key) => record[key] !== undefined)
-      .sort();
-    const keys = Object.keys(Object.fromEntries(sortedKeys.map((key) => [key, 0])));
-    keys.forEach((key, i) =>
-      entries.push(
-        { text: `${i === 0 ? '' : ','}${JSON.stringify(key)}:` },
-        { value: record[key] },
-      ),
-    );
-    pushInReverse(stack, '{', entries, '}');
   }
   return out.join('');
-}
-
-/** Onto the stack so they pop in order; one push each (a spread of 50,000 overflows too). */
-function pushInReverse<T>(
-  stack: Array<T | { text: string }>,
-  open: string,
-  items: T[],
-  close: string,
-) {
-  stack.push({ text: close });
-  for (let i = items.length - 1; i >= 0; i -= 1) stack.push(items[i] as T);
-  stack.push({ text: open });
 }
