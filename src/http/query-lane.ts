@@ -15,7 +15,7 @@ import {
   type YogaServerInstance,
 } from 'graphql-yoga';
 import type { TicketedListener } from '../traffic/admitted-requests.js';
-import { nodeHeaders, type Ticketed } from '../traffic/ticket.js';
+import { nodeHeaders, type Ticket, type Ticketed } from '../traffic/ticket.js';
 import { appendVary } from './vary.js';
 import {
   chooseEncoding,
@@ -86,7 +86,7 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
   const run = async (
     request: IncomingMessage,
     response: ServerResponse,
-    context: Required<Ticketed>,
+    context: Ticketed & { ticket: Ticket },
     body: Buffer,
     mediaType: string,
   ): Promise<void> => {

@@ -265,6 +265,7 @@ export function attachWebSocket(
             socket,
             params: payload,
             ticket: ctx.extra.ticket,
+            admitted: turn,
           });
         const document = parseValid(parse, validate, schema, payload.query);
         if (Array.isArray(document)) {

@@ -22,13 +22,13 @@ import {
   type Tenant,
 } from './fair-admission.js';
 import { processLoop } from './loop-monitor.js';
-import { issueTicket, type Ticketed } from './ticket.js';
+import { issueTicket, type Ticket, type Ticketed } from './ticket.js';
 
 /** A Node listener that reads the request's ticket from its third argument (yoga's context). */
 export type TicketedListener = (
   request: IncomingMessage,
   response: ServerResponse,
-  context: Required<Ticketed>,
+  context: Ticketed & { ticket: Ticket },
 ) => void;
 
 /** Paths admission treats apart (src/http/paths.ts, passed in: this layer sits below src/http). */
@@ -89,7 +89,7 @@ export function admitRequests(
 ): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     const ticket = issueTicket(identities, request.headers);
-    const context = { ticket };
+    const context: Ticketed & { ticket: Ticket } = { ticket, admitted: noop };
     const path = pathOf(request.url);
     if (request.method === 'OPTIONS' || paths.probes.has(path)) {
       listener(request, response, context);
@@ -97,6 +97,7 @@ export function admitRequests(
     }
     const go = (release: Release): void => {
       ticket.waitedMs = performance.now() - ticket.arrivedAt;
+      context.admitted = release;
       run(listener, request, response, context, release);
     };
     const refuse = (refusal: Refusal): void => {
@@ -127,6 +128,8 @@ export function admitRequests(
   };
 }
 
+const noop: Release = () => undefined;
+
 /** The path of a request target (origin form), without its query. */
 function pathOf(url: string | undefined): string {
   const target = url ?? '/';
@@ -139,7 +142,7 @@ function run(
   listener: TicketedListener,
   request: IncomingMessage,
   response: ServerResponse,
-  context: Required<Ticketed>,
+  context: Ticketed & { ticket: Ticket },
   release: Release,
 ): void {
   // The bytes written are charged beside the request (HTTP/1.1: one request at a time per socket).

@@ -12,8 +12,13 @@ export type Tenant = string;
 export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
 
-/** Frees the request's seat, told the answer's bytes when known; idempotent. */
-export type Release = (cost?: { readonly bytes?: number }) => void;
+/**
+ * Frees the request's seat, told the answer's bytes when known; idempotent. `price`, once its
+ * document is parsed, charges what that document is expected to cost (see `take`).
+ */
+export type Release = ((cost?: { readonly bytes?: number }) => void) & {
+  readonly price?: (document: object, estimate: number) => Promise<Refusal | undefined> | undefined;
+};
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
 export const BYTES_PER_UNIT = 16 * 1024;
@@ -53,6 +58,15 @@ const LEND_BELOW = 4;
 const REMEMBERED_COSTS = 10_000;
 /** How fast the price of a flow never seen follows the requests of all flows. */
 const PRIOR_WEIGHT = 0.05;
+/**
+ * Units per item of a document's static cost estimate (estimate-cost.ts), calibrated on a page:
+ * 100 messages and their numbers, about 2 units of CPU and bytes.
+ */
+export const UNITS_PER_ITEM = 0.02;
+/** A request expected to cost this much (5 ms of CPU; a page costs about 2.6) is costly work ... */
+const COSTLY_UNITS = 20;
+/** ... of which at most this much runs at once (50 ms of CPU), or one request larger alone. */
+const COSTLY_IN_FLIGHT = 200;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -101,10 +115,26 @@ export const unverifiedPair = (pair: string): Tenant => `${UNVERIFIED}:${pair}`;
 export const groupOf = (tenant: Tenant): Tenant =>
   tenant.startsWith(`${UNVERIFIED}:`) ? UNVERIFIED : tenant;
 
+/** What a request has been charged so far, and the document it runs once it is known. */
+interface Bill {
+  readonly tenant: Tenant;
+  prepaid: number;
+  document?: object;
+  /** Its expected units while it counts as costly work (see `runCostly`). */
+  costly?: number;
+}
+
+/** A costly request that waits, seated, for room among the costly work running. */
+interface CostlyWaiter {
+  readonly flow: Flow;
+  readonly units: number;
+  readonly resume: (refusal?: Refusal) => void;
+}
+
 interface Waiter {
   readonly since: number;
   /** What it was charged on arrival (its flow's cost per request then). */
-  readonly prepaid: number;
+  readonly bill: Bill;
   grant(release: Release): void;
 }
 
@@ -140,6 +170,10 @@ export class Admission {
    * sending its first costly page are priced as costly (at 1, each went ahead of a bystander).
    */
   private priorCost = 1;
+  /** What each parsed document cost when it last ran; held only while the document is cached. */
+  private readonly documentCosts = new WeakMap<object, number>();
+  /** Costly requests' expected units running, and those waiting for room (see `runCostly`). */
+  private readonly costly = { units: 0, waiting: [] as CostlyWaiter[] };
   private readonly now: () => number;
   private readonly loopActiveMs: () => number;
 
@@ -199,9 +233,9 @@ export class Admission {
     // flow that asked once, and a burst of costly requests weighs what it will cost before any
     // of it ends (charged only when each ended, eight at once looked lighter than a bystander
     // polling, which then waited 5 s and was refused). The measured cost corrects it at release.
-    const prepaid = Math.max(1, flow.cost);
-    this.charge(flow, prepaid);
-    if (this.waitingCount === 0 && this.fits(flow)) return this.take(flow, prepaid);
+    const bill: Bill = { tenant, prepaid: Math.max(1, flow.cost) };
+    this.charge(flow, bill.prepaid);
+    if (this.waitingCount === 0 && this.fits(flow)) return this.take(flow, bill);
     const line = flow.lines.get(tenant);
     if ((line?.length ?? 0) >= this.options.maxWaiting) return this.refuse(tenant, 'line-full');
     let settle: (outcome: Release | Refusal) => void = () => undefined;
@@ -212,7 +246,7 @@ export class Admission {
     timer.unref();
     const waiter: Waiter = {
       since: this.now(),
-      prepaid,
+      bill,
       grant: (release) => {
         clearTimeout(timer);
         settle(release);
@@ -300,31 +334,115 @@ export class Admission {
     }
   }
 
-  private take(flow: Flow, prepaid: number, width = this.widthOf(flow)): Release {
+  private take(flow: Flow, bill: Bill, width = this.widthOf(flow)): Release {
     const held = { width };
     const weight = flow.cost;
     this.runningCount += held.width;
     this.holders.set(held, flow);
     flow.running += 1;
-    const startedAt = this.shareLoop(weight);
+    // Its share of the loop, counted only while it runs (not while it waits for costly room).
+    let loopMs = 0;
+    let startedAt: number | null = this.shareLoop(weight);
+    const pause = (): void => {
+      if (startedAt === null) return;
+      loopMs += weight * (this.shareLoop(-weight) - startedAt);
+      startedAt = null;
+    };
+    let resume: ((refusal?: Refusal) => void) | null = null;
+    let refused = false;
     let released = false;
-    return (cost) => {
+    // Priced again once its document is known: the flow's price is a guess (a flow whose pair was
+    // just accepted is new, priced at the prior: its burst of 8 documents of 950 ms each weighed
+    // less than a bystander's polling, so no seat was lent and the bystander waited 3.6 s). What
+    // this document cost last time (or, never run, its static estimate) is charged at once when
+    // it is more; the measured cost still settles the bill at release. A costly document then
+    // waits for room among costly work (see `runCostly`), refused if its seat is given up (its
+    // client left) or it waits maxWaitMs. Priced once: a second price would count it twice.
+    const price = (
+      document: object,
+      estimate: number,
+    ): Promise<Refusal | undefined> | undefined => {
+      if (released || bill.document) return undefined;
+      bill.document = document;
+      const expected = this.documentCosts.get(document) ?? estimate;
+      if (expected > bill.prepaid) {
+        this.charge(flow, expected - bill.prepaid);
+        bill.prepaid = expected;
+        // A waiting bystander may now be lent a seat.
+        this.dispatch();
+      }
+      if (expected < COSTLY_UNITS) return undefined;
+      bill.costly = expected;
+      if (this.costly.units === 0 || this.costly.units + expected <= COSTLY_IN_FLIGHT) {
+        this.costly.units += expected;
+        return undefined;
+      }
+      pause();
+      return new Promise<Refusal | undefined>((settle) => {
+        const timer = setTimeout(() => {
+          this.costly.waiting = this.costly.waiting.filter((entry) => entry.resume !== resume);
+          resume?.(this.refuse(bill.tenant, 'waited-too-long'));
+        }, this.options.maxWaitMs);
+        timer.unref();
+        resume = (refusal) => {
+          clearTimeout(timer);
+          resume = null;
+          if (refusal) {
+            refused = true;
+            bill.costly = undefined;
+          } else startedAt = this.shareLoop(weight);
+          settle(refusal);
+        };
+        this.costly.waiting.push({ flow, units: expected, resume });
+      });
+    };
+    const release = (cost?: { readonly bytes?: number }): void => {
       if (released) return;
       released = true;
+      const waited = resume;
+      if (waited) {
+        this.costly.waiting = this.costly.waiting.filter((entry) => entry.resume !== waited);
+        waited({ refused: 'waited-too-long', retryAfterSeconds: RETRY_AFTER_SECONDS });
+      } else if (bill.costly !== undefined) {
+        this.costly.units -= bill.costly;
+        this.runCostly();
+      }
       // What it took of the loop: the busy time while it ran, shared with the requests beside it
       // by their flows' cost (evenly, a bystander beside a flood was charged as much as it).
-      const loopMs = weight * (this.shareLoop(-weight) - startedAt);
+      pause();
       const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + loopMs / CPU_MS_PER_UNIT;
       // What it cost (a unit for asking, and its work) less what it paid on arrival: a price
       // set too high is given back, never below nothing.
-      this.charge(flow, 1 + units - prepaid);
+      this.charge(flow, 1 + units - bill.prepaid);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
+      if (bill.document && !refused) this.documentCosts.set(bill.document, 1 + units);
       this.priorCost += PRIOR_WEIGHT * (1 + units - this.priorCost);
       this.runningCount -= held.width;
       this.holders.delete(held);
       flow.running -= 1;
       this.dispatch();
     };
+    return Object.assign(release, { price });
+  }
+
+  /**
+   * Starts costly requests waiting for room, the flow that used least lately first, while they
+   * fit beside the costly work running (one always may run). The loop runs one piece of each
+   * request in turn: eight documents of 950 ms admitted at once on an idle loop held a bystander's
+   * every answer 150-290 ms for 4 s; with at most COSTLY_IN_FLIGHT of them, a light request waits
+   * behind that much at most.
+   */
+  private runCostly(): void {
+    const now = this.now();
+    const waiting = this.costly.waiting;
+    waiting.sort((a, b) => this.decayed(a.flow, now) - this.decayed(b.flow, now));
+    while (waiting.length > 0) {
+      const next = waiting[0] as CostlyWaiter;
+      if (this.costly.units > 0 && this.costly.units + next.units > COSTLY_IN_FLIGHT) return;
+      waiting.shift();
+      this.costly.units += next.units;
+      next.resume();
+    }
   }
 
   /** Adds the busy time since the last change to the running weight's share, then `weight`. */
@@ -409,7 +527,7 @@ export class Admission {
       if (line.length > 0) next.lines.set(tenant, line);
       else if (next.lines.size === 0) this.backlogged.delete(next);
       this.waitingCount -= 1;
-      waiter.grant(this.take(next, waiter.prepaid, width));
+      waiter.grant(this.take(next, waiter.bill, width));
     }
   }
 

@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Identities, Identity } from '../core/identity.js';
-import type { Refusal } from './fair-admission.js';
+import type { Refusal, Release } from './fair-admission.js';
 
 export interface Ticket {
   readonly identity: Identity;
@@ -20,6 +20,8 @@ export interface Ticket {
 /** Yoga's server context, and the WebSocket operation's, carry the ticket here. */
 export interface Ticketed {
   ticket?: Ticket;
+  /** The seat this request or WebSocket operation holds, priced again once its document is known. */
+  admitted?: Release;
 }
 
 type HeaderSource = Pick<Headers, 'get'> | IncomingHttpHeaders;

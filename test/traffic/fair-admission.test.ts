@@ -227,6 +227,76 @@ describe('Admission', () => {
     expect(gate.useOf('account:heavy')).toBeLessThan(20);
   });
 
+  it('prices a request again by its document once parsed: a flow new to the copy is charged what the document cost last time', async () => {
+    let active = 0;
+    const { admission: gate, load } = admission({ loopActiveMs: () => active });
+    const document = {};
+    // The document ran once as an unverified pair: 100 ms of the loop alone, 400 units.
+    const first = released(gate.admit(`${UNVERIFIED}:pair`));
+    first.price?.(document, 1);
+    active += 100;
+    first();
+    clock += 10 * USE_HALF_LIFE_MS;
+    gate.chargeWork('account:light', 3);
+    // Its pair accepted, the caller is a new flow, priced on arrival at the prior.
+    const burst = Array.from({ length: 8 }, () => released(gate.admit('account:heavy')));
+    expect(gate.useOf('account:heavy')).toBeLessThan(8 * 50);
+    // Parsed: each is charged the document's last cost before it runs.
+    for (const release of burst) release.price?.(document, 1);
+    expect(gate.useOf('account:heavy')).toBeGreaterThan(8 * 300);
+    // A document never run is priced by its static estimate; a lower price charges nothing more.
+    const cheap = released(gate.admit('account:other'));
+    const arrived = gate.useOf('account:other');
+    cheap.price?.({}, 0.5);
+    expect(gate.useOf('account:other')).toBe(arrived);
+    const costly = released(gate.admit('account:other'));
+    const before = gate.useOf('account:other');
+    costly.price?.({}, 200);
+    expect(gate.useOf('account:other')).toBeGreaterThan(before + 150);
+    load.set(true);
+    let granted: unknown;
+    void waiting(gate.admit('account:light')).outcome.then((outcome) => (granted = outcome));
+    await Promise.resolve();
+    expect(typeof granted).toBe('function');
+  });
+
+  it('runs costly documents one after another, light requests beside them, and gives up a waiting one whose seat is freed', async () => {
+    const { admission: gate } = admission();
+    // An idle loop admits a burst of eight at once ...
+    const burst = Array.from({ length: 8 }, () => released(gate.admit('account:heavy')));
+    // ... but once priced, only the first costly one runs; the others wait for room.
+    const rooms = burst.map((release) => release.price?.({}, 1_000));
+    expect(rooms[0]).toBeUndefined();
+    const started: number[] = [];
+    rooms.forEach((room, i) => void room?.then((refusal) => refusal ?? started.push(i)));
+    // A light request runs at once beside them.
+    const light = released(gate.admit('account:light'));
+    expect(light.price?.({}, 1)).toBeUndefined();
+    await Promise.resolve();
+    expect(started).toEqual([]);
+    (burst[0] as Release)();
+    await Promise.resolve();
+    expect(started).toEqual([1]);
+    // A waiting one whose client left is told not to run, and never holds room.
+    (burst[2] as Release)();
+    expect(await rooms[2]).toMatchObject({ refused: 'waited-too-long' });
+    (burst[1] as Release)();
+    await Promise.resolve();
+    expect(started).toEqual([1, 3]);
+    // Documents that fit together run together.
+    const small = [0, 1].map(() => released(gate.admit('account:mid')));
+    for (const release of burst.slice(3)) release();
+    await Promise.resolve();
+    expect(small.map((release) => release.price?.({}, 60))).toEqual([undefined, undefined]);
+    // Priced once: a second price neither waits nor counts it twice.
+    expect(small[0]?.price?.({}, 1_000)).toBeUndefined();
+    // One that waits maxWaitMs for room is refused, as a line's request is.
+    const late = released(gate.admit('account:late')).price?.({}, 150);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await late).toMatchObject({ refused: 'waited-too-long' });
+    expect(refusals).toContain('account waited-too-long');
+  });
+
   it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {
     const { admission: gate, load } = admission();
     gate.chargeWork('account:fan-out', 100);

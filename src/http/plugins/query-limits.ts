@@ -9,6 +9,9 @@ import type { QueryLimits } from '../../config/config.js';
 import { ErrorCode } from '../../core/errors.js';
 import type { SizeLimits } from '../../graph/cost.js';
 import { estimateCost, type CostEstimate } from '../../graph/estimate-cost.js';
+import { UNITS_PER_ITEM } from '../../traffic/fair-admission.js';
+import type { Ticketed } from '../../traffic/ticket.js';
+import { busyError } from './admission-refusals.js';
 import { useValidationBudget } from './validation-budget.js';
 
 /** Answered like a validation error: yoga's `spec` flag gives 400 or 200 by the `Accept`. */
@@ -129,21 +132,37 @@ function upstreamCostLimit(
         });
         return undefined;
       }
-      if (!observer) return undefined;
+      // Priced before it runs: the seat's holder is charged what this document is expected to
+      // cost, so a burst weighs what it will cost before any of it ends, and a costly document
+      // waits for room among costly work (fair-admission.ts).
+      const room = (args.contextValue as Ticketed).admitted?.price?.(
+        args.document,
+        estimate.cost * UNITS_PER_ITEM,
+      );
+      const observed = observer ? observeActualCost(observer) : undefined;
+      if (!room) return observed;
+      return room.then((refusal) => {
+        if (refusal) setResultAndStopExecution({ errors: [busyError(refusal)] });
+        return observed;
+      });
+    },
+  };
+}
+
+/** Records each operation's actual cost, in the estimate's unit, once its result is out. */
+function observeActualCost(observer: CostObserver) {
+  return {
+    onExecuteDone({ result }: { result: unknown }) {
+      if (!isAsyncIterable(result)) {
+        observer.costActual(countItems(result));
+        return undefined;
+      }
+      let items = 0;
       return {
-        onExecuteDone({ result }) {
-          if (!isAsyncIterable(result)) {
-            observer.costActual(countItems(result));
-            return undefined;
-          }
-          let items = 0;
-          return {
-            onNext: ({ result: part }) => {
-              items += countItems(part);
-            },
-            onEnd: () => observer.costActual(items),
-          };
+        onNext: ({ result: part }: { result: unknown }) => {
+          items += countItems(part);
         },
+        onEnd: () => observer.costActual(items),
       };
     },
   };
