@@ -160,14 +160,11 @@ export async function loadPage(
       const range = { start: first.totalCount - n, end: first.totalCount };
       return page(await read(range), range, range.start);
     }
-    case 'after': {
-      const windowAt = (anchor: number) => windowAround(plan, anchor);
-      const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
-      return page(history, range, anchor + 1);
-    }
+    case 'after':
     case 'before': {
       const windowAt = (anchor: number) => windowAround(plan, anchor);
       const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
+      if (plan.kind === 'after') return page(history, range, anchor + 1);
       const start = Math.max(0, anchor - n);
       return page(history, range, start, anchor - start);
     }
