@@ -133,11 +133,7 @@ function hostPort(item: string, name: string, problems: string[]) {
 }
 
 function parseUrl(text: string): URL | null {
-  try {
-    return new URL(text);
-  } catch {
-    return null;
-  }
+  return URL.canParse(text) ? new URL(text) : null;
 }
 
 /** Exactly scheme://host[:port], or `*` alone; `null` (sandboxed frames, file:// pages) by name. */

@@ -91,13 +91,8 @@ export class Doorbell {
 
   /** Whether `webhook` (a number's, as the service reports it) is this number's doorbell URL. */
   wired(tid: string, webhook: string | null | undefined): boolean {
-    if (!webhook) return false;
-    let path: string;
-    try {
-      path = new URL(webhook).pathname;
-    } catch {
-      return false;
-    }
+    if (!webhook || !URL.canParse(webhook)) return false;
+    const path = new URL(webhook).pathname;
     const prefix = `${this.options.pathPrefix}/${encodeURIComponent(tid)}/`;
     const at = path.lastIndexOf(prefix);
     return at >= 0 && this.verify(tid, path.slice(at + prefix.length));
