@@ -1,4 +1,5 @@
 /** The process's life: loads the configuration, starts and listens, drains on SIGTERM/SIGINT. */
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -109,13 +110,8 @@ async function listenForMetrics(
 ): Promise<Server> {
   const { createMetricsServer } = await import('./observability/metrics-server.js');
   const server = createMetricsServer(metrics.registry);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(port, host);
+  await once(server, 'listening');
   // Once listening, a failure of the scrape server is said, not fatal to the gateway.
   server.on('error', (error) => console.error(`metrics server: ${startFailure(error)}`));
   return server;

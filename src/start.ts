@@ -2,6 +2,7 @@
  * Starts what a Config turns on (the simulator in demo mode, tracing, Redis, the response cache,
  * the shared APQ store, the live bus, the allow-list), wires the app with src/app.ts, and listens.
  */
+import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from './config/config.js';
@@ -134,27 +135,19 @@ async function createLiveBus(
  * Listens on config.port/config.host (0 = any free port). While listening, a failure (a port in
  * use) goes to the caller alone: graphql-ws would print the HTTP server's error with a stack.
  */
-export function listen(app: App): Promise<AddressInfo> {
+export async function listen(app: App): Promise<AddressInfo> {
   const { server, config } = app;
-  return new Promise<AddressInfo>((resolve, reject) => {
-    const others = server.listeners('error') as Array<(error: Error) => void>;
-    server.removeAllListeners('error');
-    const restore = (): void => {
-      server.off('error', fail);
-      for (const listener of others) server.on('error', listener);
-    };
-    const fail = (error: Error): void => {
-      restore();
-      reject(error);
-    };
-    server.once('error', fail);
-    server.listen(config.port, config.host, () => {
-      restore();
-      const address = server.address() as AddressInfo;
-      ringDemoDoorbells(app, address);
-      resolve(address);
-    });
-  });
+  const others = server.listeners('error') as Array<(error: Error) => void>;
+  server.removeAllListeners('error');
+  try {
+    server.listen(config.port, config.host);
+    await once(server, 'listening');
+  } finally {
+    for (const listener of others) server.on('error', listener);
+  }
+  const address = server.address() as AddressInfo;
+  ringDemoDoorbells(app, address);
+  return address;
 }
 
 /**

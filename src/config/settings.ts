@@ -133,11 +133,7 @@ function hostPort(item: string, name: string, problems: string[]) {
 }
 
 function parseUrl(text: string): URL | null {
-  try {
-    return new URL(text);
-  } catch {
-    return null;
-  }
+  return URL.canParse(text) ? new URL(text) : null;
 }
 
 /** Exactly scheme://host[:port], or `*` alone; `null` (sandboxed frames, file:// pages) by name. */
@@ -168,16 +164,19 @@ function url(
   });
 }
 
+/** A base URL's refusal: no credentials (`why` says why not), no query string, no fragment. */
+const bareBase = (why: string) => (parsed: URL) =>
+  parsed.username || parsed.password
+    ? `not contain credentials${why}`
+    : parsed.search || parsed.hash
+      ? 'not have a query string or fragment'
+      : null;
+
 /** The service's URL: unset is undefined; `simulator` asks for the built-in one by name (null). */
 const serviceUrl = url('http', 'https://sms.example.com', {
   doc: "the service's base URL (http/https, path kept, no credentials); unset or `simulator`: the demo simulator",
   // Credentials travel per request in the form body; in the URL they would be a static secret.
-  refuse: (parsed) =>
-    parsed.username || parsed.password
-      ? 'not contain credentials; clients send them per request'
-      : parsed.search || parsed.hash
-        ? 'not have a query string or fragment'
-        : null,
+  refuse: bareBase('; clients send them per request'),
 });
 const upstreamUrl: Setting<URL | null | undefined> = {
   ...serviceUrl,
@@ -304,12 +303,7 @@ const live = {
   }),
   GATEWAY_PUBLIC_URL: url('http', 'https://sms-gateway.example.com', {
     doc: "the gateway's address as the service reaches it, the start of `Number.doorbellUrl` ([doorbell](live-updates.md#the-doorbell))",
-    refuse: (parsed) =>
-      parsed.username || parsed.password
-        ? 'not contain credentials'
-        : parsed.search || parsed.hash
-          ? 'not have a query string or fragment'
-          : null,
+    refuse: bareBase(''),
   }),
 };
 

@@ -44,6 +44,9 @@ const MAX_RETRY_WAIT_MS = 10_000;
 /** Retry-After and the X-RateLimit-* / RateLimit-* families. */
 const LIMIT_HEADER = /^(retry-after|(x-)?rate-?limit.*)$/i;
 
+/** What a call that got no answer saw, besides why and how long it took. */
+const NO_ANSWER = { status: null, contentType: null, limitHeaders: {}, json: undefined, bytes: 0 };
+
 /** A call: the operation, what it is for (its label in evidence), its parameters. */
 type Call = [operation: UpstreamOperation, label: string, params: Readonly<Record<string, string>>];
 
@@ -106,15 +109,8 @@ export function createCaller(
         bytes: Buffer.byteLength(text),
       };
     } catch (error) {
-      seen = {
-        status: null,
-        failure: describeFailure(error, timeoutMs),
-        contentType: null,
-        limitHeaders: {},
-        ms: performance.now() - started,
-        json: undefined,
-        bytes: 0,
-      };
+      const failure = describeFailure(error, timeoutMs);
+      seen = { ...NO_ANSWER, failure, ms: performance.now() - started };
     }
     const answer: Answer = { operation, label, ...seen };
     answers.push(answer);

@@ -35,6 +35,14 @@ export type PagePlan =
 /** Reads one window of the number's history (positions [start, end), 0 = newest). */
 type ReadWindow = (range: Range) => Promise<History>;
 
+/** Arguments that do not go together, in the order checked: the refusal names the second. */
+const CONFLICTS: readonly [keyof PageArgs, keyof PageArgs, string][] = [
+  ['first', 'last', 'pass either `first` (with `after`) or `last` (with `before`), not both'],
+  ['after', 'before', 'pass either `after` or `before`, not both'],
+  ['last', 'after', '`after` pages forward and goes with `first`, not `last`'],
+  ['first', 'before', '`before` pages backward and goes with `last`, not `first`'],
+];
+
 /** Checks the arguments: BAD_USER_INPUT, or RESYNC_REQUIRED for a cursor of a key gone. */
 export function planPage(
   args: PageArgs,
@@ -44,19 +52,8 @@ export function planPage(
 ): PagePlan {
   const { first, after, last, before } = args;
   const has = (v: unknown) => v !== null && v !== undefined;
-  const conflict = (message: string, argument: keyof PageArgs) =>
-    badUserInput(`messages: ${message}`, argument);
-  if (has(first) && has(last))
-    throw conflict(
-      'pass either `first` (with `after`) or `last` (with `before`), not both',
-      'last',
-    );
-  if (has(after) && has(before))
-    throw conflict('pass either `after` or `before`, not both', 'before');
-  if (has(after) && has(last))
-    throw conflict('`after` pages forward and goes with `first`, not `last`', 'after');
-  if (has(before) && has(first))
-    throw conflict('`before` pages backward and goes with `last`, not `first`', 'before');
+  for (const [one, other, why] of CONFLICTS)
+    if (has(args[one]) && has(args[other])) throw badUserInput(`messages: ${why}`, other);
   const size = (name: 'first' | 'last', value: number | null | undefined): number => {
     if (value === null || value === undefined) return Math.min(DEFAULT_PAGE_SIZE, maxSize);
     if (value < 0)
@@ -160,14 +157,11 @@ export async function loadPage(
       const range = { start: first.totalCount - n, end: first.totalCount };
       return page(await read(range), range, range.start);
     }
-    case 'after': {
-      const windowAt = (anchor: number) => windowAround(plan, anchor);
-      const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
-      return page(history, range, anchor + 1);
-    }
+    case 'after':
     case 'before': {
       const windowAt = (anchor: number) => windowAround(plan, anchor);
       const { anchor, history, range } = await locate(plan.cursor, windowAt, read);
+      if (plan.kind === 'after') return page(history, range, anchor + 1);
       const start = Math.max(0, anchor - n);
       return page(history, range, start, anchor - start);
     }

@@ -61,19 +61,30 @@ export interface LiveBus {
   close(): Promise<void>;
 }
 
+/**
+ * Adds `member` to `key`'s set in `groups`, made by the first. The returned function takes it out,
+ * dropping the set with its last member: true when it did (the key has no members left).
+ */
+export function joinGroup<K, V>(groups: Map<K, Set<V>>, key: K, member: V): () => boolean {
+  let set = groups.get(key);
+  if (!set) groups.set(key, (set = new Set()));
+  set.add(member);
+  return () => {
+    set.delete(member);
+    if (set.size > 0 || groups.get(key) !== set) return false;
+    groups.delete(key);
+    return true;
+  };
+}
+
 /** One process: this copy polls every topic it has subscribers for. */
 export class LocalBus implements LiveBus {
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
   private readonly ringListeners = new Set<(tid: string) => void>();
 
   async listen(topic: string, listener: (event: LiveEvent) => void) {
-    let set = this.listeners.get(topic);
-    if (!set) this.listeners.set(topic, (set = new Set()));
-    set.add(listener);
-    return async () => {
-      set.delete(listener);
-      if (set.size === 0) this.listeners.delete(topic);
-    };
+    const leave = joinGroup(this.listeners, topic, listener);
+    return async () => void leave();
   }
 
   async publish(topic: string, events: readonly LiveEvent[]): Promise<void> {

@@ -6,7 +6,7 @@
  * only as a safety net.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { LiveBus } from './bus.js';
+import { joinGroup, type LiveBus } from './bus.js';
 
 /** Rings of one number answered by at most one poll (and one bus message per copy) this often. */
 export const DEFAULT_RING_GAP_MS = 1_000;
@@ -91,13 +91,8 @@ export class Doorbell {
 
   /** Whether `webhook` (a number's, as the service reports it) is this number's doorbell URL. */
   wired(tid: string, webhook: string | null | undefined): boolean {
-    if (!webhook) return false;
-    let path: string;
-    try {
-      path = new URL(webhook).pathname;
-    } catch {
-      return false;
-    }
+    if (!webhook || !URL.canParse(webhook)) return false;
+    const path = new URL(webhook).pathname;
     const prefix = `${this.options.pathPrefix}/${encodeURIComponent(tid)}/`;
     const at = path.lastIndexOf(prefix);
     return at >= 0 && this.verify(tid, path.slice(at + prefix.length));
@@ -115,13 +110,7 @@ export class Doorbell {
 
   /** `loop` hears the rings of `tid` until the returned function is called. */
   watch(tid: string, loop: Ringable): () => void {
-    let set = this.loops.get(tid);
-    if (!set) this.loops.set(tid, (set = new Set()));
-    set.add(loop);
-    return () => {
-      set.delete(loop);
-      if (set.size === 0 && this.loops.get(tid) === set) this.loops.delete(tid);
-    };
+    return joinGroup(this.loops, tid, loop);
   }
 
   /** Numbers this copy watches, and numbers its ring throttle remembers. */

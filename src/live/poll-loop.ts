@@ -103,11 +103,6 @@ export class PollLoop {
     return this.polling;
   }
 
-  /** Whether regular polls are slowed to the safety net (the number's bell works). */
-  get rung(): boolean {
-    return this.ringing;
-  }
-
   /**
    * The number's doorbell rang (on any copy): the copy polling it polls now, or one ring gap after
    * its last poll. The others only remember that the bell works, for a takeover.

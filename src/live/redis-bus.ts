@@ -8,7 +8,7 @@ import type { Message } from '../core/domain.js';
 import type { Logger } from '../observability/logger.js';
 import type { RedisClient, RedisConnection } from '../redis/connection.js';
 import { createSeal, openWarningOnce, type Seal, type SealSecret } from '../redis/seal.js';
-import type { Claim, LiveBus, LiveEvent } from './bus.js';
+import { joinGroup, type Claim, type LiveBus, type LiveEvent } from './bus.js';
 import type { SeenState } from './detect.js';
 
 const PREFIX = 'sms-gateway:live:v1:';
@@ -89,17 +89,13 @@ export class RedisBus implements LiveBus {
   }
 
   async listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>> {
-    let set = this.listeners.get(topic);
-    if (!set) {
-      this.listeners.set(topic, (set = new Set()));
+    if (!this.listeners.has(topic)) {
+      this.listeners.set(topic, new Set());
       await this.subscriber.subscribe(channelOf(topic));
     }
-    set.add(listener);
+    const leave = joinGroup(this.listeners, topic, listener);
     return async () => {
-      set.delete(listener);
-      if (set.size > 0 || this.listeners.get(topic) !== set) return;
-      this.listeners.delete(topic);
-      await this.subscriber.unsubscribe(channelOf(topic)).catch(() => undefined);
+      if (leave()) await this.subscriber.unsubscribe(channelOf(topic)).catch(() => undefined);
     };
   }
 

@@ -173,12 +173,8 @@ const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '
 
 /** `webhook` as a URL when it is an http(s) URL on this machine; else null (never called). */
 function loopbackUrl(webhook: string): URL | null {
-  let url: URL;
-  try {
-    url = new URL(webhook);
-  } catch {
-    return null;
-  }
+  if (!URL.canParse(webhook)) return null;
+  const url = new URL(webhook);
   const http = url.protocol === 'http:' || url.protocol === 'https:';
   return http && LOOPBACK_HOSTS.has(url.hostname) ? url : null;
 }
