@@ -63,10 +63,13 @@ const PRIOR_WEIGHT = 0.05;
  * 100 messages and their numbers, about 2 units of CPU and bytes.
  */
 export const UNITS_PER_ITEM = 0.02;
-/** A request expected to cost this much (5 ms of CPU; a page costs about 2.6) is costly work ... */
-const COSTLY_UNITS = 20;
-/** ... of which at most this much runs at once (50 ms of CPU), or one request larger alone. */
-const COSTLY_IN_FLIGHT = 200;
+/**
+ * A request expected to cost this much (25 ms of the loop; a small query measures 1-25 beside
+ * others, a page about 2.6 alone) is costly work ...
+ */
+const COSTLY_UNITS = 100;
+/** ... of which at most this much runs at once (100 ms of the loop), or one request larger alone. */
+const COSTLY_IN_FLIGHT = 400;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -127,6 +130,7 @@ interface Bill {
 /** A costly request that waits, seated, for room among the costly work running. */
 interface CostlyWaiter {
   readonly flow: Flow;
+  readonly bill: Bill;
   readonly units: number;
   readonly resume: (refusal?: Refusal) => void;
 }
@@ -173,7 +177,7 @@ export class Admission {
   /** What each parsed document cost when it last ran; held only while the document is cached. */
   private readonly documentCosts = new WeakMap<object, number>();
   /** Costly requests' expected units running, and those waiting for room (see `runCostly`). */
-  private readonly costly = { units: 0, waiting: [] as CostlyWaiter[] };
+  private readonly costly = { units: 0, running: 0, waiting: [] as CostlyWaiter[] };
   private readonly now: () => number;
   private readonly loopActiveMs: () => number;
 
@@ -336,7 +340,8 @@ export class Admission {
 
   private take(flow: Flow, bill: Bill, width = this.widthOf(flow)): Release {
     const held = { width };
-    const weight = flow.cost;
+    // Its weight in the loop's sharing: its flow's cost per request, then its own price.
+    let weight = flow.cost;
     this.runningCount += held.width;
     this.holders.set(held, flow);
     flow.running += 1;
@@ -371,13 +376,17 @@ export class Admission {
         // A waiting bystander may now be lent a seat.
         this.dispatch();
       }
-      if (expected < COSTLY_UNITS) return undefined;
-      bill.costly = expected;
-      if (this.costly.units === 0 || this.costly.units + expected <= COSTLY_IN_FLIGHT) {
-        this.costly.units += expected;
+      pause();
+      weight = Math.max(1, expected);
+      // The room it takes among costly work: its static estimate when that is more. Measured
+      // costs are shares of the loop, so sixteen costly pages beside a light query measured
+      // alike (50 and 27 units); the estimate tells them apart before they run.
+      const room = Math.max(expected, estimate);
+      if (room < COSTLY_UNITS || this.hasCostlyRoom(room)) {
+        if (room >= COSTLY_UNITS) this.startCostly(bill, room);
+        startedAt = this.shareLoop(weight);
         return undefined;
       }
-      pause();
       return new Promise<Refusal | undefined>((settle) => {
         const timer = setTimeout(() => {
           this.costly.waiting = this.costly.waiting.filter((entry) => entry.resume !== resume);
@@ -387,13 +396,11 @@ export class Admission {
         resume = (refusal) => {
           clearTimeout(timer);
           resume = null;
-          if (refusal) {
-            refused = true;
-            bill.costly = undefined;
-          } else startedAt = this.shareLoop(weight);
+          if (refusal) refused = true;
+          else startedAt = this.shareLoop(weight);
           settle(refusal);
         };
-        this.costly.waiting.push({ flow, units: expected, resume });
+        this.costly.waiting.push({ flow, bill, units: room, resume });
       });
     };
     const release = (cost?: { readonly bytes?: number }): void => {
@@ -405,6 +412,7 @@ export class Admission {
         waited({ refused: 'waited-too-long', retryAfterSeconds: RETRY_AFTER_SECONDS });
       } else if (bill.costly !== undefined) {
         this.costly.units -= bill.costly;
+        this.costly.running -= 1;
         this.runCostly();
       }
       // What it took of the loop: the busy time while it ran, shared with the requests beside it
@@ -415,7 +423,13 @@ export class Admission {
       // set too high is given back, never below nothing.
       this.charge(flow, 1 + units - bill.prepaid);
       flow.cost += COST_WEIGHT * (1 + units - flow.cost);
-      if (bill.document && !refused) this.documentCosts.set(bill.document, 1 + units);
+      // A moving average too: one answer slowed by its neighbours does not make a document costly.
+      const known = bill.document && this.documentCosts.get(bill.document);
+      if (bill.document && !refused)
+        this.documentCosts.set(
+          bill.document,
+          known ? known + COST_WEIGHT * (1 + units - known) : 1 + units,
+        );
       this.priorCost += PRIOR_WEIGHT * (1 + units - this.priorCost);
       this.runningCount -= held.width;
       this.holders.delete(held);
@@ -438,11 +452,22 @@ export class Admission {
     waiting.sort((a, b) => this.decayed(a.flow, now) - this.decayed(b.flow, now));
     while (waiting.length > 0) {
       const next = waiting[0] as CostlyWaiter;
-      if (this.costly.units > 0 && this.costly.units + next.units > COSTLY_IN_FLIGHT) return;
+      if (!this.hasCostlyRoom(next.units)) return;
       waiting.shift();
-      this.costly.units += next.units;
+      this.startCostly(next.bill, next.units);
       next.resume();
     }
+  }
+
+  /** Whether `units` of costly work fit beside what runs (alone, it always does). */
+  private hasCostlyRoom(units: number): boolean {
+    return this.costly.running === 0 || this.costly.units + units <= COSTLY_IN_FLIGHT;
+  }
+
+  private startCostly(bill: Bill, units: number): void {
+    bill.costly = units;
+    this.costly.units += units;
+    this.costly.running += 1;
   }
 
   /** Adds the busy time since the last change to the running weight's share, then `weight`. */

@@ -288,13 +288,36 @@ describe('Admission', () => {
     for (const release of burst.slice(3)) release();
     await Promise.resolve();
     expect(small.map((release) => release.price?.({}, 60))).toEqual([undefined, undefined]);
+    // Room is counted in requests too: units that do not sum back to 0 exactly never block one alone.
+    for (const release of small) release();
+    const drift = [20.1, 20.2, 20.3].map((units) => {
+      const release = released(gate.admit('account:drift'));
+      expect(release.price?.({}, units)).toBeUndefined();
+      return release;
+    });
+    for (const release of drift) release();
+    expect(released(gate.admit('account:alone')).price?.({}, 1_000)).toBeUndefined();
     // Priced once: a second price neither waits nor counts it twice.
-    expect(small[0]?.price?.({}, 1_000)).toBeUndefined();
+    expect(small[0]?.price?.({}, 5_000)).toBeUndefined();
     // One that waits maxWaitMs for room is refused, as a line's request is.
     const late = released(gate.admit('account:late')).price?.({}, 150);
     await vi.advanceTimersByTimeAsync(5_000);
     expect(await late).toMatchObject({ refused: 'waited-too-long' });
     expect(refusals).toContain('account waited-too-long');
+  });
+
+  it('gives a document measured cheap but estimated costly costly room: shares of the loop cannot tell them apart', () => {
+    const { admission: gate } = admission();
+    const page = {};
+    const measured = released(gate.admit('account:pages'));
+    expect(measured.price?.(page, 500)).toBeUndefined();
+    // Its loop share measured 1 unit (the loop did nothing else).
+    measured();
+    const running = released(gate.admit('account:other'));
+    expect(running.price?.({}, 1_000)).toBeUndefined();
+    expect(released(gate.admit('account:pages')).price?.(page, 500)).toBeInstanceOf(Promise);
+    // Measured cheap and estimated cheap, it runs beside costly work.
+    expect(released(gate.admit('account:pages')).price?.({}, 5)).toBeUndefined();
   });
 
   it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {
