@@ -18,21 +18,27 @@ const turns: {
   asked: number;
   held: number;
   waiting: Array<(release: Release) => void>;
+  /** The estimates each granted seat was priced at once its document was read. */
+  priced: number[];
 } = {
   next: 'grant',
   asked: 0,
   held: 0,
   waiting: [],
+  priced: [],
 };
 function admit(_identity: Identity): Release | Waiting | Refusal {
   turns.asked += 1;
   const release = (): Release => {
     turns.held += 1;
     let freed = false;
-    return () => {
+    const free = () => {
       if (!freed) turns.held -= 1;
       freed = true;
     };
+    return Object.assign(free, {
+      price: (_document: object, estimate: number) => void turns.priced.push(estimate),
+    });
   };
   if (turns.next === 'refuse') return { refused: 'line-full', retryAfterSeconds: 1 };
   if (turns.next === 'wait') {
@@ -90,6 +96,16 @@ describe('WebSocket operations pass admission', () => {
     // connection_init's turn, then the operation's.
     expect(turns.asked - before).toBe(2);
     await until(() => turns.held === 0);
+  });
+
+  it("a query is priced on its own seat once its document is read, by the document's estimate", async () => {
+    turns.next = 'grant';
+    turns.priced.length = 0;
+    await run('{ ownedNumbers { tid } }');
+    await run('{ ownedNumbers { tid messages(first: 50) { edges { node { id } } } } }');
+    expect(turns.priced).toHaveLength(2);
+    // The page of 50 messages under every number is estimated far costlier than the number list.
+    expect(turns.priced[1]).toBeGreaterThan(10 * (turns.priced[0] ?? 0));
   });
 
   it('a refused subscribe is answered RATE_LIMITED before its document is read', async () => {
