@@ -1,16 +1,31 @@
 /**
  * The plain-query lane (hand-written: the split is ours): a JSON POST of a query runs yoga's own
- * envelop and result processor without the Fetch Request and Response around them, half of a
- * small query's CPU (docs/performance.md). Anything else is yoga's, its body handed back if read.
+ * steps without the Fetch Request and Response around them, half of a small query's CPU
+ * (docs/performance.md). Anything else is yoga's, its body handed back if read.
+ *
+ * One path for every configuration: what tracing, the response cache, APQ and an allow-list do
+ * hangs on yoga's hook lists (a hit set in onParams, a query taken from a hash, a refusal thrown,
+ * spans around execute, a stale answer set after it), so the lane runs those lists rather than a
+ * copy of them: from the params on, yoga's getResultForParams (every onParams, its own parse,
+ * validation and execution, every onExecutionResult) and its onResultProcess hooks. Of the
+ * server adapter's hooks, which need a Fetch Request, only those of the `hooks` plugins run here:
+ * the rest answer other routes, methods or headers (left to yoga below) or compress (done here).
+ *
+ * Whose a request is gets decided before any hook runs, so no hook runs twice. Invalid documents
+ * and refusals are answered here by those same steps; what the lane cannot write is a stream (a
+ * subscription, @defer, @stream), and a request only becomes one if its text says so or, its text
+ * still to come from onParams (a persisted operation), if its Accept takes one.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
-import { getOperationAST, type ExecutionResult } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
+import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import {
   isPromise,
-  processRegularResult,
+  type GraphQLParams,
+  type MaskError,
   type Plugin,
   type YogaServerInstance,
 } from 'graphql-yoga';
@@ -25,52 +40,57 @@ import {
 import { GRAPHQL_PATH } from './paths.js';
 import { serialiseInSlices } from './serialise-in-slices.js';
 
-/** What the lane needs of yoga: its envelop and its Node listener. */
-export interface LaneYoga extends Pick<YogaServerInstance<Ticketed, object>, 'getEnveloped'> {
+type ResultProcess = NonNullable<Plugin['onResultProcess']>;
+type ProcessorInput = Parameters<ResultProcess>[0]['result'];
+type Processor = Parameters<Parameters<ResultProcess>[0]['setResultProcessor']>[0];
+
+/**
+ * What the lane needs of yoga: its Node listener, its steps from the params on, and what its
+ * handle uses after them; the hooks and the masking are private in yoga's types, read as they are.
+ */
+export interface LaneYoga extends Pick<
+  YogaServerInstance<Ticketed, object>,
+  'getResultForParams' | 'logger'
+> {
   (request: IncomingMessage, response: ServerResponse, context: Ticketed): unknown;
+  readonly onResultProcessHooks: readonly ResultProcess[];
+  readonly maskedErrorsOpts: {
+    readonly maskError: MaskError;
+    readonly errorMessage: string;
+  } | null;
 }
 
 export interface QueryLaneOptions {
   readonly maxBodyBytes: number;
-  /** The plugins whose HTTP hooks (onRequest, onParams, onResultProcess, onResponse) a plain query meets. */
+  /** The plugins whose server hooks (onRequest, onResponse) a query meets, in yoga's order. */
   readonly hooks: readonly Plugin[];
 }
 
-/** The media types of yoga's processor for a single result (its others stream). */
-const SINGLE_RESULT_TYPES = ['application/graphql-response+json', 'application/json'];
-
 /**
- * The media type yoga answers a single result with for this `Accept`, by its own reading (no q
- * values; utf-8 only; of the types the client lists, its processor's last match wins, and the
- * single-result processor is matched last); null when it would pick another processor.
+ * Whether yoga's processor for a single result takes one of the types `accept` lists, by yoga's
+ * own reading (no q values; utf-8 only; wildcards); when it does, yoga picks it for any single
+ * result (it is matched last), so no answer but a stream can be another processor's.
  */
-function singleResultType(accept: string | undefined): string | null {
-  const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',');
-  let chosen: string | null = null;
-  for (const entry of asked.reverse()) {
-    const [type = '', ...params] = entry.split(';');
-    const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
-    if (charset !== 'charset=utf-8') continue;
-    const [family, subtype] = type.split('/');
-    for (const offered of SINGLE_RESULT_TYPES) {
-      const [offeredFamily, offeredSubtype] = offered.split('/');
-      const familyMatches = family === '*' || family === offeredFamily;
-      if (familyMatches && (subtype === '*' || subtype === offeredSubtype)) chosen = offered;
-    }
-  }
-  return chosen;
+function takesJson(accept: string | undefined): boolean {
+  return (accept || '*/*')
+    .replace(/\s/g, '')
+    .toLowerCase()
+    .split(',')
+    .some((entry) => {
+      const [type = '', ...params] = entry.split(';');
+      const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+      return charset === 'charset=utf-8' && SINGLE_RESULT_TYPES.test(type);
+    });
 }
+const SINGLE_RESULT_TYPES = /^(\*|application)\/(\*|json|graphql-response\+json)$/;
+/** An Accept a stream could answer (SSE, multipart), read loosely: a false alarm is only yoga's. */
+const TAKES_PARTS = /\*\/|text\/|multipart\//i;
+/** A text that could run as a stream; a false alarm (a comment, a field's name) is only yoga's. */
+const STREAMS = /@(defer|stream)\b|\bsubscription\b/;
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8']);
-const INCREMENTAL = /@(defer|stream)\b/;
 const compress = { gzip: promisify(gzip), deflate: promisify(deflate) };
 /** Answers the response budget sized past this are serialised a slice of the loop at a time. */
 const SLICED_FROM_BYTES = 64 * 1024;
-
-interface PlainParams {
-  readonly query: string;
-  readonly operationName?: string | null;
-  readonly variables?: Record<string, unknown> | null;
-}
 
 /** Captures what yoga's result processor would send, without a Fetch Response. */
 class CapturedResponse {
@@ -81,16 +101,28 @@ class CapturedResponse {
 }
 const CAPTURE = { Response: CapturedResponse } as never;
 
+type Hook = (payload: object) => unknown;
+
 export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedListener {
-  const hooks = options.hooks;
+  const named = (name: 'onRequest' | 'onResponse') =>
+    options.hooks.flatMap((plugin) => plugin[name] ?? []) as Hook[];
+  const onRequest = named('onRequest');
+  const onResponse = named('onResponse');
+  const onResultProcess = yoga.onResultProcessHooks as readonly Hook[];
+  /** yoga's handleError (not exported) for what a hook threw around execution. */
+  const failed = (error: unknown): ExecutionResult => {
+    const masking = yoga.maskedErrorsOpts;
+    const masked = masking ? masking.maskError(error, masking.errorMessage) : error;
+    if (masked !== error) yoga.logger.error(error);
+    return { errors: [masked as GraphQLError] };
+  };
   const run = async (
     request: IncomingMessage,
     response: ServerResponse,
     context: Ticketed & { ticket: Ticket },
     body: Buffer,
-    mediaType: string,
   ): Promise<void> => {
-    const params = plainParams(body);
+    const params = jsonObject(body);
     const replay = (): void => {
       // whatwg-node takes a pre-read `body` with own keys: a Buffer's are its bytes one by one
       // (the APQ flood's 95 KB bodies lost four fifths of its rate), so one key and the bytes.
@@ -98,54 +130,61 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
       (request as IncomingMessage & { body?: unknown }).body = preRead;
       yoga(request, response, context);
     };
-    if (!params || INCREMENTAL.test(params.query)) return replay();
+    const { accept } = request.headers;
+    const text = params?.query;
+    if (!params || (text ? STREAMS.test(String(text)) : !accept || TAKES_PARTS.test(accept))) {
+      return replay();
+    }
     const view = requestView(request);
-    const initial = { ...context, request: view, params };
-    const enveloped = yoga.getEnveloped(initial);
-    let document: unknown;
-    try {
-      document = enveloped.parse(params.query);
-    } catch {
-      return replay();
-    }
-    const operation = getOperationAST(document as never, params.operationName);
-    if (operation?.operation !== 'query' || enveloped.validate(enveloped.schema, document).length) {
-      return replay();
-    }
+    // One object, as in yoga: the server context the hooks see becomes the operation's context.
+    const serverContext = { ...context };
     const url = { pathname: GRAPHQL_PATH };
-    let pending = callHooks(hooks, 'onRequest', { request: view, url, serverContext: context });
+    let pending = callHooks(onRequest, { request: view, url, serverContext });
     if (pending) await pending;
-    pending = callHooks(hooks, 'onParams', { request: view, params });
-    if (pending) await pending;
-    let contextValue = enveloped.contextFactory();
-    if (isPromise(contextValue)) contextValue = await contextValue;
-    let result = (await enveloped.execute({
-      schema: enveloped.schema,
-      document,
-      contextValue,
-      variableValues: params.variables,
-      operationName: params.operationName,
-    })) as ExecutionResult;
-    const setResult = (next: ExecutionResult): void => {
-      result = next;
-    };
-    pending = callHooks(hooks, 'onResultProcess', { request: view, result, setResult });
+    let result: ProcessorInput;
+    try {
+      const asked = { params, request: view as unknown as Request };
+      result = (await yoga.getResultForParams(asked, serverContext)) as ProcessorInput;
+    } catch (error) {
+      result = failed(error);
+    }
+    let processor: Processor | undefined;
+    let mediaType = '*/*';
+    const acceptableMediaTypes: string[] = [];
+    pending = callHooks(onResultProcess, {
+      request: view,
+      acceptableMediaTypes,
+      serverContext,
+      get result() {
+        return result;
+      },
+      setResult: (next: ProcessorInput) => void (result = next),
+      setResultProcessor: (next: Processor, type: string) =>
+        void ((processor = next), (mediaType = type)),
+    });
     if (pending) await pending;
     // A large answer: yoga's processor gives status and headers, its stringifier hands over
     // the result it would have written (internals already left out), sliced below instead.
     let large: unknown;
-    const budget = (contextValue as { responseBudget?: { spent: number } }).responseBudget;
+    const budget = (serverContext as { responseBudget?: { spent: number } }).responseBudget;
     if ((budget?.spent ?? 0) >= SLICED_FROM_BYTES) {
       result = Object.assign({}, result, {
         stringify: (sanitised: unknown) => ((large = sanitised), ''),
       });
     }
-    const answer = processRegularResult(result, CAPTURE, mediaType) as unknown as CapturedResponse;
+    // The single-result processor (the checks above leave no other), or none: yoga's 406.
+    const answer = (processor
+      ? await processor(result, CAPTURE, mediaType)
+      : new CapturedResponse(null, {
+          status: 406,
+          headers: { accept: acceptableMediaTypes.join('; charset=utf-8, ') },
+        })) as unknown as CapturedResponse;
     let pieces = large ? await serialiseInSlices(large) : [Buffer.from(answer.body ?? '')];
     const headers = new HeaderList(answer.init.headers);
     const out = { status: answer.init.status ?? 200, headers };
     let length = byteLength(pieces);
-    if (length >= MIN_COMPRESSED_BYTES) {
+    // As useResponseCompression: an answer with an ETag (the response cache's) is sent as it is.
+    if (length >= MIN_COMPRESSED_BYTES && !headers.get('etag')) {
       appendVary(headers, 'Accept-Encoding');
       const encoding = chooseEncoding(view.headers.get('accept-encoding'), COMPRESSED_ENCODINGS);
       if (encoding) {
@@ -155,11 +194,7 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
       }
     }
     headers.set('content-length', String(length));
-    pending = callHooks(hooks, 'onResponse', {
-      request: view,
-      response: out,
-      serverContext: context,
-    });
+    pending = callHooks(onResponse, { request: view, response: out, serverContext });
     if (pending) await pending;
     if (response.destroyed) return;
     response.writeHead(out.status, headers.toObject());
@@ -171,15 +206,17 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
 
   return (request, response, context) => {
     const length = Number(request.headers['content-length']);
-    const mediaType = singleResultType(request.headers.accept);
     const eligible =
       request.method === 'POST' &&
       request.url === GRAPHQL_PATH &&
       length > 0 &&
       length <= options.maxBodyBytes &&
       JSON_TYPES.has(request.headers['content-type']?.toLowerCase() ?? '') &&
-      mediaType !== null &&
+      takesJson(request.headers.accept) &&
       request.headers.origin === undefined &&
+      // What an onRequest hook answers (the response cache's 304, an SSE stream's operation): yoga's.
+      request.headers['if-none-match'] === undefined &&
+      request.headers[TOKEN_HEADER_KEY] === undefined &&
       context.ticket.refusal === undefined;
     if (!eligible) {
       yoga(request, response, context);
@@ -188,7 +225,7 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.once('end', () => {
-      run(request, response, context, Buffer.concat(chunks), mediaType).catch(() => {
+      run(request, response, context, Buffer.concat(chunks)).catch(() => {
         if (!response.headersSent) response.writeHead(500).end();
         else response.destroy();
       });
@@ -196,28 +233,15 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
   };
 }
 
-/** The body as query, operationName and variables, or null for anything else (yoga's to answer). */
-function plainParams(body: Buffer): PlainParams | null {
+/** The body as params, any JSON object (yoga's onParams checks its fields); else null, yoga's. */
+function jsonObject(body: Buffer): GraphQLParams | null {
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
   } catch {
     return null;
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const params = value as Record<string, unknown>;
-  for (const key in params) {
-    const field = params[key];
-    const plain =
-      key === 'query'
-        ? typeof field === 'string'
-        : key === 'operationName'
-          ? field === null || typeof field === 'string'
-          : key === 'variables' &&
-            (field === null || (typeof field === 'object' && !Array.isArray(field)));
-    if (!plain) return null;
-  }
-  return typeof params.query === 'string' ? (params as unknown as PlainParams) : null;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : null;
 }
 
 /** The parts of a Fetch Request that the hooks and plugins read, over Node's request. */
@@ -229,18 +253,11 @@ function requestView(request: IncomingMessage) {
   };
 }
 
-type HttpHook = 'onRequest' | 'onParams' | 'onResultProcess' | 'onResponse';
-
-/** One HTTP hook of each plugin in order, as yoga calls them; waited for only if it returns a promise. */
-function callHooks(
-  hooks: readonly Plugin[],
-  name: HttpHook,
-  payload: object,
-): Promise<void> | undefined {
-  for (let i = 0; i < hooks.length; i += 1) {
-    const hook = hooks[i]?.[name] as ((payload: object) => unknown) | undefined;
-    const pending = hook?.(payload);
-    if (isPromise(pending)) return pending.then(() => callHooks(hooks.slice(i + 1), name, payload));
+/** Each hook in order, as yoga calls them; waited for only if one returns a promise. */
+function callHooks(hooks: readonly Hook[], payload: object, from = 0): Promise<void> | undefined {
+  for (let i = from; i < hooks.length; i += 1) {
+    const pending = hooks[i]?.(payload);
+    if (isPromise(pending)) return pending.then(() => callHooks(hooks, payload, i + 1));
   }
   return undefined;
 }
@@ -256,6 +273,9 @@ class HeaderList {
   }
   set(name: string, value: string): void {
     this.values.set(name.toLowerCase(), value);
+  }
+  delete(name: string): void {
+    this.values.delete(name.toLowerCase());
   }
   toObject(): Record<string, string> {
     return Object.fromEntries(this.values);

@@ -156,6 +156,16 @@ export function createGateway(options: GatewayOptions): Gateway {
           warnings,
         })
       : null;
+  const persisted =
+    options.persistedOperations ??
+    apqPlugin(options.apqStore, {
+      onRequest: (result) => options.metrics?.apqRequest(result),
+      keepsFor: ({ identity }) => {
+        if (identity.kind !== 'present') return false;
+        return options.accepted?.(identity) ?? true;
+      },
+    });
+  const cache = options.responseCache ? [options.responseCache.plugin] : [];
   const yoga = createYoga<Ticketed, GatewayContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -218,16 +228,9 @@ export function createGateway(options: GatewayOptions): Gateway {
       useJit(),
       ...(observer ? [observer] : []),
       ...(options.tracing ? [options.tracing.plugin] : []),
-      options.persistedOperations ??
-        apqPlugin(options.apqStore, {
-          onRequest: (result) => options.metrics?.apqRequest(result),
-          keepsFor: ({ identity }) => {
-            if (identity.kind !== 'present') return false;
-            return options.accepted?.(identity) ?? true;
-          },
-        }),
+      persisted,
       // After persisted operations: a cached answer skips parsing, limits and execution (passed).
-      ...(options.responseCache ? [options.responseCache.plugin] : []),
+      ...cache,
       // @defer / @stream: a client can render the number list first and each history as it lands.
       useDeferStream(),
       incrementalErrorMasking((error) => {
@@ -241,15 +244,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       useLiveResume(options.live ?? null),
     ],
   });
-  // The lane runs what yoga would for a plain query; the plugins with HTTP hooks of their own
-  // (tracing, the response cache, an allow-list) keep every request on yoga's path.
-  const laneable = !options.tracing && !options.responseCache && !options.persistedOperations;
-  const listener = laneable
-    ? queryLane(yoga as unknown as LaneYoga, {
-        maxBodyBytes: options.limits.maxBodyBytes,
-        hooks: observer ? [cors, observer] : [cors],
-      })
-    : (yoga as unknown as TicketedListener);
+  // The lane runs what yoga would, in every configuration; these plugins' onRequest and
+  // onResponse are the ones a query meets (the lane runs yoga's other hook lists itself).
+  const listener = queryLane(yoga as unknown as LaneYoga, {
+    maxBodyBytes: options.limits.maxBodyBytes,
+    hooks: [cors, ...(observer ? [observer] : []), persisted, ...cache],
+  });
   return Object.assign(yoga, { listener });
 }
 

@@ -48,8 +48,10 @@ export function ticketOf(context: unknown): Ticket {
 }
 
 /** Node's request headers read as a Fetch `Headers` is (also by the plain-query lane). */
-export function nodeHeaders(headers: IncomingHttpHeaders): Pick<Headers, 'get' | 'has'> {
+export function nodeHeaders(headers: IncomingHttpHeaders): Pick<Headers, 'get' | 'has' | 'keys'> {
   return {
+    // Node's names are lower case, as a Headers' are (OpenTelemetry's getter lists them).
+    keys: () => Object.keys(headers).values(),
     get: (name) => {
       const value = headers[name];
       if (value === undefined) return null;

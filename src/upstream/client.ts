@@ -43,10 +43,11 @@ export function createUpstreamPool(
   });
 }
 
-const tracer = trace.getTracer('sms-graphql-gateway');
-
 export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
   const prefix = options.baseUrl.pathname.replace(/\/+$/, '');
+  // Per client, not per module: a tracer keeps the provider it first met, and a provider
+  // registered after another was removed (tests sharing a process) must get this client's spans.
+  const tracer = trace.getTracer('sms-graphql-gateway');
 
   async function call(
     operation: UpstreamOperation,

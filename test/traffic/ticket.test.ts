@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Identities } from '../../src/core/identity.js';
-import { issueTicket, ticketOf } from '../../src/traffic/ticket.js';
+import { issueTicket, nodeHeaders, ticketOf } from '../../src/traffic/ticket.js';
 
 const identities = new Identities('a-secret-of-thirty-two-characters!');
 const BASIC = `Basic ${btoa('AC-ticket:token-1')}`;
@@ -44,5 +44,23 @@ describe('ticketOf', () => {
     for (const context of [{}, undefined, null]) {
       expect(ticketOf(context).identity).toEqual({ kind: 'missing' });
     }
+  });
+});
+
+describe('nodeHeaders', () => {
+  it("reads Node's headers as a Fetch Headers is read: get, has, and the names keys() lists", () => {
+    const node = { traceparent: '00-a-b-01', 'x-list': ['a/b', 'c/d'], host: 'gateway' };
+    const fetched = new Headers([
+      ['traceparent', '00-a-b-01'],
+      ['x-list', 'a/b'],
+      ['x-list', 'c/d'],
+      ['host', 'gateway'],
+    ]);
+    const view = nodeHeaders(node);
+    for (const name of ['traceparent', 'x-list', 'host', 'tracestate']) {
+      expect([view.get(name), view.has(name)]).toEqual([fetched.get(name), fetched.has(name)]);
+    }
+    // OpenTelemetry's getter lists the names (the lane's request is read by tracing).
+    expect([...view.keys()].sort()).toEqual([...fetched.keys()].sort());
   });
 });
