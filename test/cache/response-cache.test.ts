@@ -206,6 +206,26 @@ describe.each(['memory', 'redis'] as const)('response cache in %s', (store) => {
     expect(simulator.calls).toHaveLength(0);
   });
 
+  it('neither keys nor caches a request whose variables nest deeper than any argument takes', async () => {
+    const { gateway } = await cachedGateway(store);
+    const tid = DEMO_ACCOUNT.numbers[0]?.tid ?? '';
+    const query = 'query($tid: ID!) { number(tid: $tid) { tid } }';
+    const nested = (depth: number): unknown => {
+      let value: unknown = 'x';
+      for (let i = 0; i < depth; i += 1) value = { a: value };
+      return value;
+    };
+    // An unused variable is valid (graphql-js reads only those declared): the answer has data.
+    const ask = (depth: number) =>
+      executeText(gateway, query, { tid, unused: nested(depth) }, basicAuth(DEMO_CREDENTIALS));
+    for (const depth of [40, 40]) expect((await ask(depth)).body.data).toBeTruthy();
+    // Each went to the service: not cached.
+    expect(simulator.calls).toHaveLength(2);
+    for (const depth of [3, 3]) expect((await ask(depth)).body.data).toBeTruthy();
+    // Shallow, the second is served from the cache.
+    expect(simulator.calls).toHaveLength(3);
+  });
+
   it('stops serving an answer CACHE_TTL_MS after it was stored, hits or not', async () => {
     const { gateway, hits, misses } = await cachedGateway(store, { ttlMs: 600 });
     const headers = basicAuth(DEMO_CREDENTIALS);
