@@ -158,7 +158,7 @@ export class Admission {
   /** Flows with requests waiting: a dispatch looks at these, not at every flow seen lately. */
   private readonly backlogged = new Set<Flow>();
   private runningCount = 0;
-  /** Busy time shared by weight (a request's: its flow's cost), summed per unit of weight. */
+  /** Busy time shared by weight (a request's: its flow's cost, then its price), per unit of weight. */
   private readonly shares = { weight: 0, requests: 0, loopPerWeight: 0, activeAt: 0 };
   private waitingCount = 0;
   /** The seat limit while the loop is busy (Infinity while it is not). */
@@ -416,7 +416,8 @@ export class Admission {
         this.runCostly();
       }
       // What it took of the loop: the busy time while it ran, shared with the requests beside it
-      // by their flows' cost (evenly, a bystander beside a flood was charged as much as it).
+      // by weight, their flows' cost until priced, then their own (evenly, a bystander beside a
+      // flood was charged as much as it).
       pause();
       const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + loopMs / CPU_MS_PER_UNIT;
       // What it cost (a unit for asking, and its work) less what it paid on arrival: a price
