@@ -21,7 +21,8 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { benchCredentials } from '../../support/bench-accounts.js';
 import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
-import { basicAuth } from '../fixtures/harness.js';
+import { basicAuth, createTestGateway } from '../fixtures/harness.js';
+import { startRecordingUpstream } from '../../support/recording-upstream.js';
 import { captureLogs } from '../fixtures/captured-logs.js';
 import { until, untilAsync } from '../../support/wait.js';
 
@@ -445,6 +446,62 @@ describe('which requests wait their turn', () => {
       for (const response of open) response.end();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('a request priced once its document is read', () => {
+  it('prices its seat by the document and its estimate, on the lane and on yoga’s path alike', async () => {
+    const upstream = await startRecordingUpstream();
+    const test = createTestGateway(upstream.url);
+    const priced: Array<{ document: object; estimate: number }> = [];
+    const admission = {
+      admit: () =>
+        Object.assign(() => undefined, {
+          price: (document: object, estimate: number) => void priced.push({ document, estimate }),
+        }),
+    } as unknown as Admission;
+    const server = createServer(
+      admitRequests(
+        test.gateway.listener,
+        admission,
+        test.client.credentials.identities,
+        () => 'anonymous',
+        { graphql: GRAPHQL_PATH, probes: PROBE_PATHS },
+      ),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `http://127.0.0.1:${port}/graphql`;
+      const headers = { ...basicAuth(DEMO_CREDENTIALS), accept: 'application/json' };
+      const page = '{ ownedNumbers { tid messages(first: 50) { edges { node { id } } } } }';
+      // A JSON POST rides the lane; a GET is yoga's.
+      for (const query of [QUERY, page, QUERY]) {
+        const response = await request(url, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        });
+        await response.body.text();
+      }
+      const viaGet = await request(`${url}?query=${encodeURIComponent(page)}`, { headers });
+      await viaGet.body.text();
+      expect(priced).toHaveLength(4);
+      const [small, costly, again, got] = priced as [
+        (typeof priced)[0],
+        (typeof priced)[0],
+        (typeof priced)[0],
+        (typeof priced)[0],
+      ];
+      // The same text is the same parsed document: what it cost last time is found by it.
+      expect(again.document).toBe(small.document);
+      expect(costly.estimate).toBeGreaterThan(10 * small.estimate);
+      expect(got.estimate).toBe(costly.estimate);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await test.close();
+      await upstream.close();
     }
   });
 });
