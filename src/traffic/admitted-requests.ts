@@ -89,6 +89,8 @@ export function admitRequests(
 ): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     const ticket = issueTicket(identities, request.headers);
+    // No seat until admitted (probes, preflights and refusals hold none); set here so every
+    // request's context has one shape.
     const context: Ticketed & { ticket: Ticket } = { ticket, admitted: noop };
     const path = pathOf(request.url);
     if (request.method === 'OPTIONS' || paths.probes.has(path)) {
