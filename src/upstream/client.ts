@@ -3,7 +3,14 @@
  * attempt per call, every body consumed, failures turned into UpstreamError with a stable code.
  * Deadlines, retries and fair share: src/traffic/traffic.ts, which hands each attempt a signal.
  */
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import { Pool, type Dispatcher } from 'undici';
 import type { Credentials } from '../core/credentials.js';
 import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
@@ -119,27 +126,32 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     callOptions: CallOptions | undefined,
     parse: (operation: UpstreamOperation, json: unknown) => T,
   ): Promise<T> {
+    const traced = async (span: Span | null): Promise<T> => {
+      const started = performance.now();
+      let outcome = 'ok';
+      try {
+        return parse(operation, await call(operation, credentials, params, callOptions?.signal));
+      } catch (error) {
+        outcome = error instanceof UpstreamError ? error.code : 'UNEXPECTED';
+        span?.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: error instanceof UpstreamError ? error.message : 'unexpected',
+        });
+        throw error;
+      } finally {
+        span?.setAttribute('sms.outcome', outcome);
+        span?.end();
+        options.observer?.attempt(operation, (performance.now() - started) / 1000, outcome);
+      }
+    };
+    // The call of an operation whose span is not sampled is not sampled either (the same trace,
+    // the same sampler): no span, and no context entered, for 99 calls of 100 at 1% sampling
+    // (span and context were a tenth of a traced copy's CPU).
+    if (trace.getActiveSpan()?.isRecording() === false) return traced(null);
     return tracer.startActiveSpan(
       `sms.upstream ${operation}`,
       { kind: SpanKind.CLIENT, attributes: { 'sms.operation': operation } },
-      async (span) => {
-        const started = performance.now();
-        let outcome = 'ok';
-        try {
-          return parse(operation, await call(operation, credentials, params, callOptions?.signal));
-        } catch (error) {
-          outcome = error instanceof UpstreamError ? error.code : 'UNEXPECTED';
-          span.setStatus({
-            code: SpanStatusCode.ERROR,
-            message: error instanceof UpstreamError ? error.message : 'unexpected',
-          });
-          throw error;
-        } finally {
-          span.setAttribute('sms.outcome', outcome);
-          span.end();
-          options.observer?.attempt(operation, (performance.now() - started) / 1000, outcome);
-        }
-      },
+      traced,
     );
   }
 

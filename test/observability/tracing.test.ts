@@ -214,6 +214,19 @@ describe('tracing', () => {
       });
       const { upstream } = await traceOf('query.Passed');
       expect(seen).toEqual([`00-${traceId}-${upstream[0]?.spanId}-01`]);
+      // A caller's trace that is not sampled: the call starts no span of its own (the sampler
+      // follows the parent), answers as ever, and passes the unsampled trace on.
+      const unsampled = '1bf92f3577b34da6a3ce929d0e0e4736';
+      const { body } = await executeText(
+        gateway.gateway,
+        'query NotSampled { ownedNumbers { tid } }',
+        undefined,
+        { ...basicAuth(DEMO_CREDENTIALS), traceparent: `00-${unsampled}-b7ad6b7169203331-00` },
+      );
+      expect(body.errors).toBeUndefined();
+      expect(seen[1]).toMatch(new RegExp(`^00-${unsampled}-[0-9a-f]{16}-00$`));
+      await tracing.flush();
+      expect(exportedSpans().filter((span) => span.traceId === unsampled)).toEqual([]);
     } finally {
       await gateway.close();
       service.close();
