@@ -146,7 +146,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     };
     // The call of an operation whose span is not sampled is not sampled either (the same trace,
     // the same sampler): no span, and no context entered, for 99 calls of 100 at 1% sampling
-    // (span and context were a tenth of a traced copy's CPU).
+    // (starting the span and entering its context were 3-4% each of a traced copy's CPU).
     if (trace.getActiveSpan()?.isRecording() === false) return traced(null);
     return tracer.startActiveSpan(
       `sms.upstream ${operation}`,
