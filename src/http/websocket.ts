@@ -43,7 +43,13 @@ import { Identities, type Identity } from '../core/identity.js';
 import type { Gateway } from './server.js';
 import { ErrorCode } from '../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
-import { isRefusal, type Refusal, type Release, type Waiting } from '../traffic/fair-admission.js';
+import {
+  isRefusal,
+  NO_SEAT,
+  type Refusal,
+  type Release,
+  type Waiting,
+} from '../traffic/fair-admission.js';
 import type { HeldStreams } from '../traffic/held-streams.js';
 import { issueTicket, type Ticket } from '../traffic/ticket.js';
 import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
@@ -223,7 +229,7 @@ export function attachWebSocket(
         const known = options.verdictOf?.(read.pair) ?? 'unknown';
         let accepted = known === 'unknown' ? undefined : known === 'accepted';
         const turn =
-          accepted === false ? noop : await admitted(options.admit?.(read) ?? noop, socket);
+          accepted === false ? NO_SEAT : await admitted(options.admit?.(read) ?? NO_SEAT, socket);
         if (turn === null) return false;
         if (isRefusal(turn)) {
           return refuse(1013, `The gateway is busy; retry after ${turn.retryAfterSeconds} s`);
@@ -233,7 +239,7 @@ export function attachWebSocket(
         options.onConnected?.(socket, accepted);
         if (socket.readyState !== socket.OPEN) return false;
         if (!accepted) return close(4403, 'The SMS service refused the credentials');
-        const slot = options.held?.hold(read.account) ?? noop;
+        const slot = options.held?.hold(read.account) ?? (() => undefined);
         if (typeof slot !== 'function') return close(1013, options.held?.message(slot) ?? '');
         leaveUnverified(socket);
         socket.once('close', slot);
@@ -256,7 +262,7 @@ export function attachWebSocket(
         // or validated: a socket is one more door, not a way around the line (issue: five
         // subscribes a second of a costly document held a bystander's answers for seconds).
         const identity = ctx.extra.ticket?.identity;
-        const turn = await admitted((identity && options.admit?.(identity)) ?? noop, socket);
+        const turn = await admitted((identity && options.admit?.(identity)) ?? NO_SEAT, socket);
         if (turn === null) return [new GraphQLError('The connection closed while waiting')];
         if (isRefusal(turn)) return [busy(turn)];
         const { schema, execute, subscribe, contextFactory, parse, validate } =
@@ -306,8 +312,6 @@ export function attachWebSocket(
     },
   };
 }
-
-const noop: Release = () => undefined;
 
 /** An operation admission refused, worded and coded as over HTTP (admission-refusals.ts). */
 function busy(refusal: Refusal): GraphQLError {

@@ -13,6 +13,7 @@ import {
   Admission,
   ANONYMOUS,
   isRefusal,
+  NO_SEAT,
   UNITS_PER_CALL,
   unverifiedPair,
   type AdmissionOptions,
@@ -91,7 +92,7 @@ export function admitRequests(
     const ticket = issueTicket(identities, request.headers);
     // No seat until admitted (probes, preflights and refusals hold none); set here so every
     // request's context has one shape.
-    const context: Ticketed & { ticket: Ticket } = { ticket, admitted: noop };
+    const context: Ticketed & { ticket: Ticket } = { ticket, admitted: NO_SEAT };
     const path = pathOf(request.url);
     if (request.method === 'OPTIONS' || paths.probes.has(path)) {
       listener(request, response, context);
@@ -129,8 +130,6 @@ export function admitRequests(
     });
   };
 }
-
-const noop: Release = () => undefined;
 
 /** The path of a request target (origin form), without its query. */
 function pathOf(url: string | undefined): string {

@@ -230,7 +230,7 @@ export class Admission {
 
   /** A Release when the request may run now; otherwise its place in line, or a refusal. */
   admit(tenant: Tenant): Release | Waiting | Refusal {
-    if (this.options.minSeats <= 0) return noop;
+    if (this.options.minSeats <= 0) return NO_SEAT;
     const flow = this.flow(groupOf(tenant));
     // Priced on arrival at what its flow's requests cost lately, before it waits or runs: a
     // flow's waiting requests count against it already, so a flood's line never goes ahead of a
@@ -564,7 +564,8 @@ export class Admission {
   }
 }
 
-const noop: Release = () => undefined;
+/** A seat that frees nothing: admission off, or a request that holds none. */
+export const NO_SEAT: Release = () => undefined;
 
 export const isRefusal = (value: Release | Waiting | Refusal): value is Refusal =>
   typeof value === 'object' && 'refused' in value;
