@@ -150,7 +150,9 @@ async function startStack(plan: FloodPlan, front429Ms: number | null): Promise<S
   const files = plan.gatewayOpenFiles;
   const gateway = await startGateway(
     { UPSTREAM_URL: upstreamUrl, LOG_LEVEL: 'error', ...plan.env },
-    ['--expose-gc'],
+    // FLOOD_GATEWAY_ARGS adds Node flags to the gateway (`--cpu-prof --cpu-prof-dir=...`: where
+    // a flood's CPU goes); NODE_OPTIONS refuses --cpu-prof.
+    ['--expose-gc', ...(process.env.FLOOD_GATEWAY_ARGS?.split(' ') ?? [])],
     ROOT,
     files === undefined ? [] : ['prlimit', `--nofile=${files}:${files}`, '--'],
   );
