@@ -370,27 +370,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     accounts = next;
   }
 
-  /** Rings are sent only to this machine: the simulator never calls out. */
-  const ringing = new Set<AbortController>();
+  /** Rings are sent only to this machine: the simulator never calls out. close() ends them. */
+  const rings = new AbortController();
   function ringWebhook(webhook: string, event: Record<string, string>): void {
     const url = loopbackUrl(webhook);
     if (url === null || closing) return;
-    const abort = new AbortController();
-    ringing.add(abort);
-    const timer = setTimeout(() => abort.abort(), RING_TIMEOUT_MS);
     void fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(event),
-      signal: abort.signal,
+      signal: AbortSignal.any([rings.signal, AbortSignal.timeout(RING_TIMEOUT_MS)]),
     })
       .then((response) => response.arrayBuffer())
       // A gateway that is down or refuses the ring: the service would retry or give up; so do we.
-      .catch(() => undefined)
-      .finally(() => {
-        clearTimeout(timer);
-        ringing.delete(abort);
-      });
+      .catch(() => undefined);
   }
 
   let arrivals: NodeJS.Timeout | null = null;
@@ -414,7 +407,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     setWebhooks,
     close(): Promise<void> {
       closing = true;
-      for (const abort of ringing) abort.abort();
+      rings.abort();
       if (arrivals) clearInterval(arrivals);
       for (const timer of pendingTimers) clearTimeout(timer);
       pendingTimers.clear();
