@@ -103,13 +103,8 @@ function prepareNumber(n: DemoNumber) {
     `,"messages":[`;
   const parts = n.messages.map((m) => JSON.stringify(m));
   // Message i spans [offsets[i], offsets[i + 1] - 1) of messagesJson (newest first, joined by ',').
-  const offsets: number[] = [];
   let offset = 0;
-  for (const part of parts) {
-    offsets.push(offset);
-    offset += Buffer.byteLength(part) + 1;
-  }
-  offsets.push(offset);
+  const offsets = [0, ...parts.map((part) => (offset += Buffer.byteLength(part) + 1))];
   return { demo: n, messagesJson: Buffer.from(parts.join(',')), offsets, middle };
 }
 
