@@ -104,9 +104,7 @@ export class Doorbell {
    * ring gap; rings inside the gap are folded into one published at its end, so none is lost.
    */
   ring(tid: string): void {
-    this.throttle.run(tid, () => {
-      this.options.bus.publishRing(tid).catch(() => undefined);
-    });
+    this.throttle.run(tid, () => void this.options.bus.publishRing(tid).catch(() => undefined));
   }
 
   /** `loop` hears the rings of `tid` until the returned function is called. */
