@@ -20,6 +20,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { UpstreamOperation as SimulatorOperation } from '../core/signals.js';
 import { DEMO_ACCOUNT, DEMO_ACCOUNTS, formatUpstreamTimestamp } from './demo-data.js';
@@ -253,8 +254,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     all.map((a) => [a.credentials.sysId, prepareAccount(a)]),
   );
 
-  const pendingTimers = new Set<NodeJS.Timeout>();
-  let closing = false;
+  /** Aborted by close(): answers still waiting out their latency and rings in flight are dropped. */
+  const closing = new AbortController();
 
   /** Sends `outcome` after the latency, telling the observer (if any) about it. */
   function send(
@@ -280,16 +281,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     };
     // Re-armed until due by the high-resolution clock: libuv timers' coarser one fires early.
     const due = performance.now() + delayMs;
-    const fire = (): void => {
-      const remaining = due - performance.now();
-      if (remaining <= 0 || closing) return write();
-      const timer = setTimeout(() => {
-        pendingTimers.delete(timer);
-        fire();
-      }, Math.ceil(remaining));
-      pendingTimers.add(timer);
-    };
-    fire();
+    void (async () => {
+      for (let left = delayMs; left > 0; left = due - performance.now())
+        await sleep(Math.ceil(left), undefined, { signal: closing.signal });
+    })().then(write, () => undefined);
   }
 
   function handleOperation(operation: SimulatorOperation, params: Map<string, string>): Outcome {
@@ -365,16 +360,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     accounts = next;
   }
 
-  /** Rings are sent only to this machine: the simulator never calls out. close() ends them. */
-  const rings = new AbortController();
+  /** Rings are sent only to this machine: the simulator never calls out. */
   function ringWebhook(webhook: string, event: Record<string, string>): void {
     const url = loopbackUrl(webhook);
-    if (url === null || closing) return;
+    if (url === null || closing.signal.aborted) return;
     void fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(event),
-      signal: AbortSignal.any([rings.signal, AbortSignal.timeout(RING_TIMEOUT_MS)]),
+      signal: AbortSignal.any([closing.signal, AbortSignal.timeout(RING_TIMEOUT_MS)]),
     })
       .then((response) => response.arrayBuffer())
       // A gateway that is down or refuses the ring: the service would retry or give up; so do we.
@@ -401,11 +395,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     deliver,
     setWebhooks,
     close(): Promise<void> {
-      closing = true;
-      rings.abort();
+      closing.abort();
       if (arrivals) clearInterval(arrivals);
-      for (const timer of pendingTimers) clearTimeout(timer);
-      pendingTimers.clear();
       closed ??= new Promise<void>((resolveClose, rejectClose) => {
         server.close((error) => (error ? rejectClose(error) : resolveClose()));
         server.closeAllConnections();
