@@ -102,15 +102,13 @@ const MessageEdgeEventRef = builder.objectRef<MessageEdgeEventShape>('MessageEdg
       description:
         'Give it back as `resumeToken` (or SSE Last-Event-ID) to resume after this event.',
     }),
-    number: t.field({
+    number: t.expose('number', {
       type: NumberRef,
       description: 'The number whose `messages` list this edge belongs to.',
-      resolve: (event) => event.number,
     }),
-    edge: t.field({
+    edge: t.expose('edge', {
       type: MessageEdgeRef,
       description: 'The message (`node`) and its cursor in `Number.messages`.',
-      resolve: (event) => event.edge,
     }),
   }),
 });

@@ -58,10 +58,9 @@ export const MessageRef = builder.objectRef<Message>('Message').implement({
       description: 'Identifier of the owned number the message belongs to.',
     }),
     phone: t.exposeString('phone', { description: 'Phone number of the other party.' }),
-    direction: t.field({
+    direction: t.expose('direction', {
       type: MessageDirectionEnum,
       description: 'Which way the message travelled.',
-      resolve: (m) => m.direction,
     }),
     body: t.exposeString('body', { description: 'The message text.' }),
     mms: t.exposeBoolean('mms', { description: 'True for a picture message (MMS).' }),
@@ -69,11 +68,7 @@ export const MessageRef = builder.objectRef<Message>('Message').implement({
       nullable: true,
       description: 'URL of the attached media; null when there is none.',
     }),
-    status: t.field({
-      type: MessageStatusRef,
-      description: 'Delivery status.',
-      resolve: (m) => m.status,
-    }),
+    status: t.expose('status', { type: MessageStatusRef, description: 'Delivery status.' }),
   }),
 });
 

@@ -34,10 +34,9 @@ export const NumberRef = builder.objectRef<OwnedNumber>('Number').implement({
     number: t.exposeString('number', {
       description: 'The phone number, as the SMS service writes it.',
     }),
-    type: t.field({
+    type: t.expose('type', {
       type: NumberTypeEnum,
       description: 'Whether the number is local or toll-free.',
-      resolve: (n) => n.type,
     }),
     webhook: t.exposeString('webhook', {
       nullable: true,
@@ -148,13 +147,10 @@ function selectedFields(info: GraphQLResolveInfo): FieldNode[] {
   return found;
 }
 
-function argumentsOf(field: FieldNode, variables: Record<string, unknown>) {
-  const args: Record<string, unknown> = {};
-  for (const argument of field.arguments ?? []) {
-    args[argument.name.value] = valueFromASTUntyped(argument.value, variables);
-  }
-  return args;
-}
+const argumentsOf = (field: FieldNode, variables: Record<string, unknown>) =>
+  Object.fromEntries(
+    (field.arguments ?? []).map((a) => [a.name.value, valueFromASTUntyped(a.value, variables)]),
+  );
 
 /**
  * The number `tid` names, from a cursor of this account in the selection's first paging

@@ -43,12 +43,12 @@ export type AfterRefusal = CursorRefusal | 'two-for-one-number' | 'other-account
  * The positions `after` names: each cursor's message, per number (tids are checked against the
  * watched numbers by the caller). `sysId`: the caller's; a cursor issued to another account is
  * refused, one that names none (a resume token's part, an older gateway's cursor) is bound only
- * to its number.
+ * to its number. Null (a token's parts): cursors are not checked against an account.
  */
 export function decodeAfterCursors(
   codec: CursorCodec,
   cursors: readonly string[],
-  sysId: string,
+  sysId: string | null,
 ): Positions | AfterRefusal {
   if (cursors.length > MAX_WATCHED_NUMBERS) return 'malformed';
   const positions = new Map<string, Position>();
@@ -62,7 +62,8 @@ export function decodeAfterCursors(
     if (cursor === null) return 'malformed';
     const seq = cursor.total - 1 - cursor.offset;
     if (seq < -1) return 'malformed';
-    if (cursor.owner && !codec.isAccountTag(cursor.owner.account, sysId)) return 'other-account';
+    const owner = cursor.owner?.account;
+    if (sysId !== null && owner && !codec.isAccountTag(owner, sysId)) return 'other-account';
     if (positions.has(cursor.tid)) return 'two-for-one-number';
     positions.set(cursor.tid, { seq, id: cursor.id === NO_MESSAGE ? '' : cursor.id });
   }
@@ -71,20 +72,7 @@ export function decodeAfterCursors(
 
 /** The positions a token names; else `malformed` if any part is, else `unknown-key`. */
 export function decodeResumeToken(codec: CursorCodec, token: string): Positions | CursorRefusal {
-  const parts = token.split(SEPARATOR);
-  if (token === '' || parts.length > MAX_WATCHED_NUMBERS) return 'malformed';
-  const positions = new Map<string, Position>();
-  let unknownKey = false;
-  for (const part of parts) {
-    const { cursor, refusal } = codec.decode(part);
-    if (refusal === 'unknown-key') {
-      unknownKey = true;
-      continue;
-    }
-    if (cursor === null || positions.has(cursor.tid)) return 'malformed';
-    const seq = cursor.total - 1 - cursor.offset;
-    if (seq < -1) return 'malformed';
-    positions.set(cursor.tid, { seq, id: cursor.id === NO_MESSAGE ? '' : cursor.id });
-  }
-  return unknownKey ? 'unknown-key' : positions;
+  const read = token === '' ? 'malformed' : decodeAfterCursors(codec, token.split(SEPARATOR), null);
+  // Two parts for one number: not a token this gateway issued.
+  return read === 'two-for-one-number' || read === 'other-account' ? 'malformed' : read;
 }

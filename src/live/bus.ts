@@ -111,9 +111,7 @@ export class LocalBus implements LiveBus {
 
   async listenRings(listener: (tid: string) => void): Promise<() => Promise<void>> {
     this.ringListeners.add(listener);
-    return async () => {
-      this.ringListeners.delete(listener);
-    };
+    return async () => void this.ringListeners.delete(listener);
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@
  * only as a safety net.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { joinGroup, type LiveBus } from './bus.js';
 
 /** Rings of one number answered by at most one poll (and one bus message per copy) this often. */
@@ -103,9 +104,7 @@ export class Doorbell {
    * ring gap; rings inside the gap are folded into one published at its end, so none is lost.
    */
   ring(tid: string): void {
-    this.throttle.run(tid, () => {
-      this.options.bus.publishRing(tid).catch(() => undefined);
-    });
+    this.throttle.run(tid, () => void this.options.bus.publishRing(tid).catch(() => undefined));
   }
 
   /** `loop` hears the rings of `tid` until the returned function is called. */
@@ -144,15 +143,21 @@ function withoutTrailingSlash(url: string): string {
 
 /**
  * Runs a key's action at most once per `gapMs`: at once when the last run is older, else once at
- * the end of the gap (however many asked meanwhile). Remembers at most `cap` keys.
+ * the end of the gap (however many asked meanwhile). Remembers at most `cap` keys, the least
+ * recently run forgotten first (a pending run with them).
  */
 export class Throttle {
-  private readonly entries = new Map<string, { at: number; timer: NodeJS.Timeout | null }>();
+  private readonly entries: LRUCache<string, { at: number; timer: NodeJS.Timeout | null }>;
 
   constructor(
     private readonly gapMs: number,
-    private readonly cap: number,
-  ) {}
+    cap: number,
+  ) {
+    this.entries = new LRUCache({
+      max: cap,
+      dispose: ({ timer }) => clearTimeout(timer ?? undefined),
+    });
+  }
 
   get size(): number {
     return this.entries.size;
@@ -160,13 +165,15 @@ export class Throttle {
 
   run(key: string, action: () => void): void {
     const now = performance.now();
-    const entry = this.entries.get(key);
+    // peek: only a run counts as use, so the cache's order is the order of last run.
+    const entry = this.entries.peek(key);
     if (entry && now - entry.at < this.gapMs) {
       if (entry.timer) return;
       entry.timer = setTimeout(
         () => {
           entry.timer = null;
           entry.at = performance.now();
+          this.entries.set(key, entry);
           action();
         },
         entry.at + this.gapMs - now,
@@ -174,26 +181,11 @@ export class Throttle {
       entry.timer.unref();
       return;
     }
-    // Re-inserted: the map's order is then the order of last use, oldest first.
-    this.entries.delete(key);
     this.entries.set(key, { at: now, timer: null });
     action();
-    if (this.entries.size > this.cap) this.prune(now);
   }
 
   clear(): void {
-    for (const entry of this.entries.values()) if (entry.timer) clearTimeout(entry.timer);
     this.entries.clear();
-  }
-
-  /** Forgets keys whose gap is over, then the least recently run ones, down to the cap. */
-  private prune(now: number): void {
-    for (const [key, entry] of this.entries)
-      if (!entry.timer && now - entry.at >= this.gapMs) this.entries.delete(key);
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= this.cap) break;
-      if (entry.timer) clearTimeout(entry.timer);
-      this.entries.delete(key);
-    }
   }
 }

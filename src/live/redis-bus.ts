@@ -47,8 +47,9 @@ export class RedisBus implements LiveBus {
   private readonly owner = randomUUID();
   private readonly commands: RedisClient;
   private readonly subscriber: RedisClient;
+  /** Listeners by channel: a topic's events, and the rings (RINGS). */
   private readonly listeners = new Map<string, Set<(event: LiveEvent) => void>>();
-  private readonly ringListeners = new Set<(tid: string) => void>();
+  private readonly ringListeners = new Map<string, Set<(tid: string) => void>>();
   private readonly seal: Seal;
   private readonly lockTtlMs: number;
   /** What was sealed for a key or channel, or null (ignored: it holds nothing this copy can use). */
@@ -77,10 +78,10 @@ export class RedisBus implements LiveBus {
       const channel = channelBytes.toString();
       if (channel === RINGS) {
         const tid = this.open(payload, channel);
-        if (tid !== null) for (const listener of this.ringListeners) listener(tid);
+        if (tid !== null) for (const listener of this.ringListeners.get(RINGS) ?? []) listener(tid);
         return;
       }
-      const set = this.listeners.get(channel.slice(channelOf('').length));
+      const set = this.listeners.get(channel);
       if (!set) return;
       const opened = previousReleaseClear(payload) ?? this.open(payload, channel);
       if (opened === null) return;
@@ -88,14 +89,19 @@ export class RedisBus implements LiveBus {
     });
   }
 
-  async listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>> {
-    if (!this.listeners.has(topic)) {
-      this.listeners.set(topic, new Set());
-      await this.subscriber.subscribe(channelOf(topic));
+  listen(topic: string, listener: (event: LiveEvent) => void): Promise<() => Promise<void>> {
+    return this.join(this.listeners, channelOf(topic), listener);
+  }
+
+  /** Subscribes `channel` for its first listener; unsubscribes it when the last one leaves. */
+  private async join<L>(groups: Map<string, Set<L>>, channel: string, listener: L) {
+    if (!groups.has(channel)) {
+      groups.set(channel, new Set());
+      await this.subscriber.subscribe(channel);
     }
-    const leave = joinGroup(this.listeners, topic, listener);
+    const leave = joinGroup(groups, channel, listener);
     return async () => {
-      if (leave()) await this.subscriber.unsubscribe(channelOf(topic)).catch(() => undefined);
+      if (leave()) await this.subscriber.unsubscribe(channel).catch(() => undefined);
     };
   }
 
@@ -160,15 +166,8 @@ export class RedisBus implements LiveBus {
     await this.commands.publish(RINGS, this.seal.seal(tid, RINGS));
   }
 
-  async listenRings(listener: (tid: string) => void): Promise<() => Promise<void>> {
-    const first = this.ringListeners.size === 0;
-    this.ringListeners.add(listener);
-    if (first) await this.subscriber.subscribe(RINGS);
-    return async () => {
-      this.ringListeners.delete(listener);
-      if (this.ringListeners.size === 0)
-        await this.subscriber.unsubscribe(RINGS).catch(() => undefined);
-    };
+  listenRings(listener: (tid: string) => void): Promise<() => Promise<void>> {
+    return this.join(this.ringListeners, RINGS, listener);
   }
 
   async close(): Promise<void> {

@@ -257,14 +257,8 @@ export function createMetrics(options: MetricsOptions = {}) {
   const m = Object.fromEntries(
     rows.map(([name, spec]) => [name, make(name, spec, registry, () => watched)]),
   ) as Metrics;
-  m.sms_instance_info.set(
-    {
-      version: options.version ?? 'unknown',
-      commit: options.commit ?? 'unknown',
-      built_at: options.builtAt ?? 'unknown',
-    },
-    1,
-  );
+  const { version = 'unknown', commit = 'unknown', builtAt = 'unknown' } = options;
+  m.sms_instance_info.set({ version, commit, built_at: builtAt }, 1);
 
   const names = operationNames();
   // Label children by key: a few operations, statuses and codes (names bounded above).

@@ -114,18 +114,13 @@ export class HeldWarnings {
 export function upstreamWarnings(result: unknown): Warning[] {
   const errors = (result as { errors?: unknown } | null)?.errors;
   if (!Array.isArray(errors)) return [];
-  const warnings: Warning[] = [];
-  for (const error of errors) {
+  return errors.flatMap((error: unknown): Warning[] => {
     const upstream = error instanceof GraphQLError ? error.originalError : error;
-    if (!(upstream instanceof UpstreamError)) continue;
+    if (!(upstream instanceof UpstreamError)) return [];
     const path = error instanceof GraphQLError ? error.path : undefined;
     const { code, refusedFor: account, message } = upstream;
-    if (account !== undefined) {
-      warnings.push({ key: code, account, fields: { code }, message });
-      continue;
-    }
+    if (account !== undefined) return [{ key: code, account, fields: { code }, message }];
     const cause = (upstream.cause as { code?: unknown } | undefined)?.code;
-    warnings.push({ key: code, fields: { code, cause, path }, message });
-  }
-  return warnings;
+    return [{ key: code, fields: { code, cause, path }, message }];
+  });
 }

@@ -20,6 +20,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { UpstreamOperation as SimulatorOperation } from '../core/signals.js';
 import { DEMO_ACCOUNT, DEMO_ACCOUNTS, formatUpstreamTimestamp } from './demo-data.js';
@@ -103,13 +104,8 @@ function prepareNumber(n: DemoNumber) {
     `,"messages":[`;
   const parts = n.messages.map((m) => JSON.stringify(m));
   // Message i spans [offsets[i], offsets[i + 1] - 1) of messagesJson (newest first, joined by ',').
-  const offsets: number[] = [];
   let offset = 0;
-  for (const part of parts) {
-    offsets.push(offset);
-    offset += Buffer.byteLength(part) + 1;
-  }
-  offsets.push(offset);
+  const offsets = [0, ...parts.map((part) => (offset += Buffer.byteLength(part) + 1))];
   return { demo: n, messagesJson: Buffer.from(parts.join(',')), offsets, middle };
 }
 
@@ -258,8 +254,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     all.map((a) => [a.credentials.sysId, prepareAccount(a)]),
   );
 
-  const pendingTimers = new Set<NodeJS.Timeout>();
-  let closing = false;
+  /** Aborted by close(): answers still waiting out their latency and rings in flight are dropped. */
+  const closing = new AbortController();
 
   /** Sends `outcome` after the latency, telling the observer (if any) about it. */
   function send(
@@ -285,16 +281,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     };
     // Re-armed until due by the high-resolution clock: libuv timers' coarser one fires early.
     const due = performance.now() + delayMs;
-    const fire = (): void => {
-      const remaining = due - performance.now();
-      if (remaining <= 0 || closing) return write();
-      const timer = setTimeout(() => {
-        pendingTimers.delete(timer);
-        fire();
-      }, Math.ceil(remaining));
-      pendingTimers.add(timer);
-    };
-    fire();
+    void (async () => {
+      for (let left = delayMs; left > 0; left = due - performance.now())
+        await sleep(Math.ceil(left), undefined, { signal: closing.signal });
+    })().then(write, () => undefined);
   }
 
   function handleOperation(operation: SimulatorOperation, params: Map<string, string>): Outcome {
@@ -371,26 +361,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   }
 
   /** Rings are sent only to this machine: the simulator never calls out. */
-  const ringing = new Set<AbortController>();
   function ringWebhook(webhook: string, event: Record<string, string>): void {
     const url = loopbackUrl(webhook);
-    if (url === null || closing) return;
-    const abort = new AbortController();
-    ringing.add(abort);
-    const timer = setTimeout(() => abort.abort(), RING_TIMEOUT_MS);
+    if (url === null || closing.signal.aborted) return;
     void fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(event),
-      signal: abort.signal,
+      signal: AbortSignal.any([closing.signal, AbortSignal.timeout(RING_TIMEOUT_MS)]),
     })
       .then((response) => response.arrayBuffer())
       // A gateway that is down or refuses the ring: the service would retry or give up; so do we.
-      .catch(() => undefined)
-      .finally(() => {
-        clearTimeout(timer);
-        ringing.delete(abort);
-      });
+      .catch(() => undefined);
   }
 
   let arrivals: NodeJS.Timeout | null = null;
@@ -413,11 +395,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     deliver,
     setWebhooks,
     close(): Promise<void> {
-      closing = true;
-      for (const abort of ringing) abort.abort();
+      closing.abort();
       if (arrivals) clearInterval(arrivals);
-      for (const timer of pendingTimers) clearTimeout(timer);
-      pendingTimers.clear();
       closed ??= new Promise<void>((resolveClose, rejectClose) => {
         server.close((error) => (error ? rejectClose(error) : resolveClose()));
         server.closeAllConnections();
