@@ -187,6 +187,9 @@ export function createGatewayServer(
     async allClosed() {
       await this.stopListening();
       await closed;
+      // Node's own close, now that no connection is left to reset: net.Server's leaves the timer
+      // checking headersTimeout and requestTimeout (connectionsCheckingInterval) running.
+      server.close();
     },
     closeRemaining() {
       server.closeIdleConnections();
