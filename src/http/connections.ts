@@ -6,11 +6,11 @@
  * The drain resets nothing a client wrote, with or without a balancer in front. A connection is
  * closed only (a) right after a response that said `Connection: close`, (b) once it has been idle
  * for as long as the client was told it could stay (`Keep-Alive: timeout=`), (c) when it had no
- * request since the drain began (stopListening), (d) right after an event stream that began
- * before the drain ends (see closeAfter), or (e) at the shutdown deadline, if idle. Node's own
- * `server.close()` is not used: it also closes every connection Node counts as idle, and a
- * connection accepted a moment ago is "idle" until its request's headers are parsed, so a request
- * already on the wire met a reset.
+ * request since the drain began (stopListening), (d) right after an event stream in flight
+ * during the drain ends (see closeAfter), or (e) at the shutdown deadline, if idle. Node's own
+ * `server.close()` does not stop the listening: it also closes every connection Node counts as
+ * idle, and a connection accepted a moment ago is "idle" until its request's headers are parsed,
+ * so a request already on the wire met a reset. It runs only once no connection is left.
  *
  * - Once draining starts (SIGTERM), every response carries `Connection: close`, those in flight
  *   included: each busy connection closes right after an answer, and clients and balancers open
@@ -116,17 +116,16 @@ export function createGatewayServer(
   const streams = new WeakMap<ServerResponse, Socket>();
   let drainStartedAt: number | null = null;
   const closeAfter = (response: ServerResponse): void => {
-    if (!response.headersSent) {
-      response.setHeader('connection', 'close');
-      return;
-    }
-    // A stream begun before the drain said nothing of closing: FIN once it ends, before its
+    if (!response.headersSent) response.setHeader('connection', 'close');
+    // A stream begun before the drain said nothing of closing, and one begun since may say
+    // keep-alive over it (yoga's SSE and multipart answers do): FIN once it ends, before its
     // client reconnects (graphql-sse waits 0.25 s).
     const socket = streams.get(response);
-    if (!socket || !response.chunkedEncoding) return;
+    if (!socket) return;
     response.once('finish', () => {
       // Node has let go of the connection by now, unless a pipelined request follows.
-      if ((socket as Socket & { _httpMessage?: unknown })._httpMessage) return;
+      if (!response.chunkedEncoding || (socket as Socket & { _httpMessage?: unknown })._httpMessage)
+        return;
       socket.end(() => socket.destroy());
     });
   };
