@@ -18,8 +18,7 @@ async function main(): Promise<void> {
   if (heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
   const app = await createApp(config);
   const { logger, simulator, upstreamUrl } = app;
-  const runtime = await startRuntime(app);
-  const { address, metricsServer } = runtime;
+  const { address, metricsServer, exitOnSignals } = await startRuntime(app);
 
   const endpoint = `http://${shownHost(config.host)}:${address.port}${GRAPHQL_PATH}`;
   // The human lines go to stderr: stdout carries only JSON log lines, for log shippers.
@@ -41,12 +40,9 @@ async function main(): Promise<void> {
   if (logger)
     logger[corsRefusesAll(cors) ? 'warn' : 'info']({ cors: cors.origins }, corsSummary(cors));
   if (app.responseCache) console.error(responseCacheLine(config.responseCache, config.redis));
-  if (metricsServer) {
-    const metricsPort = (metricsServer.address() as AddressInfo).port;
-    console.error(metricsLine(config.metricsHost, metricsPort));
-  }
-
-  runtime.exitOnSignals();
+  if (metricsServer)
+    console.error(metricsLine(config.metricsHost, (metricsServer.address() as AddressInfo).port));
+  exitOnSignals();
 }
 
 main().catch((error: unknown) => {

@@ -11,35 +11,24 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { App } from './app.js';
 import { listen } from './start.js';
 import { flushLogs } from './observability/logger.js';
-import type { GatewayMetrics } from './observability/metrics.js';
 import { stopProcessLoop } from './traffic/loop-monitor.js';
-
-/** A started app: where it listens, and the steps of the rest of its life. */
-export type Runtime = Awaited<ReturnType<typeof startRuntime>>;
 
 /** Listens (the gateway, then the metrics port if it has its own); ready once this resolves. */
 export async function startRuntime(app: App) {
   const { config, logger, connections, metrics } = app;
   const address = await listen(app);
-  const metricsServer =
-    metrics && config.metricsPort !== null
-      ? await listenForMetrics(metrics, config.metricsPort, config.metricsHost)
-      : null;
-  const closeMetricsServer = (): void => {
-    if (metricsServer?.listening) metricsServer.close();
-  };
+  let metricsServer: Server | null = null;
+  if (metrics && config.metricsPort !== null) {
+    const { createMetricsServer } = await import('./observability/metrics-server.js');
+    metricsServer = createMetricsServer(metrics.registry);
+    await once(metricsServer.listen(config.metricsPort, config.metricsHost), 'listening');
+    // Once listening, a failure of the scrape server is said, not fatal to the gateway.
+    metricsServer.on('error', (error) => console.error(`metrics server: ${startFailure(error)}`));
+  }
 
-  let stopped: Promise<void> | null = null;
-  /** Closes what the app holds and the process's own timers; once the HTTP server has closed. */
-  const stop = (): Promise<void> =>
-    (stopped ??= (async () => {
-      closeMetricsServer();
-      await app.close();
-      stopProcessLoop();
-    })());
-
-  // The drain (docs/deploy.md "Shutdown"). SIGINT (Ctrl-C) skips the readiness delay: no balancer
-  // waits on it. Resolves with the exit code.
+  // The drain (docs/deploy.md "Shutdown"), then the stop: what the app holds, and the process's
+  // own timers. SIGINT (Ctrl-C) skips the readiness delay: no balancer waits on it. Resolves with
+  // the exit code.
   const drainThenStop = (signal: NodeJS.Signals): Promise<number> => {
     connections.closeAfterEachResponse();
     const delayMs = signal === 'SIGTERM' ? config.shutdown.readinessDelayMs : 0;
@@ -57,15 +46,16 @@ export async function startRuntime(app: App) {
         resolve(1);
       }, deadline).unref();
     });
-    const drained = (async () => {
+    const drained = (async (): Promise<number> => {
       await delay(delayMs);
       if (logger) logger.info('draining: no longer accepting connections');
       await connections.stopListening();
       const streamsEnded = app.endStreams();
-      closeMetricsServer();
+      metricsServer?.close();
       await connections.allClosed();
       // Their Redis connections are quit before exit, not cut.
-      await Promise.allSettled([streamsEnded, stop()]);
+      await Promise.allSettled([streamsEnded, app.close()]);
+      stopProcessLoop();
       clearTimeout(force);
       if (logger) logger.info('stopped');
       return 0;
@@ -79,7 +69,6 @@ export async function startRuntime(app: App) {
     address,
     metricsServer,
     drain,
-    stop,
     /** SIGTERM or SIGINT, whichever comes first, drains; then the process exits with its code. */
     exitOnSignals(): void {
       const exit = (signal: NodeJS.Signals): void =>
@@ -96,25 +85,9 @@ export async function startRuntime(app: App) {
 /** One line a person can act on; a port in use is the usual one. */
 export function startFailure(error: unknown): string {
   const { code, port, address } = (error ?? {}) as Record<string, unknown>;
-  if (code === 'EADDRINUSE') {
+  if (code === 'EADDRINUSE')
     return `port ${String(port)} on ${String(address)} is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`;
-  }
-  if (code === 'EACCES') {
+  if (code === 'EACCES')
     return `not allowed to listen on port ${String(port)}: use a port above 1023 or grant the capability`;
-  }
   return error instanceof Error ? error.message : String(error);
-}
-
-async function listenForMetrics(
-  metrics: GatewayMetrics,
-  port: number,
-  host: string,
-): Promise<Server> {
-  const { createMetricsServer } = await import('./observability/metrics-server.js');
-  const server = createMetricsServer(metrics.registry);
-  server.listen(port, host);
-  await once(server, 'listening');
-  // Once listening, a failure of the scrape server is said, not fatal to the gateway.
-  server.on('error', (error) => console.error(`metrics server: ${startFailure(error)}`));
-  return server;
 }

@@ -41,17 +41,7 @@ export interface ConnectionLimits {
   readonly headersTimeoutMs?: number;
 }
 
-export interface GatewayServer {
-  readonly server: Server;
-  readonly draining: boolean;
-  /** The drain: every response from now on, in flight or new, closes its connection once sent. */
-  closeAfterEachResponse(): void;
-  /** Stops listening (see above) and closes connections idle since the drain began. */
-  stopListening(): Promise<void>;
-  allClosed(): Promise<void>;
-  /** The deadline's last resort: closes idle connections; returns the requests still running. */
-  closeRemaining(): number;
-}
+export type GatewayServer = ReturnType<typeof createGatewayServer>;
 
 /** A request's headers arrive within this, or its connection is closed (slow-header floods). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -66,10 +56,7 @@ const QUIET_MS = 100;
 /** ...or this long at most, while new requests wait. */
 const HOLD_MAX_MS = 1_000;
 
-export function createGatewayServer(
-  listener: RequestListener,
-  limits: ConnectionLimits,
-): GatewayServer {
+export function createGatewayServer(listener: RequestListener, limits: ConnectionLimits) {
   let held: Array<() => void> | null = null;
   const server = createServer((request, response) => {
     if (held) held.push(() => listener(request, response));
@@ -155,14 +142,16 @@ export function createGatewayServer(
   let closed: Promise<void> = Promise.resolve();
   return {
     server,
-    get draining() {
+    get draining(): boolean {
       return drainStartedAt !== null;
     },
-    closeAfterEachResponse() {
+    /** The drain: every response from now on, in flight or new, closes its connection once sent. */
+    closeAfterEachResponse(): void {
       drainStartedAt ??= performance.now();
       for (const response of inFlight) closeAfter(response);
     },
-    stopListening() {
+    /** Stops listening (see above) and closes connections idle since the drain began. */
+    stopListening(): Promise<void> {
       drainStartedAt ??= performance.now();
       listenerClosed ??= (async () => {
         held = [];
@@ -183,14 +172,15 @@ export function createGatewayServer(
       })();
       return listenerClosed;
     },
-    async allClosed() {
+    async allClosed(): Promise<void> {
       await this.stopListening();
       await closed;
       // Node's own close, now that no connection is left to reset: net.Server's leaves the timer
       // checking headersTimeout and requestTimeout (connectionsCheckingInterval) running.
       server.close();
     },
-    closeRemaining() {
+    /** The deadline's last resort: closes idle connections; returns the requests still running. */
+    closeRemaining(): number {
       server.closeIdleConnections();
       return inFlight.size;
     },

@@ -117,6 +117,4 @@ export function processLoop(): LoopMonitor {
 }
 
 /** Stops the process's monitor's timer: the runtime's stop (src/runtime.ts). */
-export function stopProcessLoop(): void {
-  shared?.stop();
-}
+export const stopProcessLoop = (): void => shared?.stop();
