@@ -50,7 +50,7 @@ export interface AppParts extends Pick<
   readonly redis?: Partial<Readonly<Record<RedisUse, RedisConnection>>>;
 }
 
-/** The wired gateway: its parts, and the steps main.ts runs its life with. */
+/** The wired gateway: its parts, and the steps src/runtime.ts runs its life with. */
 export type App = ReturnType<typeof assembleApp>;
 
 export function assembleApp(config: Config, parts: AppParts = {}) {
