@@ -50,7 +50,7 @@ export interface AppParts extends Pick<
   readonly redis?: Partial<Readonly<Record<RedisUse, RedisConnection>>>;
 }
 
-/** The wired gateway: its parts, and the steps main.ts runs its life with. */
+/** The wired gateway: its parts, and the steps src/runtime.ts runs its life with. */
 export type App = ReturnType<typeof assembleApp>;
 
 export function assembleApp(config: Config, parts: AppParts = {}) {
@@ -204,8 +204,8 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
     /** Ends live streams (SSE, WebSocket), which never end by themselves, so the server can close. */
     endStreams,
     /** Ends live streams, then closes what the app holds; once the HTTP server has closed. */
-    close() {
-      closed ??= (async () => {
+    close: (): Promise<void> =>
+      (closed ??= (async () => {
         await endStreams();
         await Promise.allSettled([
           pool.close(),
@@ -217,8 +217,6 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
         ]);
         // Each use closes its own; this is for uses given without their owner (idempotent).
         await Promise.allSettled(Object.values(redis).map((connection) => connection.close()));
-      })();
-      return closed;
-    },
+      })()),
   };
 }

@@ -6,11 +6,11 @@
  * The drain resets nothing a client wrote, with or without a balancer in front. A connection is
  * closed only (a) right after a response that said `Connection: close`, (b) once it has been idle
  * for as long as the client was told it could stay (`Keep-Alive: timeout=`), (c) when it had no
- * request since the drain began (stopListening), (d) right after an event stream that began
- * before the drain ends (see closeAfter), or (e) at the shutdown deadline, if idle. Node's own
- * `server.close()` is not used: it also closes every connection Node counts as idle, and a
- * connection accepted a moment ago is "idle" until its request's headers are parsed, so a request
- * already on the wire met a reset.
+ * request since the drain began (stopListening), (d) right after an event stream in flight
+ * during the drain ends (see closeAfter), or (e) at the shutdown deadline, if idle. Node's own
+ * `server.close()` does not stop the listening: it also closes every connection Node counts as
+ * idle, and a connection accepted a moment ago is "idle" until its request's headers are parsed,
+ * so a request already on the wire met a reset. It runs only once no connection is left.
  *
  * - Once draining starts (SIGTERM), every response carries `Connection: close`, those in flight
  *   included: each busy connection closes right after an answer, and clients and balancers open
@@ -41,17 +41,7 @@ export interface ConnectionLimits {
   readonly headersTimeoutMs?: number;
 }
 
-export interface GatewayServer {
-  readonly server: Server;
-  readonly draining: boolean;
-  /** The drain: every response from now on, in flight or new, closes its connection once sent. */
-  closeAfterEachResponse(): void;
-  /** Stops listening (see above) and closes connections idle since the drain began. */
-  stopListening(): Promise<void>;
-  allClosed(): Promise<void>;
-  /** The deadline's last resort: closes idle connections; returns the requests still running. */
-  closeRemaining(): number;
-}
+export type GatewayServer = ReturnType<typeof createGatewayServer>;
 
 /** A request's headers arrive within this, or its connection is closed (slow-header floods). */
 export const HEADERS_TIMEOUT_MS = 10_000;
@@ -66,10 +56,7 @@ const QUIET_MS = 100;
 /** ...or this long at most, while new requests wait. */
 const HOLD_MAX_MS = 1_000;
 
-export function createGatewayServer(
-  listener: RequestListener,
-  limits: ConnectionLimits,
-): GatewayServer {
+export function createGatewayServer(listener: RequestListener, limits: ConnectionLimits) {
   let held: Array<() => void> | null = null;
   const server = createServer((request, response) => {
     if (held) held.push(() => listener(request, response));
@@ -116,17 +103,16 @@ export function createGatewayServer(
   const streams = new WeakMap<ServerResponse, Socket>();
   let drainStartedAt: number | null = null;
   const closeAfter = (response: ServerResponse): void => {
-    if (!response.headersSent) {
-      response.setHeader('connection', 'close');
-      return;
-    }
-    // A stream begun before the drain said nothing of closing: FIN once it ends, before its
+    if (!response.headersSent) response.setHeader('connection', 'close');
+    // A stream begun before the drain said nothing of closing, and one begun since may say
+    // keep-alive over it (yoga's SSE and multipart answers do): FIN once it ends, before its
     // client reconnects (graphql-sse waits 0.25 s).
     const socket = streams.get(response);
-    if (!socket || !response.chunkedEncoding) return;
+    if (!socket) return;
     response.once('finish', () => {
       // Node has let go of the connection by now, unless a pipelined request follows.
-      if ((socket as Socket & { _httpMessage?: unknown })._httpMessage) return;
+      if (!response.chunkedEncoding || (socket as Socket & { _httpMessage?: unknown })._httpMessage)
+        return;
       socket.end(() => socket.destroy());
     });
   };
@@ -156,14 +142,16 @@ export function createGatewayServer(
   let closed: Promise<void> = Promise.resolve();
   return {
     server,
-    get draining() {
+    get draining(): boolean {
       return drainStartedAt !== null;
     },
-    closeAfterEachResponse() {
+    /** The drain: every response from now on, in flight or new, closes its connection once sent. */
+    closeAfterEachResponse(): void {
       drainStartedAt ??= performance.now();
       for (const response of inFlight) closeAfter(response);
     },
-    stopListening() {
+    /** Stops listening (see above) and closes connections idle since the drain began. */
+    stopListening(): Promise<void> {
       drainStartedAt ??= performance.now();
       listenerClosed ??= (async () => {
         held = [];
@@ -184,11 +172,15 @@ export function createGatewayServer(
       })();
       return listenerClosed;
     },
-    async allClosed() {
+    async allClosed(): Promise<void> {
       await this.stopListening();
       await closed;
+      // Node's own close, now that no connection is left to reset: net.Server's leaves the timer
+      // checking headersTimeout and requestTimeout (connectionsCheckingInterval) running.
+      server.close();
     },
-    closeRemaining() {
+    /** The deadline's last resort: closes idle connections; returns the requests still running. */
+    closeRemaining(): number {
       server.closeIdleConnections();
       return inFlight.size;
     },

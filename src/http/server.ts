@@ -1,6 +1,6 @@
 /**
  * createGateway() builds the yoga instance: schema, context, error masking, GraphiQL, health and
- * readiness. It never listens; src/main.ts does, and tests call `gateway.fetch` directly.
+ * readiness. It never listens; src/runtime.ts does, and tests call `gateway.fetch` directly.
  */
 import { GraphQLError } from 'graphql';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';

@@ -111,8 +111,10 @@ export class LoopMonitor {
 
 let shared: LoopMonitor | null = null;
 
-/** The process's one monitor, started on first use. */
+/** The process's one monitor, started on first use (and on the first use after a stop). */
 export function processLoop(): LoopMonitor {
-  shared ??= new LoopMonitor().start();
-  return shared;
+  return (shared ??= new LoopMonitor()).start();
 }
+
+/** Stops the process's monitor's timer: the runtime's stop (src/runtime.ts). */
+export const stopProcessLoop = (): void => shared?.stop();

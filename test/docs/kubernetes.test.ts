@@ -232,7 +232,7 @@ describe('the Deployment agrees with the code', () => {
     // The stated values are the code's defaults: nothing here tunes the drain away from them.
     expect(delayMs).toBe(SETTINGS.SHUTDOWN_READINESS_DELAY_MS.fallback);
     expect(timeoutMs).toBe(SETTINGS.SHUTDOWN_TIMEOUT_MS.fallback);
-    // src/main.ts exits by delay + timeout at the latest; a second more to close and flush.
+    // src/runtime.ts exits by delay + timeout at the latest; a second more to close and flush.
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThanOrEqual(
       delayMs + timeoutMs + 1000,
     );

@@ -96,7 +96,8 @@ describe('imports in src/', () => {
       const top = relative(join(ROOT, 'src'), path).split('/')[0] ?? '';
       if (top === 'app.ts') return layers.length;
       if (top === 'start.ts') return layers.length + 1;
-      if (top === 'main.ts') return layers.length + 2;
+      if (top === 'runtime.ts') return layers.length + 2;
+      if (top === 'main.ts') return layers.length + 3;
       return layers.indexOf(top);
     };
     const upward: string[] = [];

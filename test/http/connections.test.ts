@@ -193,7 +193,7 @@ describe('draining with event streams open', () => {
   const STREAM_REQUEST = 'GET / HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n';
 
   /** A server whose event streams stay open until `endStreams()`; other requests get 'ok'. */
-  async function serveStreams(): Promise<{
+  async function serveStreams(headers: Record<string, string> = {}): Promise<{
     gateway: GatewayServer;
     port: number;
     endStreams(): void;
@@ -202,7 +202,7 @@ describe('draining with event streams open', () => {
     const { gateway, port } = await listening(
       (request, response) => {
         if (!request.headers.accept?.includes('text/event-stream')) return void response.end('ok');
-        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.writeHead(200, { 'content-type': 'text/event-stream', ...headers });
         response.write(': stream\n\n');
         open.push(() => response.end());
       },
@@ -223,6 +223,18 @@ describe('draining with event streams open', () => {
     await until(client.closed, 2_000);
     expect(client.received()).toMatch(/: stream\n\n\r\n0\r\n\r\n$/);
     expect(client.received()).not.toMatch(/connection: close/i);
+  });
+
+  it('closes the connection of a stream begun during the drain that says keep-alive, once it ends', async () => {
+    // yoga's SSE and multipart answers say `Connection: keep-alive` over the drain's `close`.
+    const { gateway, port, endStreams } = await serveStreams({ connection: 'keep-alive' });
+    const client = await open(port);
+    gateway.closeAfterEachResponse();
+    client.socket.write(STREAM_REQUEST);
+    await until(() => client.received().includes(': stream'));
+    endStreams();
+    await until(client.closed, 2_000);
+    expect(client.received()).toMatch(/: stream\n\n\r\n0\r\n\r\n$/);
   });
 
   it('keeps the connection of a stream that ends while not draining', async () => {

@@ -6,6 +6,8 @@ import {
   QUIET_BELOW,
   QUIET_WINDOWS,
   TICK_MS,
+  processLoop,
+  stopProcessLoop,
 } from '../../src/traffic/loop-monitor.js';
 
 describe('LoopMonitor', () => {
@@ -67,5 +69,16 @@ describe('LoopMonitor', () => {
     expect(loop.stallSince(0)).toBe(19);
     expect(loop.stallSince(99)).toBe(19);
     expect(loop.stallSince(100)).toBe(0);
+  });
+
+  it("is the process's one monitor: after stopProcessLoop(), the next processLoop() samples again", async () => {
+    const loop = processLoop();
+    stopProcessLoop();
+    expect(processLoop()).toBe(loop);
+    const heldAt = performance.now();
+    while (performance.now() < heldAt + 5 * TICK_MS) {
+      // hold the loop: the restarted timer's next tick is late
+    }
+    await until(() => loop.stallSince(heldAt) > 0, 1_000);
   });
 });
