@@ -22,7 +22,7 @@ import type { Logger } from '../observability/logger.js';
 import { connectRedis, type RedisConnection } from '../redis/connection.js';
 import { createSeal } from '../redis/seal.js';
 import { CredentialMemory } from '../traffic/verification.js';
-import { ticketOf, type CacheRecord } from '../traffic/ticket.js';
+import { ticketOf } from '../traffic/ticket.js';
 
 export type CacheStore = 'memory' | 'redis';
 
@@ -115,7 +115,7 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
   };
 
   // What the cache knows of a request is kept on its ticket (ticket.ts).
-  const recordOf = (context: unknown): CacheRecord => (ticketOf(context).cache ??= {});
+  const recordOf = (context: unknown) => (ticketOf(context).cache ??= {});
   const library = useResponseCache({
     ttl: settings.ttlMs,
     cache: answers.cache,

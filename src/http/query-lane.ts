@@ -55,11 +55,7 @@ export interface LaneYoga extends Pick<
 > {
   (request: IncomingMessage, response: ServerResponse, context: Ticketed): unknown;
   /** whatwg-node's Node listener, also taking a framework's request (Node's, its body read). */
-  readonly requestListener: (
-    request: NodeRequest,
-    response: ServerResponse,
-    context: Ticketed,
-  ) => unknown;
+  readonly requestListener: (...args: [NodeRequest, ServerResponse, Ticketed]) => unknown;
   readonly onResultProcessHooks: readonly ResultProcess[];
   readonly maskedErrorsOpts: {
     readonly maskError: MaskError;

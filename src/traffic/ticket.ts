@@ -25,11 +25,16 @@ export interface Ticket {
   logged?: RequestRecord;
   /**
    * A query sent with its APQ hash (src/http/plugins/apq.ts), seen before yoga's plugin fills in a
-   * known hash's.
+   * known hash's: kept once its document validated (and matches its hash) and it is answered.
    */
-  registering?: Registration;
-  /** What the response cache knew of it (src/cache/response-cache.ts). */
-  cache?: CacheRecord;
+  registering?: { readonly hash: string; readonly query: string; validated?: boolean };
+  /**
+   * What the response cache knew of it (src/cache/response-cache.ts): its operation's name (a hit
+   * short-cuts the request before its context exists), its key (for the stale lookup after it
+   * fails), whether its answer came from the cache (no execution behind it: read by the cache and
+   * the log), and whether a stale answer was served in place of a failed one.
+   */
+  cache?: { operationName?: string | null; key?: string; hit?: boolean; stale?: boolean };
 }
 
 /** One record per request (docs/observability.md): request id, log line, metrics, failures. */
@@ -52,24 +57,6 @@ export interface RequestRecord {
   subscription?: { readonly startedAt: number; events: number; ended?: boolean };
   /** The request line, held back until the subscription it streams ends. */
   heldLine?: Record<string, unknown>;
-}
-
-/** An APQ registration, kept once its document validated (and matches its hash) and is answered. */
-export interface Registration {
-  readonly hash: string;
-  readonly query: string;
-  validated?: boolean;
-}
-
-export interface CacheRecord {
-  /** Its operation's name: a hit short-cuts the request before its context exists. */
-  operationName?: string | null;
-  /** Its key, for the stale lookup after it fails. */
-  key?: string;
-  /** Its answer came from the cache (no execution behind it): read by the cache and the log. */
-  hit?: boolean;
-  /** A stale answer was served in place of a failed one. */
-  stale?: boolean;
 }
 
 /** Yoga's server context, and the WebSocket operation's, carry the ticket here. */

@@ -69,10 +69,8 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
     },
     onResponse({ serverContext }) {
       const ticket = ticketOf(serverContext);
-      const registration = ticket.registering;
-      if (!registration?.validated) return undefined;
-      ticket.registering = undefined;
-      const { hash, query } = registration;
+      if (!ticket.registering?.validated) return undefined;
+      const { hash, query } = ticket.registering;
       // Checked again (yoga's plugin did) so nothing but a valid document's true hash is written.
       if (!keepsFor(ticket) || sha256Hex(query) !== hash) return undefined;
       options.onRequest?.('registered');

@@ -18,8 +18,6 @@ import { GRAPHQL_PATH, PROBE_PATHS } from '../paths.js';
 import { REQUEST_ID_HEADER, requestIdFor } from '../../observability/request-id.js';
 import { ticketOf, type RequestRecord, type Ticket, type Ticketed } from '../../traffic/ticket.js';
 
-type SubscriptionRecord = NonNullable<RequestRecord['subscription']>;
-
 const elapsedMs = (since: number): number => Math.round((performance.now() - since) * 10) / 10;
 
 type OperationInfo = { readonly name: string | undefined; readonly type: string };
@@ -178,7 +176,7 @@ export function useRequestObserver({
         record.operationType = type;
         record.validated = true;
       }
-      const subscription: SubscriptionRecord = { startedAt: performance.now(), events: 0 };
+      const subscription = { startedAt: performance.now(), events: 0, ended: false };
       const about = {
         ...(record ? { requestId: record.id } : {}),
         transport: record ? 'sse' : 'websocket',

@@ -4,7 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { createHandler, TOKEN_HEADER_KEY, TOKEN_QUERY_KEY, type ResponseBody } from 'graphql-sse';
+import {
+  createHandler,
+  TOKEN_HEADER_KEY,
+  TOKEN_QUERY_KEY,
+  type Response as Answer,
+} from 'graphql-sse';
 import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Credentials } from '../../core/credentials.js';
 import type { Identity } from '../../core/identity.js';
@@ -41,8 +46,6 @@ interface Reservation {
 
 type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
 type FetchAPI = Pick<typeof globalThis, 'Response' | 'ReadableStream' | 'TextEncoder'>;
-/** graphql-sse's answer: its body (a stream's parts) and status. */
-type Answer = readonly [body: ResponseBody | null, init: ResponseInit];
 
 export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
   const reservations = new Map<string, Reservation>();
@@ -114,15 +117,10 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
           return reservation ? counted(result, reservation) : result;
         },
       });
-      core = (request, ticket) =>
-        handler({
-          method: request.method,
-          url: request.url,
-          headers: request.headers,
-          body: () => request.text(),
-          raw: request,
-          context: ticket,
-        });
+      core = (raw, context) => {
+        const { method, url, headers } = raw;
+        return handler({ method, url, headers, body: () => raw.text(), raw, context });
+      };
     },
     onRequest({ request, endResponse, serverContext }) {
       if (!core || !fetchAPI) return;

@@ -7,15 +7,12 @@
 import type { Plugin } from 'graphql-yoga';
 import type { Ticketed } from '../../traffic/ticket.js';
 
+const STREAMS = /^(text\/event-stream|multipart\/)/;
+
 export function useStreamSeats(): Plugin<object, Ticketed> {
   return {
     onResponse({ response, serverContext }) {
-      if (isStream(response.headers.get('content-type'))) serverContext.admitted?.();
+      if (STREAMS.test(response.headers.get('content-type') ?? '')) serverContext.admitted?.();
     },
   };
-}
-
-function isStream(contentType: string | null): boolean {
-  const type = contentType ?? '';
-  return type.startsWith('text/event-stream') || type.startsWith('multipart/');
 }
