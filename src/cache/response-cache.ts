@@ -14,7 +14,6 @@ import { LRUCache } from 'lru-cache';
 import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
 import { redisAnswerStore } from './redis-store.js';
-import { servedFromCache } from './store.js';
 import { isStale, markStale, serviceFailureCode, STALE_WARNING } from './stale.js';
 import { DEFAULT_CACHE_MAX_BYTES, type ResponseCacheSettings } from '../config/config.js';
 import { FIXED_CACHE_MAX_ENTRY_BYTES } from '../config/fixed.js';
@@ -115,9 +114,9 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     return `${identity.account}:${identity.pair}`;
   };
 
-  // The key of each cached request, for the stale lookup after it fails.
-  const keys = new WeakMap<Request, string>();
-  const responseCache = useResponseCache({
+  // What the cache knows of a request is kept on its ticket (ticket.ts).
+  const recordOf = (context: unknown) => (ticketOf(context).cache ??= {});
+  const library = useResponseCache({
     ttl: settings.ttlMs,
     cache: answers.cache,
     // Without usable credentials a request is not cached at all: the plugin would take a null
@@ -126,13 +125,13 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
       sessionOf(request, context) !== null && keyable((context as Params).params?.variables),
     session: sessionOf,
     buildResponseCacheKey: (operation) => {
-      const { sessionId, request } = operation;
+      const { sessionId, context } = operation;
       // Not cached (see `enabled`), so no key is written for it.
       if (!keyable(operation.variableValues)) return UNKEYED;
       const text = operationText(operation);
       const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(operationKey, text)}`;
       if (sessionId) {
-        keys.set(request, key);
+        recordOf(context).key = key;
         previousKeys?.set(key, `${CACHE_KEY_PREFIX}${sessionId}:${previousOperationHash(text)}`);
       }
       return key;
@@ -159,36 +158,46 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     }
   };
 
-  // A hit short-cuts the request before its context exists: remember the operation's name here.
-  const operationNames = new WeakMap<Request, string | null>();
-  const staleServed = new WeakSet<Request>();
+  // The plugin answers a hit in its onParams, the one answer it sets there: told on the ticket.
+  const responseCache: Plugin = {
+    ...library,
+    onParams: (payload) =>
+      library.onParams?.({
+        ...payload,
+        setResult: (result) => {
+          recordOf(payload.context).hit = true;
+          payload.setResult(result);
+        },
+      }),
+  };
   const plugin: Plugin = {
     onPluginInit({ addPlugin }) {
       addPlugin(responseCache);
     },
-    onParams({ request, params }) {
-      operationNames.set(request, params.operationName ?? null);
+    onParams({ context, params }) {
+      // A hit short-cuts the request before its context exists: the operation's name is kept here.
+      recordOf(context).operationName = params.operationName ?? null;
     },
     async onExecutionResult({ request, result, setResult, context }) {
       if (sessionOf(request, context) === null) return;
-      const event: CacheEvent = { store, operationName: operationNames.get(request) ?? null };
-      const hit = servedFromCache(result);
+      const record = recordOf(context);
+      const event: CacheEvent = { store, operationName: record.operationName ?? null };
+      const hit = record.hit === true;
       callHook(hit ? options.onCacheHit : options.onCacheMiss, event);
       if (hit || staleIfErrorMs <= 0 || !isSingleResult(result)) return;
       const code = serviceFailureCode(result);
-      const key = keys.get(request);
-      if (code === null || key === undefined) return;
-      const stale = await answers.stale(key);
+      if (code === null || record.key === undefined) return;
+      const stale = await answers.stale(record.key);
       if (!stale) return;
       setResult(markStale(stale.result, stale.ageMs));
-      staleServed.add(request);
+      record.stale = true;
       callHook(options.onStaleServed, { ...event, code, ageMs: stale.ageMs });
     },
-    onResponse({ request, response }) {
+    onResponse({ response, serverContext }) {
       // The plugin's ETag is the cache key and invites the 304 path refused in sessionOf.
       response.headers.delete('etag');
       response.headers.delete('last-modified');
-      if (staleServed.has(request)) response.headers.set('warning', STALE_WARNING);
+      if (ticketOf(serverContext).cache?.stale) response.headers.set('warning', STALE_WARNING);
     },
   };
 

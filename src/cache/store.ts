@@ -16,14 +16,3 @@ export interface AnswerStore {
   /** Keeps `answer` under `key` for `keepMs` (fresh time plus the stale-if-error window). */
   set(key: string, answer: StoredAnswer, keepMs: number): Promise<void>;
 }
-
-/** How yoga's response cache plugin marks an answer it served: read by the cache and the log. */
-const SERVED_FROM_CACHE = Symbol.for('servedFromResponseCache');
-
-/**
- * Whether `result` is an answer the response cache served (no execution behind it). Here, in a
- * module with no imports, so the request log reads it without loading the cache (and Redis).
- */
-export function servedFromCache(result: unknown): boolean {
-  return typeof result === 'object' && result !== null && SERVED_FROM_CACHE in result;
-}

@@ -29,6 +29,7 @@ import {
   type Plugin,
   type YogaServerInstance,
 } from 'graphql-yoga';
+import type { NodeRequest } from '@whatwg-node/server';
 import type { TicketedListener } from '../traffic/admitted-requests.js';
 import { nodeHeaders, type Ticket, type Ticketed } from '../traffic/ticket.js';
 import { appendVary } from './vary.js';
@@ -53,6 +54,8 @@ export interface LaneYoga extends Pick<
   'getResultForParams' | 'logger'
 > {
   (request: IncomingMessage, response: ServerResponse, context: Ticketed): unknown;
+  /** whatwg-node's Node listener, also taking a framework's request (Node's, its body read). */
+  readonly requestListener: (...args: [NodeRequest, ServerResponse, Ticketed]) => unknown;
   readonly onResultProcessHooks: readonly ResultProcess[];
   readonly maskedErrorsOpts: {
     readonly maskError: MaskError;
@@ -127,8 +130,11 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
       // whatwg-node takes a pre-read `body` with own keys: a Buffer's are its bytes one by one
       // (the APQ flood's 95 KB bodies lost four fifths of its rate), so one key and the bytes.
       const preRead = { length: body.length, [Symbol.asyncIterator]: () => bytesOnce(body) };
-      (request as IncomingMessage & { body?: unknown }).body = preRead;
-      yoga(request, response, context);
+      // Handed over as whatwg-node takes a framework's request (Node's as `req`, its body read,
+      // the socket a stream sets up), Node's own request left as it came.
+      const { method, headers, socket } = request;
+      const asRead = { req: request, method, headers, socket, body: preRead };
+      yoga.requestListener(asRead, response, context);
     };
     const { accept } = request.headers;
     const text = params?.query;

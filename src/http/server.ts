@@ -35,6 +35,7 @@ import { useStaticGraphiQL } from './graphiql.js';
 import { useNoIntrospection } from './plugins/introspection.js';
 import { useResponseCeiling } from './plugins/response-ceiling.js';
 import { useAdmissionRefusals } from './plugins/admission-refusals.js';
+import { useStreamSeats } from './plugins/stream-seats.js';
 import { boundedDocumentCaches } from './document-cache.js';
 import { useCors } from './cors.js';
 import { useReadiness, type ReadinessReport } from './readiness.js';
@@ -199,6 +200,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       cors,
       // Before the body limit: a refused request's body is never read.
       useAdmissionRefusals(),
+      useStreamSeats(),
       useRequestBodyLimit(options.limits.maxBodyBytes),
       ...(options.graphiql === false
         ? [useNoIntrospection()]

@@ -1,7 +1,8 @@
 /**
  * Puts Admission (fair-admission.ts) in front of the request listener: each request gets its ticket
  * and waits its tenant's turn before yoga reads its body, holding its place until its response is
- * written (a stream's: its head) or its client goes. A refused GraphQL request still goes through
+ * written or its client goes; a stream's is freed at its head, by the Release its context carries
+ * (`admitted`: src/http/plugins/stream-seats.ts). A refused GraphQL request still goes through
  * yoga, its refusal on its ticket (src/http/plugins/admission-refusals.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -150,33 +151,5 @@ function run(
   const socket = response.socket;
   const before = socket?.bytesWritten ?? 0;
   response.once('close', () => release({ bytes: (socket?.bytesWritten ?? before) - before }));
-  // A stream (SSE, @defer) holds no place once its head is out. Node sends implicit headers
-  // through writeHead too, so this sees every response.
-  const writeHead = response.writeHead;
-  response.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-    response.writeHead = writeHead;
-    const result = (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    if (isStream(contentTypeOf(response, args))) release();
-    return result;
-  } as typeof response.writeHead;
   listener(request, response, context);
-}
-
-/** The content type set on the response or passed to writeHead (an object or a flat array). */
-function contentTypeOf(response: ServerResponse, args: unknown[]): unknown {
-  for (const arg of args) {
-    if (Array.isArray(arg)) {
-      for (let i = 0; i + 1 < arg.length; i += 2)
-        if (String(arg[i]).toLowerCase() === 'content-type') return arg[i + 1];
-    } else if (arg && typeof arg === 'object') {
-      for (const [name, value] of Object.entries(arg))
-        if (name.toLowerCase() === 'content-type') return value;
-    }
-  }
-  return response.getHeader('content-type');
-}
-
-function isStream(contentType: unknown): boolean {
-  const type = String(contentType ?? '');
-  return type.startsWith('text/event-stream') || type.startsWith('multipart/');
 }

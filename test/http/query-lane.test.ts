@@ -433,8 +433,9 @@ for (const config of CONFIGS) {
         }),
         { numRuns: 120 },
       );
-      // The lane is this gateway's listener: what it read and handed back to yoga carries its body.
-      expect(arrived.some((request) => 'body' in request)).toBe(true);
+      // What the lane read and handed back to yoga went as whatwg-node takes a framework's request
+      // (the spy below tells which it handed back): Node's requests are left as they came.
+      expect(arrived.filter((request) => 'body' in request)).toEqual([]);
       // With the cache, hits were among the answers compared.
       if (config.times > 1) expect(cached).toBeGreaterThan(0);
     });

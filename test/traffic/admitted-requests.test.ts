@@ -8,7 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServerAdapter, type ServerAdapterPlugin } from '@whatwg-node/server';
 import { admitRequests } from '../../src/traffic/admitted-requests.js';
+import type { Ticketed } from '../../src/traffic/ticket.js';
+import { useStreamSeats } from '../../src/http/plugins/stream-seats.js';
 import { Identities, type Identity } from '../../src/core/identity.js';
 import {
   Admission,
@@ -286,7 +289,10 @@ describe('admission over HTTP while the copy is busy', () => {
 });
 
 describe('how long a request holds its place', () => {
-  /** A server whose one request writes its head, then its body 100 ms later; logs the release. */
+  /**
+   * A server whose one request, answered as yoga answers (a Response, with the gateway's
+   * useStreamSeats), writes its head and first part, then its body 100 ms later; logs the release.
+   */
   async function holding(contentType: string, bodyBytes = 0) {
     const events: string[] = [];
     const charged: number[] = [];
@@ -296,17 +302,30 @@ describe('how long a request holds its place', () => {
         charged.push(cost?.bytes ?? 0);
       },
     } as unknown as Admission;
+    const encoder = new TextEncoder();
+    const answer = createServerAdapter<Ticketed>(
+      () => {
+        let parts = 0;
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            if (parts++ === 0) {
+              controller.enqueue(encoder.encode('first part'));
+              events.push('head written');
+              return;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            events.push('body written');
+            if (bodyBytes > 0) controller.enqueue(encoder.encode('x'.repeat(bodyBytes)));
+            controller.close();
+          },
+        });
+        return new Response(body, { headers: { 'content-type': contentType } });
+      },
+      { plugins: [useStreamSeats() as ServerAdapterPlugin<Ticketed>] },
+    );
     const server = createServer(
       admitRequests(
-        (_request, response) => {
-          response.writeHead(200, { 'content-type': contentType });
-          response.write('first part');
-          events.push('head written');
-          setTimeout(() => {
-            events.push('body written');
-            response.end('x'.repeat(bodyBytes));
-          }, 100);
-        },
+        (request, response, context) => void answer(request, response, context),
         admission,
         new Identities(null),
         () => 'anonymous',

@@ -45,16 +45,13 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
     },
     set: () => undefined,
   };
-  // Requests that sent a hash with its query, seen before yoga's plugin fills in a known hash's.
-  const registering = new WeakMap<Request, { hash: string; query: string }>();
-  // Registrations whose document validated and matched its hash, kept once answered.
-  const validated = new WeakMap<Request, { hash: string; query: string }>();
   const keepsFor = options.keepsFor ?? (() => true);
+  // A request that sent a hash with its query is registering, on its ticket (ticket.ts).
   const recorder: Plugin = {
-    onParams({ params, request }) {
+    onParams({ params, context }) {
       const hash: unknown = params.extensions?.persistedQuery?.sha256Hash;
       if (typeof hash === 'string' && typeof params.query === 'string') {
-        registering.set(request, { hash, query: params.query });
+        ticketOf(context).registering = { hash, query: params.query };
       }
     },
   };
@@ -64,20 +61,18 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
       addPlugin(useAPQ({ store: gated, hash: sha256Hex }));
     },
     onValidate({ context }) {
-      const request = (context as { request?: Request }).request;
-      const registration = request && registering.get(request);
+      const registration = ticketOf(context).registering;
       if (!registration) return undefined;
       return ({ valid }) => {
-        if (valid) validated.set(request, registration);
+        if (valid) registration.validated = true;
       };
     },
-    onResponse({ request, serverContext }) {
-      const registration = validated.get(request);
-      if (!registration) return undefined;
-      validated.delete(request);
-      const { hash, query } = registration;
+    onResponse({ serverContext }) {
+      const ticket = ticketOf(serverContext);
+      if (!ticket.registering?.validated) return undefined;
+      const { hash, query } = ticket.registering;
       // Checked again (yoga's plugin did) so nothing but a valid document's true hash is written.
-      if (!keepsFor(ticketOf(serverContext)) || sha256Hex(query) !== hash) return undefined;
+      if (!keepsFor(ticket) || sha256Hex(query) !== hash) return undefined;
       options.onRequest?.('registered');
       // Awaited before the answer goes out, so the client's next request (any copy) finds it.
       return Promise.resolve(target.set(hash, query)).catch(() => undefined);

@@ -1,45 +1,22 @@
 /**
  * One record per request (docs/observability.md): request id, log line (a subscription's at its
- * end), metrics, upstream failures. A WeakMap, not AsyncLocalStorage (docs/performance.md).
+ * end), metrics, upstream failures. Kept on the request's ticket, not in AsyncLocalStorage
+ * (docs/performance.md).
  */
 import { getOperationAST, parse, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { requestLineLogger, type Logger } from '../../observability/logger.js';
 import type { GatewayMetrics } from '../../observability/metrics.js';
-import { outcomeOf, type Outcome } from '../../observability/outcome.js';
+import { outcomeOf } from '../../observability/outcome.js';
 import {
   HeldWarnings,
   upstreamWarnings,
   type WarningRollup,
 } from '../../observability/warning-rollup.js';
-import { servedFromCache } from '../../cache/store.js';
 import { GRAPHQL_PATH, PROBE_PATHS } from '../paths.js';
 import { REQUEST_ID_HEADER, requestIdFor } from '../../observability/request-id.js';
-import { ticketOf, type Ticket } from '../../traffic/ticket.js';
-
-interface RequestRecord {
-  readonly id: string;
-  /** Its ticket's arrival, so waiting for a seat counts. */
-  startedAt: number;
-  readonly warnings?: HeldWarnings;
-  operation?: string;
-  /** query, mutation or subscription, once it executes. */
-  operationType?: string;
-  /** It passed validation: it executed, or its answer came from the response cache. */
-  validated?: boolean;
-  /** The query text and operation name asked for, to name an answer from the response cache. */
-  params?: { readonly query?: string; readonly operationName?: string | null };
-  /** Once there is a GraphQL result (not for a page or a preflight). */
-  outcome?: Outcome;
-  cached?: boolean;
-  errorPhase?: 'parse' | 'validate' | 'execute';
-  subscription?: SubscriptionRecord;
-  /** The request line, held back until the subscription it streams ends. */
-  heldLine?: Record<string, unknown>;
-}
-
-type SubscriptionRecord = { readonly startedAt: number; events: number; ended?: boolean };
+import { ticketOf, type RequestRecord, type Ticket, type Ticketed } from '../../traffic/ticket.js';
 
 const elapsedMs = (since: number): number => Math.round((performance.now() - since) * 10) / 10;
 
@@ -108,31 +85,27 @@ export function useRequestObserver({
   warnings = null,
 }: RequestObserverOptions): Plugin {
   const logger = parentLogger && requestLineLogger(parentLogger);
-  const records = new WeakMap<Request, RequestRecord>();
   const namesByText = new LRUCache<string, OperationInfo>({
     max: 500,
     maxSize: MAX_NAMED_TEXT_CHARS,
     maxEntrySize: MAX_NAMED_TEXT_CHARS,
     sizeCalculation: (_info, text) => Math.max(1, text.length),
   });
-  /** Made at the first hook that asks. */
-  const recordFor = (request: Request, serverContext: object): RequestRecord => {
-    let record = records.get(request);
-    if (!record) {
-      const id = requestIdFor(request.headers);
-      record = {
-        id,
-        startedAt: ticketOf(serverContext).arrivedAt || performance.now(),
-        ...(warnings ? { warnings: new HeldWarnings(warnings, id) } : {}),
-      };
-      records.set(request, record);
-    }
+  /** Made at the first hook that asks, kept on the ticket (without one: a record of its own). */
+  const recordFor = (request: Request, serverContext: Ticketed): RequestRecord => {
+    const { ticket } = serverContext;
+    if (ticket?.logged) return ticket.logged;
+    const id = requestIdFor(request.headers);
+    const record: RequestRecord = {
+      id,
+      startedAt: ticket?.arrivedAt || performance.now(),
+      ...(warnings ? { warnings: new HeldWarnings(warnings, id) } : {}),
+    };
+    if (ticket) ticket.logged = record;
     return record;
   };
-  const recordOf = (context: unknown): RequestRecord | undefined => {
-    const request = (context as { request?: Request }).request;
-    return request ? records.get(request) : undefined;
-  };
+  // An HTTP request's (a WebSocket operation's ticket is its connection's, and holds none).
+  const recordOf = (context: unknown): RequestRecord | undefined => ticketOf(context).logged;
   /** Holds a result's upstream failures with its request's, or rolls them up now (WebSocket). */
   const observeFailures = (record: RequestRecord | undefined, result: unknown): void => {
     if (!warnings) return;
@@ -143,7 +116,7 @@ export function useRequestObserver({
   };
   return {
     onRequest({ request, url, endResponse, serverContext }) {
-      recordFor(request, serverContext);
+      recordFor(request, serverContext as Ticketed);
       if (!metrics || !metricsEndpoint || url.pathname !== '/metrics') return undefined;
       if (request.method !== 'GET') return undefined;
       return metrics
@@ -152,8 +125,8 @@ export function useRequestObserver({
           endResponse(new Response(body, { headers: { 'content-type': contentType } })),
         );
     },
-    onParams({ request, params }) {
-      const record = records.get(request);
+    onParams({ context, params }) {
+      const record = recordOf(context);
       if (record) record.params = params;
     },
     onParse({ context }) {
@@ -203,7 +176,7 @@ export function useRequestObserver({
         record.operationType = type;
         record.validated = true;
       }
-      const subscription: SubscriptionRecord = { startedAt: performance.now(), events: 0 };
+      const subscription = { startedAt: performance.now(), events: 0, ended: false };
       const about = {
         ...(record ? { requestId: record.id } : {}),
         transport: record ? 'sse' : 'websocket',
@@ -238,11 +211,11 @@ export function useRequestObserver({
         },
       };
     },
-    onResultProcess({ request, result }) {
-      const record = records.get(request);
+    onResultProcess({ serverContext, result }) {
+      const record = recordOf(serverContext);
       if (!record) return;
       record.outcome = outcomeOf(result);
-      if (!servedFromCache(result)) return;
+      if (!ticketOf(serverContext).cache?.hit) return;
       // Stored after it validated and ran for the very same credentials: named like it.
       record.cached = true;
       record.validated = true;
@@ -252,7 +225,7 @@ export function useRequestObserver({
         requested || (namesByText.get(text) ?? operationOfText(text, requested)).name;
     },
     onResponse({ request, response, serverContext }) {
-      const record = recordFor(request, serverContext);
+      const record = recordFor(request, serverContext as Ticketed);
       response.headers.set(REQUEST_ID_HEADER, record.id);
       const path = pathOf(request.url);
       const graphql = path === GRAPHQL_PATH && record.outcome !== undefined;

@@ -4,8 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { getOperationAST, GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
-import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
-import { createHandler } from 'graphql-sse/lib/use/fetch';
+import {
+  createHandler,
+  TOKEN_HEADER_KEY,
+  TOKEN_QUERY_KEY,
+  type Response as Answer,
+} from 'graphql-sse';
 import { isAsyncIterable, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Credentials } from '../../core/credentials.js';
 import type { Identity } from '../../core/identity.js';
@@ -41,15 +45,13 @@ interface Reservation {
 }
 
 type Enveloped = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
-type FetchAPI = { Response: typeof Response; ReadableStream: typeof ReadableStream };
+type FetchAPI = Pick<typeof globalThis, 'Response' | 'ReadableStream' | 'TextEncoder'>;
 
 export function useSseSingleConnection(options: SseSingleConnectionOptions): Plugin {
   const reservations = new Map<string, Reservation>();
-  // Tokens issued for PUT requests (the library asks `authenticate` for one).
-  const issued = new WeakMap<Request, string>();
-  // The ticket of each request handed to the library, which passes only the Request on.
-  const tickets = new WeakMap<Request, Ticket>();
-  let handler: ((request: Request) => Promise<Response>) | undefined;
+  // The library's own handler, which takes each request's ticket as its context (its fetch
+  // adapter would pass the Request alone).
+  let core: ((request: Request, ticket?: Ticket) => Promise<Answer>) | undefined;
   let fetchAPI: FetchAPI | undefined;
 
   const forget = (token: string): void => {
@@ -62,13 +64,13 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
 
   /** Drops a reservation that was never opened: the library frees a stream once it is read. */
   const expire = async (token: string): Promise<void> => {
-    if (!reservations.has(token) || !handler) return;
+    if (!reservations.has(token) || !core) return;
     forget(token);
     const opening = new Request(`http://gateway.internal${GRAPHQL_PATH}`, {
       headers: { accept: 'text/event-stream', [TOKEN_HEADER_KEY]: token },
     });
-    const response = await handler(opening);
-    await response.body?.cancel();
+    const [parts] = await core(opening);
+    if (typeof parts === 'object') await parts?.return(undefined);
   };
 
   // Shutdown: every open stream ends before the live subscriptions do, so no `complete` is sent.
@@ -80,52 +82,53 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
     onYogaInit({ yoga }) {
       fetchAPI = yoga.fetchAPI;
       const enveloped = yoga as unknown as Enveloped;
-      handler = createHandler(
-        {
-          authenticate: (req) => issued.get(req.raw as Request) ?? tokenOf(req.raw as Request),
-          onSubscribe: async (req, params) => {
-            const request = req.raw as Request;
-            const reservation = reservations.get(tokenOf(request) ?? '');
-            if (reservation && reservation.operations >= options.maxOperationsPerStream) {
-              return once({
-                errors: [
-                  new GraphQLError(
-                    `This stream already runs ${options.maxOperationsPerStream} subscriptions, the most allowed; stop one first`,
-                    { extensions: { code: SUBSCRIPTION_LIMIT } },
-                  ),
-                ],
-              });
-            }
-            const { schema, parse, validate, contextFactory, execute, subscribe } =
-              enveloped.getEnveloped({ request, params, ticket: tickets.get(request) });
-            const document = parseValid(parse, validate, schema, params.query);
-            if (Array.isArray(document)) return once({ errors: document });
-            const args: ExecutionArgs = {
-              schema,
-              document,
-              contextValue: await contextFactory(),
-              variableValues: params.variables ?? null,
-              operationName: params.operationName ?? null,
-            };
-            const operation = getOperationAST(document, params.operationName)?.operation;
-            const result = (await (operation === 'subscription'
-              ? subscribe(args)
-              : execute(args))) as ExecutionResult | AsyncIterable<ExecutionResult>;
-            if (!isAsyncIterable(result)) return result.data === undefined ? once(result) : result;
-            return reservation ? counted(result, reservation) : result;
-          },
+      // A PUT is issued a new token, which its answer carries.
+      const handler = createHandler<Request, Ticket | undefined>({
+        authenticate: (req) => (req.method === 'PUT' ? randomUUID() : tokenOf(req.raw)),
+        onSubscribe: async (req, params) => {
+          const request = req.raw;
+          const reservation = reservations.get(tokenOf(request) ?? '');
+          if (reservation && reservation.operations >= options.maxOperationsPerStream) {
+            return once({
+              errors: [
+                new GraphQLError(
+                  `This stream already runs ${options.maxOperationsPerStream} subscriptions, the most allowed; stop one first`,
+                  { extensions: { code: SUBSCRIPTION_LIMIT } },
+                ),
+              ],
+            });
+          }
+          const { schema, parse, validate, contextFactory, execute, subscribe } =
+            enveloped.getEnveloped({ request, params, ticket: req.context });
+          const document = parseValid(parse, validate, schema, params.query);
+          if (Array.isArray(document)) return once({ errors: document });
+          const args: ExecutionArgs = {
+            schema,
+            document,
+            contextValue: await contextFactory(),
+            variableValues: params.variables ?? null,
+            operationName: params.operationName ?? null,
+          };
+          const operation = getOperationAST(document, params.operationName)?.operation;
+          const result = (await (operation === 'subscription'
+            ? subscribe(args)
+            : execute(args))) as ExecutionResult | AsyncIterable<ExecutionResult>;
+          if (!isAsyncIterable(result)) return result.data === undefined ? once(result) : result;
+          return reservation ? counted(result, reservation) : result;
         },
-        yoga.fetchAPI,
-      );
+      });
+      core = (raw, context) => {
+        const { method, url, headers } = raw;
+        return handler({ method, url, headers, body: () => raw.text(), raw, context });
+      };
     },
     onRequest({ request, endResponse, serverContext }) {
-      if (!handler || !fetchAPI) return;
+      if (!core || !fetchAPI) return;
       const token = tokenOf(request);
       if (request.method !== 'PUT' && token === null) return;
       if (new URL(request.url).pathname !== GRAPHQL_PATH) return;
       const ticket = ticketOf(serverContext);
       const { identity } = ticket;
-      tickets.set(request, ticket);
       const api = fetchAPI;
       const refuse = (status: number, message: string, code?: string): void =>
         endResponse(
@@ -140,7 +143,7 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
           'Credentials required on every request of a stream: Authorization: Basic base64(sys_id:auth_token), or X-Sys-Id with X-Auth-Token',
           ErrorCode.Unauthenticated,
         );
-      if (request.method === 'PUT') return reserve(request, identity, refuse, endResponse);
+      if (request.method === 'PUT') return reserve(request, ticket, identity, refuse, endResponse);
       const reservation = reservations.get(token ?? '');
       if (!reservation || token === null)
         return refuse(
@@ -152,9 +155,9 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
           403,
           'This event stream was reserved with other credentials: send the same credentials on every request of a stream',
         );
-      return handler(request).then((response) => {
-        const opening = request.method === 'GET' && response.status === 200 && response.body;
-        endResponse(opening ? openStream(token, reservation, response, api) : response);
+      return core(request, ticket).then(([body, init]) => {
+        if (typeof body === 'string' || !body) return endResponse(new api.Response(body, init));
+        endResponse(openStream(token, reservation, body, init, api, request.signal));
       });
     },
   };
@@ -162,11 +165,12 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
   /** A stream for credentials the service accepts (invented ones would hold slots for free). */
   async function reserve(
     request: Request,
+    ticket: Ticket,
     identity: Extract<Identity, { kind: 'present' }>,
     refuse: (status: number, message: string, code?: string) => void,
     endResponse: (response: Response) => void,
   ): Promise<void> {
-    if (!handler) return;
+    if (!core || !fetchAPI) return;
     if (options.live?.closing)
       return refuse(503, 'This gateway copy is shutting down; reserve the stream again (any copy)');
     const accepted = await options.verify(identity.credentials).catch(() => null);
@@ -185,27 +189,30 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
         full ? SUBSCRIPTION_LIMIT : undefined,
       );
     }
-    const token = randomUUID();
-    issued.set(request, token);
-    const response = await handler(request);
-    if (response.status !== 201) slot();
+    const [token, init] = await core(request, ticket);
+    if (init.status !== 201 || typeof token !== 'string') slot();
     else {
       const ttl = options.reservationTtlMs ?? RESERVATION_TTL_MS;
       const expiry = setTimeout(() => void expire(token), ttl).unref();
       reservations.set(token, { owner: identity.pair, release: slot, operations: 0, expiry });
     }
-    endResponse(response);
+    endResponse(new fetchAPI.Response(typeof token === 'string' ? token : null, init));
   }
 
-  /** The stream's response, ended by us on shutdown; its end frees the reservation. */
+  /**
+   * The stream's response, ended by us on shutdown or when its client leaves (as graphql-sse's
+   * fetch adapter does); its end frees the reservation.
+   */
   function openStream(
     token: string,
     reservation: Reservation,
-    response: Response,
+    parts: AsyncGenerator<string, void>,
+    init: ResponseInit,
     api: FetchAPI,
+    left: AbortSignal,
   ): Response {
     clearTimeout(reservation.expiry);
-    const reader = response.body!.getReader();
+    const encoder = new api.TextEncoder();
     let ended = false;
     const stop = (controller: ReadableStreamDefaultController<Uint8Array>): void => {
       ended = true;
@@ -217,22 +224,25 @@ export function useSseSingleConnection(options: SseSingleConnectionOptions): Plu
         reservation.end = () => {
           if (ended) return;
           stop(controller);
-          void reader.cancel().catch(() => undefined);
+          void parts.return(undefined).catch(() => undefined);
         };
+        const leave = (): void => reservation.end?.();
+        if (left.aborted) leave();
+        else left.addEventListener('abort', leave, { once: true });
       },
       async pull(controller) {
-        const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+        const next = await parts.next().catch(() => ({ done: true as const, value: undefined }));
         if (ended) return;
-        if (!next.done) return controller.enqueue(next.value);
+        if (!next.done) return controller.enqueue(encoder.encode(next.value));
         stop(controller);
       },
-      async cancel(reason) {
+      async cancel() {
         ended = true;
         forget(token);
-        await reader.cancel(reason).catch(() => undefined);
+        await parts.return(undefined).catch(() => undefined);
       },
     });
-    return new api.Response(body, { status: response.status, headers: response.headers });
+    return new api.Response(body, init);
   }
 }
 
