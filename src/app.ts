@@ -70,7 +70,6 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   });
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
     credentials,
-    onAttempt: admission.onAttempt,
     ledger: admission.ledger,
     ...(logger ? { logger } : {}),
     ...(warnings ? { warnings } : {}),

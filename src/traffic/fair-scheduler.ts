@@ -27,9 +27,11 @@ export interface Ledger {
   useOf(flow: string): number;
   /** Whether, on a busy loop, another flow used far less lately. */
   outweighs(flow: string): boolean;
+  /** Charges work done for a flow outside its requests: a call's attempts (a caller's bill). */
+  chargeWork(flow: string, units: number): void;
 }
 
-const NO_LEDGER: Ledger = { useOf: () => 0, outweighs: () => false };
+const NO_LEDGER: Pick<Ledger, 'useOf' | 'outweighs'> = { useOf: () => 0, outweighs: () => false };
 
 interface Waiter {
   /** Whose use orders it: the account's flow, or the class of unverified credentials. */
@@ -51,7 +53,7 @@ export class FairScheduler {
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
-    private readonly ledger: Ledger = NO_LEDGER,
+    private readonly ledger: Pick<Ledger, 'useOf' | 'outweighs'> = NO_LEDGER,
   ) {}
 
   /** Whether `account` may send one more call now: nearly all slots are its when no one waits. */

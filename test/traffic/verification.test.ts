@@ -8,7 +8,8 @@ describe('CredentialMemory', () => {
       secret: 'a-secret-of-thirty-two-characters!',
       maxEntries: 100,
     });
-    for (let i = 0; i < 1_000; i += 1) memory.refused({ sysId: `AC-${i}`, authToken: 't' });
+    for (let i = 0; i < 1_000; i += 1)
+      memory.refused(memory.identities.of({ sysId: `AC-${i}`, authToken: 't' }));
     expect(memory.size).toBe(100);
     const a = { sysId: 'AC-a:b', authToken: 'c' };
     const b = { sysId: 'AC-a', authToken: 'b:c' };
