@@ -9,7 +9,7 @@ import { ErrorCode, UpstreamError } from '../core/errors.js';
 import type { Named } from '../core/identity.js';
 import type { TrafficOptions } from './traffic.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
-import type { Release } from './fair-scheduler.js';
+import type { Release } from './fair-admission.js';
 import { ServiceHealth } from './service-health.js';
 import { allOf, Breaker, type Pass } from './breaker.js';
 import type { CredentialMemory } from './verification.js';

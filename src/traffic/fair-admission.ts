@@ -13,12 +13,27 @@ export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
 
 /**
- * Frees the request's seat, told the answer's bytes when known; idempotent. `price`, once its
- * document is parsed, charges what that document is expected to cost (see `take`).
+ * Frees a request's seat, or a call's slot (fair-scheduler.ts), told what it showed; idempotent.
+ * `price`, once a request's document is parsed, charges what that document is expected to cost
+ * (see `take`).
  */
-export type Release = ((cost?: { readonly bytes?: number }) => void) & {
+export type Release = ((outcome?: Outcome) => void) & {
   readonly price?: (document: object, estimate: number) => Promise<Refusal | undefined> | undefined;
 };
+
+/** What a seat or a slot showed when it was freed. */
+export interface Outcome {
+  /** A request's answer bytes, when known. */
+  readonly bytes?: number;
+  /** A call's round trip when the service answered: it feeds the adaptive limit. */
+  readonly rttMs?: number;
+  /** The operation answered (its latency is judged against its own baseline). */
+  readonly operation?: string;
+  readonly overloaded?: boolean;
+}
+
+/** The ledger calls are ordered by and charged to: Admission's, so one ledger orders both. */
+export type Ledger = Pick<Admission, 'useOf' | 'outweighs' | 'chargeWork'>;
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
 export const BYTES_PER_UNIT = 16 * 1024;
@@ -403,7 +418,7 @@ export class Admission {
         this.costly.waiting.push({ flow, bill, units: room, resume });
       });
     };
-    const release = (cost?: { readonly bytes?: number }): void => {
+    const release = (cost?: Outcome): void => {
       if (released) return;
       released = true;
       const waited = resume;

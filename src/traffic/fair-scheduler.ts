@@ -6,14 +6,7 @@
  * outweighs a lighter flow on a busy loop, OUTWEIGHING_IN_FLIGHT.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
-
-/** Hands the slot back; `rttMs` feeds the adaptive limit when the service answered. */
-export type Release = (feedback?: {
-  readonly rttMs?: number;
-  /** The operation answered (its latency is judged against its own baseline). */
-  readonly operation?: string;
-  readonly overloaded?: boolean;
-}) => void;
+import type { Ledger, Release } from './fair-admission.js';
 
 /** Of the limit, what one account alone leaves free for an account that comes next. */
 const RESERVE_FRACTION = 1 / 16;
@@ -21,17 +14,10 @@ const RESERVE_FRACTION = 1 / 16;
  * this (240 answers arriving together held a bystander's 10-50 ms: the loop handles all first). */
 const OUTWEIGHING_IN_FLIGHT = 8;
 
-/** Admission's ledger, which orders calls as it orders requests. */
-export interface Ledger {
-  /** What a flow has used lately: a freed slot goes to the least. */
-  useOf(flow: string): number;
-  /** Whether, on a busy loop, another flow used far less lately. */
-  outweighs(flow: string): boolean;
-  /** Charges work done for a flow outside its requests: a call's attempts (a caller's bill). */
-  chargeWork(flow: string, units: number): void;
-}
-
-const NO_LEDGER: Pick<Ledger, 'useOf' | 'outweighs'> = { useOf: () => 0, outweighs: () => false };
+/** What orders calls: what a flow used lately (a freed slot goes to the least) and whether, on a
+ * busy loop, another flow used far less. */
+type Order = Pick<Ledger, 'useOf' | 'outweighs'>;
+const NO_LEDGER: Order = { useOf: () => 0, outweighs: () => false };
 
 interface Waiter {
   /** Whose use orders it: the account's flow, or the class of unverified credentials. */
@@ -53,7 +39,7 @@ export class FairScheduler {
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
-    private readonly ledger: Pick<Ledger, 'useOf' | 'outweighs'> = NO_LEDGER,
+    private readonly ledger: Order = NO_LEDGER,
   ) {}
 
   /** Whether `account` may send one more call now: nearly all slots are its when no one waits. */

@@ -20,8 +20,8 @@ import { processLoop } from './loop-monitor.js';
 import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
 import type { Caller, CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import type { Named } from '../core/identity.js';
-import { FairScheduler, type Ledger } from './fair-scheduler.js';
-import { accountTenant, UNITS_PER_CALL, UNVERIFIED } from './fair-admission.js';
+import { FairScheduler } from './fair-scheduler.js';
+import { accountTenant, UNITS_PER_CALL, UNVERIFIED, type Ledger } from './fair-admission.js';
 
 /** The upstream settings (deadline, retries with backoff up to 2 s, breakers, 429 window), and: */
 export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
