@@ -100,7 +100,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
         hmacKey: config.secret.current,
         admission: {
           maxTotal: config.live.maxTotal,
-          accountOf: (c) => credentials.account(c),
+          accountOf: (c) => credentials.identities.of(c).account,
           verify: (c) => client.verify(c),
         },
         ...liveTuning,

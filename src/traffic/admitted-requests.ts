@@ -65,7 +65,7 @@ export function requestAdmission(
     /** Takes a caller's turn (a WebSocket's `connection_init`). */
     admit: (identity: Identity) => queue.admit(tenantOf(identity)),
     /** TrafficOptions.ledger: one ledger orders requests and their calls, and bills the calls. */
-    ledger: queue,
+    ledger: queue.ledger,
     /** `listener` behind admission (admitRequests). */
     listener: (listener: TicketedListener, paths: AdmittedPaths) =>
       admitRequests(listener, queue, memory.identities, tenantOf, paths),

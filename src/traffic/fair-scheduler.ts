@@ -1,12 +1,13 @@
 /**
  * Slots for calls to the service, at most the adaptive limit in flight. A freed slot goes to the
- * waiting account that used least lately by admission's ledger (`useOf`): a 200-number fan-out
+ * waiting account that used least lately by the ledger requests' seats are ordered by (`useOf`): a 200-number fan-out
  * waits beside another account's single call. Work-conserving: an account alone may use all but
  * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share`; while it
  * outweighs a lighter flow on a busy loop, OUTWEIGHING_IN_FLIGHT.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
-import type { Ledger, Release } from './fair-admission.js';
+import type { Release } from './fair-admission.js';
+import type { Ledger } from './ledger.js';
 
 /** Of the limit, what one account alone leaves free for an account that comes next. */
 const RESERVE_FRACTION = 1 / 16;
@@ -15,9 +16,8 @@ const RESERVE_FRACTION = 1 / 16;
 const OUTWEIGHING_IN_FLIGHT = 8;
 
 /** What orders calls: what a flow used lately (a freed slot goes to the least) and whether, on a
- * busy loop, another flow used far less. */
-type Order = Pick<Ledger, 'useOf' | 'outweighs'>;
-const NO_LEDGER: Order = { useOf: () => 0, outweighs: () => false };
+ * busy loop, another flow used far less; without a ledger, turns alone. */
+const NO_LEDGER: Pick<Ledger, 'useOf' | 'outweighs'> = { useOf: () => 0, outweighs: () => false };
 
 interface Waiter {
   /** Whose use orders it: the account's flow, or the class of unverified credentials. */
@@ -39,7 +39,7 @@ export class FairScheduler {
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
-    private readonly ledger: Order = NO_LEDGER,
+    private readonly ledger = NO_LEDGER,
   ) {}
 
   /** Whether `account` may send one more call now: nearly all slots are its when no one waits. */

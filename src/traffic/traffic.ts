@@ -21,7 +21,8 @@ import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/s
 import type { Caller, CallOptions, UpstreamClient } from '../core/upstream-client.js';
 import type { Named } from '../core/identity.js';
 import { FairScheduler } from './fair-scheduler.js';
-import { accountTenant, UNITS_PER_CALL, UNVERIFIED, type Ledger } from './fair-admission.js';
+import { accountTenant, UNITS_PER_CALL, UNVERIFIED } from './fair-admission.js';
+import type { Ledger } from './ledger.js';
 
 /** The upstream settings (deadline, retries with backoff up to 2 s, breakers, 429 window), and: */
 export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
@@ -39,8 +40,8 @@ export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
   readonly warnings?: WarningRollup;
   /** Told of each call refused without reaching the service. */
   readonly onRefused?: (reason: RefusalReason) => void;
-  /** Admission's ledger: waiting calls of the flow that used least go first; callers' bills charge it. */
-  readonly ledger?: Ledger;
+  /** The ledger (ledger.ts): waiting calls of the flow that used least go first; bills charge it. */
+  readonly ledger?: Pick<Ledger, 'useOf' | 'outweighs' | 'chargeWork'>;
 }
 
 export interface ManagedUpstreamClient extends UpstreamClient {

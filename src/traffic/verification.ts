@@ -4,7 +4,6 @@
  * `refusedTtlMs`. Bounded (LRU): forgetting costs one more call, never a wrong answer.
  */
 import { LRUCache } from 'lru-cache';
-import type { Credentials } from '../core/credentials.js';
 import { Identities, type Named } from '../core/identity.js';
 import type { Config } from '../config/config.js';
 
@@ -37,11 +36,6 @@ export class CredentialMemory {
   /** Pairs remembered now (for tests and soak figures). */
   get size(): number {
     return this.verdicts.size;
-  }
-
-  /** The account's name: keyed hash of the sys_id alone. */
-  account(credentials: Credentials): string {
-    return this.identities.of(credentials).account;
   }
 
   /** The verdict by pair: a caller's named once (its identity), the response cache's keys. */

@@ -14,15 +14,16 @@ describe('CredentialMemory', () => {
     const a = { sysId: 'AC-a:b', authToken: 'c' };
     const b = { sysId: 'AC-a', authToken: 'b:c' };
     expect(memory.identities.of(a).pair).not.toBe(memory.identities.of(b).pair);
-    expect(memory.account({ sysId: 'AC-1', authToken: 'x' })).toBe(
-      memory.account({ sysId: 'AC-1', authToken: 'y' }),
+    expect(memory.identities.of({ sysId: 'AC-1', authToken: 'x' }).account).toBe(
+      memory.identities.of({ sysId: 'AC-1', authToken: 'y' }).account,
     );
     // The same secret names an account alike on every copy; another secret does not.
     const other = new CredentialMemory({ secret: 'a-secret-of-thirty-two-characters!' });
-    expect(other.account(a)).toBe(memory.account(a));
+    expect(other.identities.of(a).account).toBe(memory.identities.of(a).account);
     expect(
-      new CredentialMemory({ secret: 'another-secret-of-32-characters!!' }).account(a),
-    ).not.toBe(memory.account(a));
-    expect(memory.account(a)).toMatch(/^[\w-]{22}$/);
+      new CredentialMemory({ secret: 'another-secret-of-32-characters!!' }).identities.of(a)
+        .account,
+    ).not.toBe(memory.identities.of(a).account);
+    expect(memory.identities.of(a).account).toMatch(/^[\w-]{22}$/);
   });
 });
