@@ -49,10 +49,9 @@ export class CallGate {
    * Throws when the call may not go now, holding nothing. Else the pass holds the probe slots
    * of the half-open breakers that let it through: the caller releases it in a `finally`.
    */
-  check(identity: Named, now: number): Pass {
+  check({ account, pair }: Named, now: number): Pass {
     const { memory, onRefused } = this.options;
-    const { account } = identity;
-    const verdict = memory.verdictOf(identity.pair);
+    const verdict = memory.verdictOf(pair);
     if (verdict === 'refused') {
       onRefused?.('refused_credentials');
       throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');

@@ -155,14 +155,13 @@ export function withTrafficControl(
 
   const verifying = new Map<string, Promise<boolean>>();
   function verify(credentials: Credentials): Promise<boolean> {
-    const caller = callerOf(memory.identities.of(credentials));
-    const { pair } = caller.identity;
-    const verdict = memory.verdictOf(pair);
+    const identity = memory.identities.of(credentials);
+    const verdict = memory.verdictOf(identity.pair);
     if (verdict !== 'unknown') return Promise.resolve(verdict === 'accepted');
-    let pending = verifying.get(pair);
+    let pending = verifying.get(identity.pair);
     if (!pending) {
       // The smallest answer that needs valid credentials; run() records the verdict.
-      pending = run('ownednumbers', credentials, { caller }, (o) =>
+      pending = run('ownednumbers', credentials, { caller: callerOf(identity) }, (o) =>
         client.ownedNumbers(credentials, 'LOCAL', o),
       ).then(
         () => true,
@@ -173,8 +172,8 @@ export function withTrafficControl(
           throw error;
         },
       );
-      verifying.set(pair, pending);
-      const forget = (): boolean => verifying.delete(pair);
+      verifying.set(identity.pair, pending);
+      const forget = (): boolean => verifying.delete(identity.pair);
       void pending.then(forget, forget);
     }
     return pending;

@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
 import { accountScript, historyReply, ownedNumbersReply } from '../../support/scripted-upstream.js';
@@ -355,13 +355,17 @@ describe('work charged to whom the calls are for', () => {
       const billed: number[] = [];
       const identity = client.credentials.identities.of(credentials);
       const caller = { identity, bill: (units: number) => void billed.push(units) };
+      // Named once, where the call is made: nothing below names the caller again.
+      const naming = vi.spyOn(client.credentials.identities, 'of');
       await client.ownedNumbers(credentials, 'LOCAL', { caller });
+      expect(naming).not.toHaveBeenCalled();
       expect(upstream.calls).toHaveLength(2);
       expect(billed).toEqual([UNITS_PER_CALL, UNITS_PER_CALL]);
       expect(charged).toEqual([]);
       // A call without a request (a poll): named where it is made, its account's flow pays.
       failNext = true;
       await client.ownedNumbers({ ...credentials }, 'TOLLFREE');
+      expect(naming).toHaveBeenCalledTimes(1);
       expect(upstream.calls).toHaveLength(4);
       const flow = `account:${identity.account}`;
       expect(charged).toEqual([
