@@ -18,7 +18,7 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** When the request arrived (performance.now()): which calls in flight it may join. @default now */
   readonly arrivedAt?: number;
-  /** Who the call is for. @default named from the credentials where the call enters traffic control */
+  /** Who the call is for. @default named from the credentials where it enters traffic control */
   readonly caller?: Caller;
 }
 
@@ -34,6 +34,6 @@ export interface UpstreamClient {
     options?: CallOptions,
   ): Promise<OwnedNumber[]>;
   allOwnedNumbers(credentials: Credentials, options?: CallOptions): Promise<OwnedNumber[]>;
-  /** The caller of calls made for `identity`, its bill on traffic control's ledger (absent below it). */
+  /** The caller of calls made for `identity`, billed on traffic control's ledger (absent below). */
   callerOf?(identity: Named): Caller;
 }

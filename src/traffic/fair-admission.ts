@@ -136,7 +136,7 @@ interface Waiter {
 type Flow = LedgerFlow<Waiter>;
 
 export class Admission {
-  /** What each flow used lately: seats are ordered by it, and calls' slots (TrafficOptions.ledger). */
+  /** What each flow used lately: seats are ordered by it, and calls' slots (traffic.ts). */
   readonly ledger: Ledger<Waiter>;
   /** Flows with requests waiting: a dispatch looks at these, not at every flow seen lately. */
   private readonly backlogged = new Set<Flow>();

@@ -1,9 +1,10 @@
 /**
  * Slots for calls to the service, at most the adaptive limit in flight. A freed slot goes to the
- * waiting account that used least lately by the ledger requests' seats are ordered by (`useOf`): a 200-number fan-out
- * waits beside another account's single call. Work-conserving: an account alone may use all but
- * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share`; while it
- * outweighs a lighter flow on a busy loop, OUTWEIGHING_IN_FLIGHT.
+ * waiting account that used least lately by the ledger requests' seats are ordered by too
+ * (ledger.ts, `useOf`): a 200-number fan-out waits beside another account's single call.
+ * Work-conserving: an account alone may use all but RESERVE_FRACTION (for a newcomer's first
+ * call); while others wait, `share`; while it outweighs a lighter flow on a busy loop,
+ * OUTWEIGHING_IN_FLIGHT.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
 import type { Release } from './fair-admission.js';

@@ -2,7 +2,8 @@
  * The one ledger of work: what each flow (an account, the class of unverified credentials, or
  * the anonymous) used lately, in work units, and what its requests cost. Requests' seats
  * (fair-admission.ts) and calls' slots (fair-scheduler.ts) are ordered by it, and both charge it:
- * a request its price and what it cost, a call its caller's bill (this folder's README, "The flow").
+ * a request its price and what it cost, a call its caller's bill (this folder's README, "The
+ * flow").
  */
 import { LRUCache } from 'lru-cache';
 
@@ -70,7 +71,7 @@ export class Ledger<W = unknown> {
     return flow !== undefined && LEND_BELOW * this.lightest < this.decayed(flow, this.now());
   }
 
-  /** Charges work done for `key`'s flow outside its requests: calls made for it (polls included). */
+  /** Charges work done for `key`'s flow outside its requests: calls made for it, polls too. */
   chargeWork(key: string, units: number): void {
     this.charge(this.flow(key), units);
   }

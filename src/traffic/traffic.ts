@@ -40,7 +40,7 @@ export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
   readonly warnings?: WarningRollup;
   /** Told of each call refused without reaching the service. */
   readonly onRefused?: (reason: RefusalReason) => void;
-  /** The ledger (ledger.ts): waiting calls of the flow that used least go first; bills charge it. */
+  /** The ledger (ledger.ts): calls of the flow that used least go first, and bills charge it. */
   readonly ledger?: Pick<Ledger, 'useOf' | 'outweighs' | 'chargeWork'>;
 }
 
