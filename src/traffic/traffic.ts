@@ -96,8 +96,7 @@ export function withTrafficControl(
     const caller = made?.caller ?? callerOf(memory.identities.of(credentials));
     const { identity } = caller;
     const { account } = identity;
-    const startedAt = Date.now();
-    const deadlineAt = startedAt + timeoutMs;
+    const deadlineAt = Date.now() + timeoutMs;
     const deadline = abortAfter(timeoutMs, () => timeoutError(operation, timeoutMs));
     let backoff: IBackoff<unknown> | undefined;
     try {
