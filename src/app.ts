@@ -70,7 +70,6 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
   });
   const { client, pool } = createUpstream(upstreamUrl, config.upstream, {
     credentials,
-    onAttempt: admission.onAttempt,
     ledger: admission.ledger,
     ...(logger ? { logger } : {}),
     ...(warnings ? { warnings } : {}),
@@ -101,7 +100,7 @@ export function assembleApp(config: Config, parts: AppParts = {}) {
         hmacKey: config.secret.current,
         admission: {
           maxTotal: config.live.maxTotal,
-          accountOf: (c) => credentials.account(c),
+          accountOf: (c) => credentials.identities.of(c).account,
           verify: (c) => client.verify(c),
         },
         ...liveTuning,

@@ -41,7 +41,9 @@ describe('assembleApp', () => {
     expect(app.client.credentials).toBe(credentials);
     await execute(app.gateway, OwnedNumbersQuery, {}, basicAuth(DEMO_CREDENTIALS));
     const { sysId, authToken } = DEMO_CREDENTIALS;
-    expect(credentials.verdict({ sysId, authToken })).toBe('accepted');
+    expect(credentials.verdictOf(credentials.identities.of({ sysId, authToken }).pair)).toBe(
+      'accepted',
+    );
     const closing = app.close();
     expect(app.close()).toBe(closing);
     await closing;

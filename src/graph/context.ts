@@ -1,4 +1,7 @@
-/** Per-request context: the request's credentials and, on first use, loaders bound to them. */
+/**
+ * Per-request context: the request's credentials and, on first use, loaders bound to them, whose
+ * calls carry the request's caller (its ticket's identity, and the bill of its flow).
+ */
 import type { GatewayLimits } from '../config/config.js';
 import type { Credentials } from '../core/credentials.js';
 import type { Identity } from '../core/identity.js';
@@ -43,6 +46,7 @@ export function createContext(
       maxCalls: deps.limits.maxUpstreamCalls,
       maxCallSpan: deps.limits.maxHistoryRange,
       arrivedAt,
+      caller: deps.client.callerOf?.(identity),
     });
     return { credentials: identity.credentials, loaders };
   };

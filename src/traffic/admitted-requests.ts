@@ -6,7 +6,6 @@
  * yoga, its refusal on its ticket (src/http/plugins/admission-refusals.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Credentials } from '../core/credentials.js';
 import type { Identities, Identity } from '../core/identity.js';
 import type { CredentialMemory } from './verification.js';
 import {
@@ -15,7 +14,6 @@ import {
   ANONYMOUS,
   isRefusal,
   NO_SEAT,
-  UNITS_PER_CALL,
   unverifiedPair,
   type AdmissionOptions,
   type LoopLoad,
@@ -67,11 +65,8 @@ export function requestAdmission(
     }),
     /** Takes a caller's turn (a WebSocket's `connection_init`). */
     admit: (identity: Identity) => queue.admit(tenantOf(identity)),
-    /** TrafficOptions.onAttempt: each call is work of the tenant it was made for. */
-    onAttempt: (made: Credentials) =>
-      queue.chargeWork(tenantOfPair(memory.identities.of(made)), UNITS_PER_CALL),
-    /** TrafficOptions.ledger: one ledger orders requests and their calls. */
-    ledger: queue,
+    /** TrafficOptions.ledger: one ledger orders requests and their calls, and bills the calls. */
+    ledger: queue.ledger,
     /** `listener` behind admission (admitRequests). */
     listener: (listener: TicketedListener, paths: AdmittedPaths) =>
       admitRequests(listener, queue, memory.identities, tenantOf, paths),

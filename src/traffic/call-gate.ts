@@ -6,10 +6,10 @@
  * the pass in a `finally` (a slot the outcome did not settle comes back, whatever was thrown).
  */
 import { ErrorCode, UpstreamError } from '../core/errors.js';
-import type { Credentials } from '../core/credentials.js';
+import type { Named } from '../core/identity.js';
 import type { TrafficOptions } from './traffic.js';
 import { AccountTraffic, type AccountRefusal } from './accounts.js';
-import type { Release } from './fair-scheduler.js';
+import type { Release } from './fair-admission.js';
 import { ServiceHealth } from './service-health.js';
 import { allOf, Breaker, type Pass } from './breaker.js';
 import type { CredentialMemory } from './verification.js';
@@ -49,9 +49,9 @@ export class CallGate {
    * Throws when the call may not go now, holding nothing. Else the pass holds the probe slots
    * of the half-open breakers that let it through: the caller releases it in a `finally`.
    */
-  check(credentials: Credentials, account: string, now: number): Pass {
+  check({ account, pair }: Named, now: number): Pass {
     const { memory, onRefused } = this.options;
-    const verdict = memory.verdict(credentials);
+    const verdict = memory.verdictOf(pair);
     if (verdict === 'refused') {
       onRefused?.('refused_credentials');
       throw new UpstreamError(ErrorCode.Unauthenticated, 'The SMS service refused the credentials');
@@ -95,9 +95,9 @@ export class CallGate {
   }
 
   /** The service answered the call: the pair is accepted, the account and the service well. */
-  answered(credentials: Credentials, account: string): void {
-    this.options.memory.accepted(credentials);
-    this.accounts.answered(account, Date.now());
+  answered(identity: Named): void {
+    this.options.memory.accepted(identity);
+    this.accounts.answered(identity.account, Date.now());
     this.service.breaker.success();
   }
 
@@ -108,13 +108,13 @@ export class CallGate {
    */
   settle(
     error: unknown,
-    credentials: Credentials,
-    account: string,
+    identity: Named,
     release: Release,
     rttMs: number,
     operation: string,
   ): unknown {
     const { memory } = this.options;
+    const { account } = identity;
     // No answer from the service, or a timeout spent mostly waiting in this copy: abandoned.
     if (
       !(error instanceof UpstreamError) ||
@@ -132,7 +132,8 @@ export class CallGate {
         MAX_RETRY_AFTER_MS,
       );
       release();
-      const scope = memory.verdict(credentials) === 'accepted' ? account : unacceptedOf(account);
+      const scope =
+        memory.verdictOf(identity.pair) === 'accepted' ? account : unacceptedOf(account);
       this.accounts.rateLimited(scope, now, windowMs);
       this.service.breaker.success();
       return new UpstreamError(error.code, error.message, { retryAfterMs: windowMs });
@@ -146,7 +147,7 @@ export class CallGate {
       return error;
     }
     // Refused credentials, success other than "1", unreadable bodies: the service did answer.
-    if (error.code === ErrorCode.Unauthenticated) memory.refused(credentials);
+    if (error.code === ErrorCode.Unauthenticated) memory.refused(identity);
     release({ rttMs, operation });
     this.accounts.answered(account, now);
     this.service.breaker.success();

@@ -4,8 +4,8 @@
  * "The flow"). Written by hand: a library limiter knows none of our flows.
  */
 import { performance as perfHooks } from 'node:perf_hooks';
-import { LRUCache } from 'lru-cache';
 import type { AdmissionSettings } from '../config/config.js';
+import { COST_WEIGHT, LEND_BELOW, Ledger, type Flow as LedgerFlow } from './ledger.js';
 
 /** `account:<account>`, `unverified:<pair>`, or `anonymous`. */
 export type Tenant = string;
@@ -13,12 +13,24 @@ export const UNVERIFIED: Tenant = 'unverified';
 export const ANONYMOUS: Tenant = 'anonymous';
 
 /**
- * Frees the request's seat, told the answer's bytes when known; idempotent. `price`, once its
- * document is parsed, charges what that document is expected to cost (see `take`).
+ * Frees a request's seat, or a call's slot (fair-scheduler.ts), told what it showed; idempotent.
+ * `price`, once a request's document is parsed, charges what that document is expected to cost
+ * (see `take`).
  */
-export type Release = ((cost?: { readonly bytes?: number }) => void) & {
+export type Release = ((outcome?: Outcome) => void) & {
   readonly price?: (document: object, estimate: number) => Promise<Refusal | undefined> | undefined;
 };
+
+/** What a seat or a slot showed when it was freed. */
+export interface Outcome {
+  /** A request's answer bytes, when known. */
+  readonly bytes?: number;
+  /** A call's round trip when the service answered: it feeds the adaptive limit. */
+  readonly rttMs?: number;
+  /** The operation answered (its latency is judged against its own baseline). */
+  readonly operation?: string;
+  readonly overloaded?: boolean;
+}
 
 /** Bytes of answer that count as much work as one request (a number list is about 300). */
 export const BYTES_PER_UNIT = 16 * 1024;
@@ -30,34 +42,13 @@ export const CPU_MS_PER_UNIT = 0.25;
 export const UNITS_PER_SEAT = 4;
 /** Waiting this long counts as one unit less use: requests of flows that used alike go in order. */
 const WAIT_MS_PER_UNIT = 10;
-/** How fast a flow's cost per request follows its latest requests. */
-const COST_WEIGHT = 0.2;
-/** How fast a flow's use is forgotten: "lately" is the last second or two. */
-export const USE_HALF_LIFE_MS = 1_000;
 /** Seats grow by GROW per window while requests wait and utilization is under ROOM_BELOW ... */
 const GROW = 1.5;
 const ROOM_BELOW = 0.9;
 /** ... and shrink by SHRINK while it is at SATURATED_AT or more. */
 const SHRINK = 0.9;
 const SATURATED_AT = 0.98;
-/**
- * The line protects someone only while one flow has used this share of all the use lately beside
- * another; among alike flows fewer seats only cost throughput (1.6-2x, measured).
- */
-const DOMINANT_SHARE = 0.25;
-/** Units another flow must have used lately for the line to be protecting it. */
-const OTHERS_AT_LEAST = 1;
 const RETRY_AFTER_SECONDS = 1;
-/** A running request lends a seat to an idle flow that used less than 1/LEND_BELOW of its flow's use. */
-const LEND_BELOW = 4;
-/**
- * Costs per request of flows forgotten while idle, so a flow that comes back is priced as it was
- * (a burst, its refunds, a pause: its next burst was priced at 1 a request). Bounded: an entry is
- * a key and a number.
- */
-const REMEMBERED_COSTS = 10_000;
-/** How fast the price of a flow never seen follows the requests of all flows. */
-const PRIOR_WEIGHT = 0.05;
 /**
  * Units per item of a document's static cost estimate (estimate-cost.ts), calibrated on a page:
  * 100 messages and their numbers, about 2 units of CPU and bytes.
@@ -142,19 +133,11 @@ interface Waiter {
   grant(release: Release): void;
 }
 
-/** One flow: its decaying use, its running requests, and its lines (one per tenant). */
-interface Flow {
-  use: number;
-  usedAt: number;
-  running: number;
-  /** What its requests have cost lately, in units each (a moving average). */
-  cost: number;
-  /** Lines by tenant, in turn order (a served tenant goes to the back). */
-  readonly lines: Map<Tenant, Waiter[]>;
-}
+type Flow = LedgerFlow<Waiter>;
 
 export class Admission {
-  private readonly flows = new Map<Tenant, Flow>();
+  /** What each flow used lately: seats are ordered by it, and calls' slots (traffic.ts). */
+  readonly ledger: Ledger<Waiter>;
   /** Flows with requests waiting: a dispatch looks at these, not at every flow seen lately. */
   private readonly backlogged = new Set<Flow>();
   private runningCount = 0;
@@ -165,29 +148,19 @@ export class Admission {
   private limit = Number.POSITIVE_INFINITY;
   /** Running requests that hold seats, and their flows: the seats they may lend. */
   private readonly holders = new Map<{ width: number }, Flow>();
-  /** While the loop is busy, the least use lately of a flow that used at least OTHERS_AT_LEAST. */
-  private lightest = Number.POSITIVE_INFINITY;
-  private lastPrune = 0;
-  private readonly rememberedCosts = new LRUCache<Tenant, number>({ max: REMEMBERED_COSTS });
-  /**
-   * What a request of any flow cost lately: the price of a flow never seen, so 200 accounts each
-   * sending its first costly page are priced as costly (at 1, each went ahead of a bystander).
-   */
-  private priorCost = 1;
   /** What each parsed document cost when it last ran; held only while the document is cached. */
   private readonly documentCosts = new WeakMap<object, number>();
   /** Costly requests' expected units running, and those waiting for room (see `runCostly`). */
   private readonly costly = { units: 0, running: 0, waiting: [] as CostlyWaiter[] };
-  private readonly now: () => number;
   private readonly loopActiveMs: () => number;
 
   constructor(private readonly options: AdmissionOptions) {
-    this.now = options.now ?? (() => performance.now());
+    this.ledger = new Ledger(options.now ?? (() => performance.now()));
     this.loopActiveMs = options.loopActiveMs ?? (() => perfHooks.eventLoopUtilization().active);
     if (options.load.busy) this.limit = options.minSeats;
     options.load.onChange((busy) => {
       this.limit = busy ? Math.max(options.minSeats, this.runningCount) : Number.POSITIVE_INFINITY;
-      if (!busy) this.lightest = Number.POSITIVE_INFINITY;
+      if (!busy) this.ledger.calm();
       this.dispatch();
     });
     options.load.onSample?.((utilization) => this.adjust(utilization));
@@ -206,39 +179,17 @@ export class Admission {
     return this.limit;
   }
 
-  /** What `tenant`'s flow has used lately, in decayed work units (0 for one not seen lately). */
-  useOf(tenant: Tenant): number {
-    const flow = this.flows.get(groupOf(tenant));
-    return flow ? this.decayed(flow, this.now()) : 0;
-  }
-
-  /**
-   * On a busy loop, whether another flow used under 1/LEND_BELOW of `tenant`'s flow lately (the
-   * lending rule), to cap the calls in flight of the heavier (fair-scheduler.ts).
-   */
-  outweighs(tenant: Tenant): boolean {
-    if (this.limit === Number.POSITIVE_INFINITY) return false;
-    // The lightest is another flow whenever this holds: a flow never outweighs itself.
-    const flow = this.flows.get(groupOf(tenant));
-    return flow !== undefined && LEND_BELOW * this.lightest < this.decayed(flow, this.now());
-  }
-
-  /** Charges work done for `tenant` outside its requests: calls made for it (polls included). */
-  chargeWork(tenant: Tenant, units: number): void {
-    this.charge(this.flow(groupOf(tenant)), units);
-  }
-
   /** A Release when the request may run now; otherwise its place in line, or a refusal. */
   admit(tenant: Tenant): Release | Waiting | Refusal {
     if (this.options.minSeats <= 0) return NO_SEAT;
-    const flow = this.flow(groupOf(tenant));
+    const flow = this.ledger.flow(groupOf(tenant));
     // Priced on arrival at what its flow's requests cost lately, before it waits or runs: a
     // flow's waiting requests count against it already, so a flood's line never goes ahead of a
     // flow that asked once, and a burst of costly requests weighs what it will cost before any
     // of it ends (charged only when each ended, eight at once looked lighter than a bystander
     // polling, which then waited 5 s and was refused). The measured cost corrects it at release.
     const bill: Bill = { tenant, prepaid: Math.max(1, flow.cost) };
-    this.charge(flow, bill.prepaid);
+    this.ledger.charge(flow, bill.prepaid);
     if (this.waitingCount === 0 && this.fits(flow)) return this.take(flow, bill);
     const line = flow.lines.get(tenant);
     if ((line?.length ?? 0) >= this.options.maxWaiting) return this.refuse(tenant, 'line-full');
@@ -249,7 +200,7 @@ export class Admission {
     }, this.options.maxWaitMs);
     timer.unref();
     const waiter: Waiter = {
-      since: this.now(),
+      since: this.ledger.now(),
       bill,
       grant: (release) => {
         clearTimeout(timer);
@@ -278,63 +229,12 @@ export class Admission {
   private adjust(utilization: number): void {
     if (this.limit === Number.POSITIVE_INFINITY) return;
     // The loop's own utilization: the process's CPU read "room" on a shared machine.
-    const contended = this.contended();
+    const contended = this.ledger.contended();
     if (this.waitingCount > 0 && (!contended || utilization < ROOM_BELOW)) {
       this.limit = Math.ceil(Math.max(this.limit, this.runningCount) * GROW);
       this.dispatch();
     } else if (contended && utilization >= SATURATED_AT) {
       this.limit = Math.max(this.options.minSeats, Math.floor(this.limit * SHRINK));
-    }
-  }
-
-  /** Whether one flow used DOMINANT_SHARE of all lately beside another; notes the lightest. */
-  private contended(): boolean {
-    const now = this.now();
-    let total = 0;
-    let most = 0;
-    let lightest = Number.POSITIVE_INFINITY;
-    for (const flow of this.flows.values()) {
-      const use = this.decayed(flow, now);
-      total += use;
-      most = Math.max(most, use);
-      if (use >= OTHERS_AT_LEAST) lightest = Math.min(lightest, use);
-    }
-    this.lightest = lightest;
-    return most >= DOMINANT_SHARE * total && total - most >= OTHERS_AT_LEAST;
-  }
-
-  private flow(key: Tenant): Flow {
-    let flow = this.flows.get(key);
-    if (!flow) {
-      this.prune();
-      const cost = this.rememberedCosts.get(key) ?? this.priorCost;
-      flow = { use: 0, usedAt: this.now(), running: 0, cost, lines: new Map() };
-      this.flows.set(key, flow);
-    }
-    return flow;
-  }
-
-  /** The flow's use now, decayed since it was last charged. */
-  private decayed(flow: Flow, now: number): number {
-    return flow.use * 2 ** ((flow.usedAt - now) / USE_HALF_LIFE_MS);
-  }
-
-  private charge(flow: Flow, units: number): void {
-    const now = this.now();
-    flow.use = Math.max(0, this.decayed(flow, now) + units);
-    flow.usedAt = now;
-  }
-
-  /** Forgets idle flows whose use has decayed to nothing (at most once per half-life). */
-  private prune(): void {
-    const now = this.now();
-    if (now - this.lastPrune < USE_HALF_LIFE_MS) return;
-    this.lastPrune = now;
-    for (const [key, flow] of this.flows) {
-      if (flow.running === 0 && flow.lines.size === 0 && this.decayed(flow, now) < 0.01) {
-        this.flows.delete(key);
-        this.rememberedCosts.set(key, flow.cost);
-      }
     }
   }
 
@@ -371,7 +271,7 @@ export class Admission {
       bill.document = document;
       const expected = this.documentCosts.get(document) ?? estimate;
       if (expected > bill.prepaid) {
-        this.charge(flow, expected - bill.prepaid);
+        this.ledger.charge(flow, expected - bill.prepaid);
         bill.prepaid = expected;
         // A waiting bystander may now be lent a seat.
         this.dispatch();
@@ -403,7 +303,7 @@ export class Admission {
         this.costly.waiting.push({ flow, bill, units: room, resume });
       });
     };
-    const release = (cost?: { readonly bytes?: number }): void => {
+    const release = (cost?: Outcome): void => {
       if (released) return;
       released = true;
       const waited = resume;
@@ -422,8 +322,8 @@ export class Admission {
       const units = (cost?.bytes ?? 0) / BYTES_PER_UNIT + loopMs / CPU_MS_PER_UNIT;
       // What it cost (a unit for asking, and its work) less what it paid on arrival: a price
       // set too high is given back, never below nothing.
-      this.charge(flow, 1 + units - bill.prepaid);
-      flow.cost += COST_WEIGHT * (1 + units - flow.cost);
+      this.ledger.charge(flow, 1 + units - bill.prepaid);
+      this.ledger.priced(flow, 1 + units);
       // A moving average too: one answer slowed by its neighbours does not make a document costly.
       const known = bill.document && this.documentCosts.get(bill.document);
       if (bill.document && !refused)
@@ -431,7 +331,6 @@ export class Admission {
           bill.document,
           known ? known + COST_WEIGHT * (1 + units - known) : 1 + units,
         );
-      this.priorCost += PRIOR_WEIGHT * (1 + units - this.priorCost);
       this.runningCount -= held.width;
       this.holders.delete(held);
       flow.running -= 1;
@@ -448,9 +347,9 @@ export class Admission {
    * behind that much at most.
    */
   private runCostly(): void {
-    const now = this.now();
+    const now = this.ledger.now();
     const waiting = this.costly.waiting;
-    waiting.sort((a, b) => this.decayed(a.flow, now) - this.decayed(b.flow, now));
+    waiting.sort((a, b) => this.ledger.decayed(a.flow, now) - this.ledger.decayed(b.flow, now));
     while (waiting.length > 0) {
       const next = waiting[0] as CostlyWaiter;
       if (!this.hasCostlyRoom(next.units)) return;
@@ -490,10 +389,10 @@ export class Admission {
    */
   private lendTo(flow: Flow, now: number): boolean {
     if (flow.running > 0) return false;
-    const use = this.decayed(flow, now);
+    const use = this.ledger.decayed(flow, now);
     for (const [held, owner] of this.holders) {
       if (this.runningCount < this.limit) return true;
-      if (this.decayed(owner, now) <= LEND_BELOW * use) continue;
+      if (this.ledger.decayed(owner, now) <= LEND_BELOW * use) continue;
       held.width -= 1;
       this.runningCount -= 1;
       if (held.width === 0) this.holders.delete(held);
@@ -529,14 +428,14 @@ export class Admission {
   /** Fills free seats: each goes to the waiting flow that has used least lately. */
   private dispatch(): void {
     while (this.waitingCount > 0) {
-      const now = this.now();
+      const now = this.ledger.now();
       let next: Flow | undefined;
       let least = Number.POSITIVE_INFINITY;
       for (const flow of this.backlogged) {
         // Less what its oldest request has waited: among alike flows the longest waiting goes
         // first (without it, an unlucky one of 256 alike accounts waited 600 ms, 150x the p50).
         const head = (flow.lines.values().next().value as Waiter[])[0] as Waiter;
-        const use = this.decayed(flow, now) - (now - head.since) / WAIT_MS_PER_UNIT;
+        const use = this.ledger.decayed(flow, now) - (now - head.since) / WAIT_MS_PER_UNIT;
         if (use < least) {
           least = use;
           next = flow;

@@ -1,19 +1,14 @@
 /**
  * Slots for calls to the service, at most the adaptive limit in flight. A freed slot goes to the
- * waiting account that used least lately by admission's ledger (`useOf`): a 200-number fan-out
- * waits beside another account's single call. Work-conserving: an account alone may use all but
- * RESERVE_FRACTION (for a newcomer's first call); while others wait, `share`; while it
- * outweighs a lighter flow on a busy loop, OUTWEIGHING_IN_FLIGHT.
+ * waiting account that used least lately by the ledger requests' seats are ordered by too
+ * (ledger.ts, `useOf`): a 200-number fan-out waits beside another account's single call.
+ * Work-conserving: an account alone may use all but RESERVE_FRACTION (for a newcomer's first
+ * call); while others wait, `share`; while it outweighs a lighter flow on a busy loop,
+ * OUTWEIGHING_IN_FLIGHT.
  */
 import type { AdaptiveLimit } from './adaptive-limit.js';
-
-/** Hands the slot back; `rttMs` feeds the adaptive limit when the service answered. */
-export type Release = (feedback?: {
-  readonly rttMs?: number;
-  /** The operation answered (its latency is judged against its own baseline). */
-  readonly operation?: string;
-  readonly overloaded?: boolean;
-}) => void;
+import type { Release } from './fair-admission.js';
+import type { Ledger } from './ledger.js';
 
 /** Of the limit, what one account alone leaves free for an account that comes next. */
 const RESERVE_FRACTION = 1 / 16;
@@ -21,15 +16,9 @@ const RESERVE_FRACTION = 1 / 16;
  * this (240 answers arriving together held a bystander's 10-50 ms: the loop handles all first). */
 const OUTWEIGHING_IN_FLIGHT = 8;
 
-/** Admission's ledger, which orders calls as it orders requests. */
-export interface Ledger {
-  /** What a flow has used lately: a freed slot goes to the least. */
-  useOf(flow: string): number;
-  /** Whether, on a busy loop, another flow used far less lately. */
-  outweighs(flow: string): boolean;
-}
-
-const NO_LEDGER: Ledger = { useOf: () => 0, outweighs: () => false };
+/** What orders calls: what a flow used lately (a freed slot goes to the least) and whether, on a
+ * busy loop, another flow used far less; without a ledger, turns alone. */
+const NO_LEDGER: Pick<Ledger, 'useOf' | 'outweighs'> = { useOf: () => 0, outweighs: () => false };
 
 interface Waiter {
   /** Whose use orders it: the account's flow, or the class of unverified credentials. */
@@ -51,7 +40,7 @@ export class FairScheduler {
   constructor(
     private readonly limit: AdaptiveLimit,
     private readonly share = 1,
-    private readonly ledger: Ledger = NO_LEDGER,
+    private readonly ledger = NO_LEDGER,
   ) {}
 
   /** Whether `account` may send one more call now: nearly all slots are its when no one waits. */

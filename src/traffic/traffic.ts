@@ -18,9 +18,11 @@ import { abortAfter, sleep, timeoutError } from './deadline.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { processLoop } from './loop-monitor.js';
 import type { BreakerState, ConcurrencySnapshot, RefusalReason } from '../core/signals.js';
-import type { CallOptions, UpstreamClient } from '../core/upstream-client.js';
-import { FairScheduler, type Ledger } from './fair-scheduler.js';
-import { accountTenant, UNVERIFIED } from './fair-admission.js';
+import type { Caller, CallOptions, UpstreamClient } from '../core/upstream-client.js';
+import type { Named } from '../core/identity.js';
+import { FairScheduler } from './fair-scheduler.js';
+import { accountTenant, UNITS_PER_CALL, UNVERIFIED } from './fair-admission.js';
+import type { Ledger } from './ledger.js';
 
 /** The upstream settings (deadline, retries with backoff up to 2 s, breakers, 429 window), and: */
 export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
@@ -38,10 +40,8 @@ export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
   readonly warnings?: WarningRollup;
   /** Told of each call refused without reaching the service. */
   readonly onRefused?: (reason: RefusalReason) => void;
-  /** Told of each attempt sent, with its credentials: admission charges it (UNITS_PER_CALL). */
-  readonly onAttempt?: (credentials: Credentials) => void;
-  /** Admission's ledger: waiting calls of the flow that used least go first. */
-  readonly ledger?: Ledger;
+  /** The ledger (ledger.ts): calls of the flow that used least go first, and bills charge it. */
+  readonly ledger?: Pick<Ledger, 'useOf' | 'outweighs' | 'chargeWork'>;
 }
 
 export interface ManagedUpstreamClient extends UpstreamClient {
@@ -54,6 +54,7 @@ export interface ManagedUpstreamClient extends UpstreamClient {
   readonly credentials: CredentialMemory;
   /** Whether the service accepts these: remembered, else one shared call; throws in an outage. */
   verify(credentials: Credentials): Promise<boolean>;
+  callerOf(identity: Named): Caller;
 }
 
 export function withTrafficControl(
@@ -76,14 +77,26 @@ export function withTrafficControl(
     maxDelay: 2_000,
   });
 
+  // Ordered by what its flow used lately: an invented pair's call counts as the whole class of
+  // unverified credentials, never as a fresh account that has used nothing.
+  const flowOf = (identity: Named): string =>
+    memory.verdictOf(identity.pair) === 'accepted' ? accountTenant(identity.account) : UNVERIFIED;
+  /** Each attempt sent for the caller is work of its flow (UNITS_PER_CALL), polls included. */
+  const callerOf = (identity: Named): Caller => ({
+    identity,
+    bill: (units) => options.ledger?.chargeWork(flowOf(identity), units),
+  });
   async function run<T>(
     operation: string,
     credentials: Credentials,
+    made: CallOptions | undefined,
     call: (options: CallOptions) => Promise<T>,
   ): Promise<T> {
-    const account = memory.account(credentials);
-    const startedAt = Date.now();
-    const deadlineAt = startedAt + timeoutMs;
+    // Its request's caller, else (a call made without one) named here once.
+    const caller = made?.caller ?? callerOf(memory.identities.of(credentials));
+    const { identity } = caller;
+    const { account } = identity;
+    const deadlineAt = Date.now() + timeoutMs;
     const deadline = abortAfter(timeoutMs, () => timeoutError(operation, timeoutMs));
     let backoff: IBackoff<unknown> | undefined;
     try {
@@ -91,16 +104,12 @@ export function withTrafficControl(
         // Refused here, the attempt holds nothing; let through, it may hold a breaker's probe
         // slot, which the `finally` gives back whatever ends the attempt (an outcome recorded
         // first settles the slot, and the release is then a no-op).
-        const pass = gate.check(credentials, account, Date.now());
+        const pass = gate.check(identity, Date.now());
         let failure: UpstreamError;
         let attemptMs: number;
         try {
-          // Ordered by what its flow used lately: an invented pair's call counts as the whole
-          // class of unverified credentials, never as a fresh account that has used nothing.
-          const flow =
-            memory.verdict(credentials) === 'accepted' ? accountTenant(account) : UNVERIFIED;
           // The deadline passing while waiting for a slot is no answer either way: thrown as is.
-          const release = await scheduler.acquire(account, deadline.signal, flow);
+          const release = await scheduler.acquire(account, deadline.signal, flowOf(identity));
           const attemptTimeout = () => timeoutError(operation, attemptTimeoutMs);
           const attemptLimit =
             attemptTimeoutMs < deadlineAt - Date.now()
@@ -108,14 +117,14 @@ export function withTrafficControl(
               : null;
           const sent = performance.now();
           try {
-            options.onAttempt?.(credentials);
+            caller.bill(UNITS_PER_CALL);
             const result = await call({ signal: (attemptLimit ?? deadline).signal });
             release({ rttMs: performance.now() - sent, operation });
-            gate.answered(credentials, account);
+            gate.answered(identity);
             return result;
           } catch (error) {
             attemptMs = performance.now() - sent;
-            const settled = gate.settle(error, credentials, account, release, attemptMs, operation);
+            const settled = gate.settle(error, identity, release, attemptMs, operation);
             if (!(settled instanceof UpstreamError) || !settled.retryable || attempt > retries)
               throw settled;
             failure = settled;
@@ -145,13 +154,13 @@ export function withTrafficControl(
 
   const verifying = new Map<string, Promise<boolean>>();
   function verify(credentials: Credentials): Promise<boolean> {
-    const verdict = memory.verdict(credentials);
+    const identity = memory.identities.of(credentials);
+    const verdict = memory.verdictOf(identity.pair);
     if (verdict !== 'unknown') return Promise.resolve(verdict === 'accepted');
-    const { pair } = memory.identities.of(credentials);
-    let pending = verifying.get(pair);
+    let pending = verifying.get(identity.pair);
     if (!pending) {
       // The smallest answer that needs valid credentials; run() records the verdict.
-      pending = run('ownednumbers', credentials, (o) =>
+      pending = run('ownednumbers', credentials, { caller: callerOf(identity) }, (o) =>
         client.ownedNumbers(credentials, 'LOCAL', o),
       ).then(
         () => true,
@@ -162,20 +171,21 @@ export function withTrafficControl(
           throw error;
         },
       );
-      verifying.set(pair, pending);
-      const forget = (): boolean => verifying.delete(pair);
+      verifying.set(identity.pair, pending);
+      const forget = (): boolean => verifying.delete(identity.pair);
       void pending.then(forget, forget);
     }
     return pending;
   }
 
   return {
-    history: (credentials, request) =>
-      run('smshistory', credentials, (o) => client.history(credentials, request, o)),
-    ownedNumbers: (credentials, type) =>
-      run('ownednumbers', credentials, (o) => client.ownedNumbers(credentials, type, o)),
-    allOwnedNumbers: (credentials) =>
-      run('allownednumbers', credentials, (o) => client.allOwnedNumbers(credentials, o)),
+    history: (credentials, request, made) =>
+      run('smshistory', credentials, made, (o) => client.history(credentials, request, o)),
+    ownedNumbers: (credentials, type, made) =>
+      run('ownednumbers', credentials, made, (o) => client.ownedNumbers(credentials, type, o)),
+    allOwnedNumbers: (credentials, made) =>
+      run('allownednumbers', credentials, made, (o) => client.allOwnedNumbers(credentials, o)),
+    callerOf,
     breakerState: () => gate.service.breaker.state,
     accountStates: () => gate.accounts.counts(Date.now()),
     credentials: memory,

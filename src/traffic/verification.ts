@@ -4,8 +4,7 @@
  * `refusedTtlMs`. Bounded (LRU): forgetting costs one more call, never a wrong answer.
  */
 import { LRUCache } from 'lru-cache';
-import type { Credentials } from '../core/credentials.js';
-import { Identities } from '../core/identity.js';
+import { Identities, type Named } from '../core/identity.js';
 import type { Config } from '../config/config.js';
 
 export type Verdict = 'accepted' | 'refused' | 'unknown';
@@ -39,23 +38,13 @@ export class CredentialMemory {
     return this.verdicts.size;
   }
 
-  /** The account's name: keyed hash of the sys_id alone. */
-  account(credentials: Credentials): string {
-    return this.identities.of(credentials).account;
-  }
-
-  verdict(credentials: Credentials): Verdict {
-    return this.verdictOf(this.identities.of(credentials).pair);
-  }
-
-  /** The verdict by pair (the response cache knows only its keys). */
+  /** The verdict by pair: a caller's named once (its identity), the response cache's keys. */
   verdictOf(pair: string): Verdict {
     return this.verdicts.get(pair) ?? 'unknown';
   }
 
-  /** The service answered a call made with these credentials. */
-  accepted(credentials: Credentials): void {
-    const pair = this.identities.of(credentials).pair;
+  /** The service answered a call made with this pair. */
+  accepted({ pair }: Pick<Named, 'pair'>): void {
     // Refreshing on every answer would cost an LRU write per call: once a minute is enough.
     const left = this.verdicts.getRemainingTTL(pair);
     if (this.verdicts.get(pair) === 'accepted' && left > this.acceptedTtlMs - 60_000) return;
@@ -66,8 +55,7 @@ export class CredentialMemory {
    * The service refused these. A pair accepted lately is only forgotten: one call's 401 (a number
    * it may not read) must not refuse a working pair; the next check asks again (a revoked token).
    */
-  refused(credentials: Credentials): void {
-    const pair = this.identities.of(credentials).pair;
+  refused({ pair }: Pick<Named, 'pair'>): void {
     if (this.verdicts.get(pair) === 'accepted') this.verdicts.delete(pair);
     else this.verdicts.set(pair, 'refused', { ttl: this.refusedTtlMs });
   }

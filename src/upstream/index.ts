@@ -13,9 +13,7 @@ import { CredentialMemory } from '../traffic/verification.js';
 import { shareCallsInFlight } from './shared-calls.js';
 
 /** What traffic control is told beyond the settings (see TrafficOptions). */
-export interface UpstreamExtras extends Partial<
-  Pick<TrafficOptions, 'warnings' | 'onAttempt' | 'ledger'>
-> {
+export interface UpstreamExtras extends Partial<Pick<TrafficOptions, 'warnings' | 'ledger'>> {
   readonly logger?: Logger;
   readonly observer?: UpstreamObserver;
   /** Fine-tuning of the adaptive limit (tests, bench); defaults otherwise. */

@@ -8,7 +8,7 @@ import DataLoader from 'dataloader';
 import type { Credentials } from '../core/credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber, Range } from '../core/domain.js';
 import { ErrorCode, UpstreamError } from '../core/errors.js';
-import type { UpstreamClient } from '../core/upstream-client.js';
+import type { Caller, UpstreamClient } from '../core/upstream-client.js';
 import { coalesceRanges, sliceFor } from './ranges.js';
 
 export type RequestLoaders = ReturnType<typeof createRequestLoaders>;
@@ -20,6 +20,8 @@ export interface RequestLoaderOptions {
   readonly maxCallSpan: number;
   /** When the request arrived (CallOptions.arrivedAt). */
   readonly arrivedAt: number;
+  /** Who the request's calls are for (CallOptions.caller). */
+  readonly caller?: Caller;
 }
 
 type NumbersScope = 'LOCAL' | 'TOLLFREE' | 'ALL';
@@ -29,7 +31,7 @@ export function createRequestLoaders(
   credentials: Credentials,
   options: RequestLoaderOptions,
 ) {
-  const callOptions = { arrivedAt: options.arrivedAt };
+  const callOptions = { arrivedAt: options.arrivedAt, caller: options.caller };
   let calls = 0;
   async function limit<T>(call: () => Promise<T>): Promise<T> {
     calls += 1;

@@ -1,9 +1,10 @@
 /**
  * Identical calls in flight are made once, across requests (docs/cache.md). A call carries no
- * request's abort signal (the traffic layer's deadline bounds it), so no caller cancels it for all.
+ * request's abort signal (the traffic layer's deadline bounds it), so no caller cancels it for all;
+ * it carries its caller, the request's, or for a call without one (a poll) named here once.
  */
 import type { Credentials } from '../core/credentials.js';
-import type { CallOptions } from '../core/upstream-client.js';
+import type { Caller, CallOptions } from '../core/upstream-client.js';
 import type { UpstreamObserver, UpstreamOperation } from '../core/signals.js';
 import type { ManagedUpstreamClient } from '../traffic/traffic.js';
 
@@ -21,16 +22,18 @@ export function shareCallsInFlight(
     credentials: Credentials,
     args: string,
     options: CallOptions | undefined,
-    call: () => Promise<T>,
+    call: (made: { caller: Caller }) => Promise<T>,
   ): Promise<T> {
+    const caller =
+      options?.caller ?? client.callerOf(client.credentials.identities.of(credentials));
     // The pair's keyed hash, never the token itself, names the entry.
-    const key = `${operation}\u0000${client.credentials.identities.of(credentials).pair}\u0000${args}`;
+    const key = `${operation}\u0000${caller.identity.pair}\u0000${args}`;
     const pending = inFlight.get(key);
     if (pending && pending.sentAt >= (options?.arrivedAt ?? performance.now()) - JOIN_WINDOW_MS) {
       observer.joined?.(operation);
       return pending.answer as Promise<T>;
     }
-    const entry = { answer: call(), sentAt: performance.now() };
+    const entry = { answer: call({ caller }), sentAt: performance.now() };
     inFlight.set(key, entry);
     const forget = (): void => {
       if (inFlight.get(key) === entry) inFlight.delete(key);
@@ -47,15 +50,15 @@ export function shareCallsInFlight(
         credentials,
         `${request.tid}\u0000${request.number}\u0000${request.start}\u0000${request.end}`,
         options,
-        () => client.history(credentials, request),
+        (made) => client.history(credentials, request, made),
       ),
     ownedNumbers: (credentials, type, options) =>
-      shared('ownednumbers', credentials, type, options, () =>
-        client.ownedNumbers(credentials, type),
+      shared('ownednumbers', credentials, type, options, (made) =>
+        client.ownedNumbers(credentials, type, made),
       ),
     allOwnedNumbers: (credentials, options) =>
-      shared('allownednumbers', credentials, '', options, () =>
-        client.allOwnedNumbers(credentials),
+      shared('allownednumbers', credentials, '', options, (made) =>
+        client.allOwnedNumbers(credentials, made),
       ),
   };
 }

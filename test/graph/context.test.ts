@@ -77,6 +77,24 @@ describe('createContext', () => {
     expect(over.upstream.calls).toHaveLength(1);
   });
 
+  it("carries the request's caller to its calls: its ticket's identity, named once, and its bill", async () => {
+    const made: unknown[] = [];
+    const bill = (): void => undefined;
+    const client: ContextDependencies['client'] = {
+      ...over.direct.client,
+      callerOf: (identity) => ({ identity, bill }),
+      allOwnedNumbers: (credentials, options) => {
+        made.push(options?.caller);
+        return over.direct.client.allOwnedNumbers(credentials, options);
+      },
+    };
+    await createContext(demo, { ...deps(), client })
+      .upstream()
+      .ownedNumbers();
+    expect(made).toEqual([{ identity: demo, bill }]);
+    expect((made[0] as { identity: unknown }).identity).toBe(demo);
+  });
+
   it('carries the limits, the cursor codec, no live hub by default, and a response budget', () => {
     const dependencies = deps({ maxResponseBytes: 2_048 });
     const context = createContext(demo, dependencies);

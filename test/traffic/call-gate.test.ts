@@ -29,7 +29,9 @@ function gate() {
     attemptTimeoutMs: 1_000,
     onRefused: (reason) => refused.push(reason),
   });
-  return { callGate, memory, refused, account: memory.account(real) };
+  // Named once, as a call's caller is.
+  const named = { real: memory.identities.of(real), wrong: memory.identities.of(wrong) };
+  return { callGate, memory, refused, ...named };
 }
 
 const released: unknown[] = [];
@@ -55,39 +57,37 @@ const switchable = (options?: TestGatewayOptions) => stacks.start(healthy, optio
 
 describe('CallGate', () => {
   it('refuses a pair the service refused lately, without asking again', () => {
-    const { callGate, refused, account } = gate();
+    const { callGate, refused, real, wrong } = gate();
     const unauthenticated = new UpstreamError(ErrorCode.Unauthenticated, 'refused');
-    callGate.settle(unauthenticated, wrong, account, release, 5, 'ownednumbers');
-    expect(codeOf(() => callGate.check(wrong, account, 0))).toBe(ErrorCode.Unauthenticated);
-    expect(codeOf(() => callGate.check(real, account, 0))).toBeUndefined();
+    callGate.settle(unauthenticated, wrong, release, 5, 'ownednumbers');
+    expect(codeOf(() => callGate.check(wrong, 0))).toBe(ErrorCode.Unauthenticated);
+    expect(codeOf(() => callGate.check(real, 0))).toBeUndefined();
     expect(refused).toEqual(['refused_credentials']);
   });
 
   it('binds a 429 from a wrong token to the unaccepted tokens alone, and one from the real pair to the account', () => {
-    const { callGate, account } = gate();
-    callGate.answered(real, account);
+    const { callGate, real, wrong } = gate();
+    callGate.answered(real);
     const limited = new UpstreamError(ErrorCode.RateLimited, '429', { retryAfterMs: 2_000 });
-    callGate.settle(limited, wrong, account, release, 5, 'ownednumbers');
+    callGate.settle(limited, wrong, release, 5, 'ownednumbers');
     const now = Date.now();
-    expect(codeOf(() => callGate.check(wrong, account, now))).toBe(ErrorCode.RateLimited);
-    expect(codeOf(() => callGate.check(real, account, now))).toBeUndefined();
-    callGate.settle(limited, real, account, release, 5, 'ownednumbers');
-    expect(codeOf(() => callGate.check(real, account, now))).toBe(ErrorCode.RateLimited);
-    expect(codeOf(() => callGate.check(real, account, Date.now() + 2_001))).toBeUndefined();
+    expect(codeOf(() => callGate.check(wrong, now))).toBe(ErrorCode.RateLimited);
+    expect(codeOf(() => callGate.check(real, now))).toBeUndefined();
+    callGate.settle(limited, real, release, 5, 'ownednumbers');
+    expect(codeOf(() => callGate.check(real, now))).toBe(ErrorCode.RateLimited);
+    expect(codeOf(() => callGate.check(real, Date.now() + 2_001))).toBeUndefined();
   });
 
   it("opens an account's breaker after its faults in a row, and reads a timeout spent waiting here as no fault", () => {
-    const { callGate, account } = gate();
+    const { callGate, real } = gate();
     const timeout = new UpstreamError(ErrorCode.UpstreamTimeout, 'slow', { upstreamFault: true });
-    callGate.settle(timeout, real, account, release, 100, 'smshistory');
-    callGate.settle(timeout, real, account, release, 100, 'smshistory');
-    expect(codeOf(() => callGate.check(real, account, Date.now()))).toBeUndefined();
+    callGate.settle(timeout, real, release, 100, 'smshistory');
+    callGate.settle(timeout, real, release, 100, 'smshistory');
+    expect(codeOf(() => callGate.check(real, Date.now()))).toBeUndefined();
     const fault = new UpstreamError(ErrorCode.UpstreamError, 'HTTP 502', { upstreamFault: true });
-    callGate.settle(fault, real, account, release, 800, 'smshistory');
-    callGate.settle(fault, real, account, release, 800, 'smshistory');
-    expect(codeOf(() => callGate.check(real, account, Date.now()))).toBe(
-      ErrorCode.UpstreamUnavailable,
-    );
+    callGate.settle(fault, real, release, 800, 'smshistory');
+    callGate.settle(fault, real, release, 800, 'smshistory');
+    expect(codeOf(() => callGate.check(real, Date.now()))).toBe(ErrorCode.UpstreamUnavailable);
   });
 });
 
@@ -102,48 +102,46 @@ describe("the gate's probe slots", () => {
   it("a refusal holds nothing: the service breaker refusing an account's probes keeps none of them", () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     onTestFinished(() => void vi.useRealTimers());
-    const { callGate, memory, refused, account } = gate();
-    callGate.answered(real, account);
+    const { callGate, memory, refused, real } = gate();
+    callGate.answered(real);
     // The account's own faults open its breaker at 0; another account's refused connections
     // open the service's at 5 s.
     vi.setSystemTime(0);
-    for (let i = 0; i < 2; i += 1) callGate.settle(fault, real, account, release, 800, 'x');
+    for (let i = 0; i < 2; i += 1) callGate.settle(fault, real, release, 800, 'x');
     vi.setSystemTime(5_000);
     for (let i = 0; i < 2; i += 1)
-      callGate.settle(unreachable, other, memory.account(other), release, 800, 'x');
+      callGate.settle(unreachable, memory.identities.of(other), release, 800, 'x');
     expect(callGate.service.breaker.state).toBe('open');
     // The account's breaker is past its cooldown, the service's not: refused by the service's,
     // as often as a client asks, never by its own breaker.
     for (let i = 0; i < 10; i += 1) {
-      expect(codeOf(() => callGate.check(real, account, 10_000))).toBe(
-        ErrorCode.UpstreamUnavailable,
-      );
+      expect(codeOf(() => callGate.check(real, 10_000))).toBe(ErrorCode.UpstreamUnavailable);
     }
     expect(new Set(refused)).toEqual(new Set(['service_breaker']));
     // The service's breaker half-opens: the account's probe and the service's go together.
     // (Both accounts' breakers are not closed: the other's opened on its refused connections.)
-    const pass = callGate.check(real, account, 15_000);
+    const pass = callGate.check(real, 15_000);
     expect(callGate.accounts.counts(15_000).breakerOpen).toBe(2);
-    callGate.answered(real, account);
+    callGate.answered(real);
     pass.release();
     expect(callGate.service.breaker.state).toBe('closed');
     expect(callGate.accounts.counts(15_000).breakerOpen).toBe(1);
   });
 
   it('a pass released without an outcome gives back every probe slot it held', () => {
-    const { callGate, account } = gate();
+    const { callGate, real } = gate();
     const now = Date.now();
-    for (let i = 0; i < 2; i += 1) callGate.settle(fault, real, account, release, 800, 'x');
+    for (let i = 0; i < 2; i += 1) callGate.settle(fault, real, release, 800, 'x');
     const later = now + 10_001;
     // Three probes for a recovering account, then none until one comes back.
-    const passes = [0, 1, 2].map(() => callGate.check(real, account, later));
-    expect(codeOf(() => callGate.check(real, account, later))).toBe(ErrorCode.UpstreamUnavailable);
+    const passes = [0, 1, 2].map(() => callGate.check(real, later));
+    expect(codeOf(() => callGate.check(real, later))).toBe(ErrorCode.UpstreamUnavailable);
     passes[0]!.release();
     passes[0]!.release();
-    const again = callGate.check(real, account, later);
-    expect(codeOf(() => callGate.check(real, account, later))).toBe(ErrorCode.UpstreamUnavailable);
+    const again = callGate.check(real, later);
+    expect(codeOf(() => callGate.check(real, later))).toBe(ErrorCode.UpstreamUnavailable);
     for (const pass of [again, ...passes]) pass.release();
-    expect(codeOf(() => callGate.check(real, account, later))).toBeUndefined();
+    expect(codeOf(() => callGate.check(real, later))).toBeUndefined();
   });
 });
 

@@ -11,7 +11,6 @@ import {
   CPU_MS_PER_UNIT,
   UNITS_PER_SEAT,
   UNVERIFIED,
-  USE_HALF_LIFE_MS,
   groupOf,
   isRefusal,
   tenantKind,
@@ -21,6 +20,7 @@ import {
   type Release,
   type Waiting,
 } from '../../src/traffic/fair-admission.js';
+import { USE_HALF_LIFE_MS } from '../../src/traffic/ledger.js';
 
 class FakeLoad implements LoopLoad {
   busy = false;
@@ -189,13 +189,16 @@ describe('Admission', () => {
     // Now the heavy flow costs about 30 units a request, the light one 2: a request of each runs
     // 20 ms side by side, and the light one is charged about 1/16 of it, not half.
     load.set(false);
-    const before = { heavy: gate.useOf('account:heavy'), light: gate.useOf('account:light') };
+    const before = {
+      heavy: gate.ledger.useOf('account:heavy'),
+      light: gate.ledger.useOf('account:light'),
+    };
     const both = [gate.admit('account:heavy'), gate.admit('account:light')].map(released);
     active += 20;
     for (const release of both) release();
     const charged = {
-      heavy: gate.useOf('account:heavy') - before.heavy - 1,
-      light: gate.useOf('account:light') - before.light - 1,
+      heavy: gate.ledger.useOf('account:heavy') - before.heavy - 1,
+      light: gate.ledger.useOf('account:light') - before.light - 1,
     };
     expect(charged.light).toBeGreaterThan(0);
     expect(charged.heavy / charged.light).toBeGreaterThan(8);
@@ -210,11 +213,11 @@ describe('Admission', () => {
     first();
     // Long enough ago that its use has faded; what its requests cost is still known.
     clock += 10 * USE_HALF_LIFE_MS;
-    gate.chargeWork('account:light', 3);
+    gate.ledger.chargeWork('account:light', 3);
     // Eight arrive at once while the loop has room: all run.
     const burst = Array.from({ length: 8 }, () => released(gate.admit('account:heavy')));
     // Priced at 8 x about 80 (the cost's moving average), not 8 x 1.
-    expect(gate.useOf('account:heavy')).toBeGreaterThan(8 * 50);
+    expect(gate.ledger.useOf('account:heavy')).toBeGreaterThan(8 * 50);
     // The loop is busy now: the light flow borrows a seat at once instead of waiting for one.
     load.set(true);
     let granted: unknown;
@@ -224,7 +227,7 @@ describe('Admission', () => {
     expect(typeof granted).toBe('function');
     // The measured cost corrects the price: eight requests that cost almost nothing are refunded.
     for (const release of burst) release();
-    expect(gate.useOf('account:heavy')).toBeLessThan(20);
+    expect(gate.ledger.useOf('account:heavy')).toBeLessThan(20);
   });
 
   it('prices a request again by its document once parsed: a flow new to the copy is charged what the document cost last time', async () => {
@@ -237,22 +240,22 @@ describe('Admission', () => {
     active += 100;
     first();
     clock += 10 * USE_HALF_LIFE_MS;
-    gate.chargeWork('account:light', 3);
+    gate.ledger.chargeWork('account:light', 3);
     // Its pair accepted, the caller is a new flow, priced on arrival at the prior.
     const burst = Array.from({ length: 8 }, () => released(gate.admit('account:heavy')));
-    expect(gate.useOf('account:heavy')).toBeLessThan(8 * 50);
+    expect(gate.ledger.useOf('account:heavy')).toBeLessThan(8 * 50);
     // Parsed: each is charged the document's last cost before it runs.
     for (const release of burst) release.price?.(document, 1);
-    expect(gate.useOf('account:heavy')).toBeGreaterThan(8 * 300);
+    expect(gate.ledger.useOf('account:heavy')).toBeGreaterThan(8 * 300);
     // A document never run is priced by its static estimate; a lower price charges nothing more.
     const cheap = released(gate.admit('account:other'));
-    const arrived = gate.useOf('account:other');
+    const arrived = gate.ledger.useOf('account:other');
     cheap.price?.({}, 0.5);
-    expect(gate.useOf('account:other')).toBe(arrived);
+    expect(gate.ledger.useOf('account:other')).toBe(arrived);
     const costly = released(gate.admit('account:other'));
-    const before = gate.useOf('account:other');
+    const before = gate.ledger.useOf('account:other');
     costly.price?.({}, 200);
-    expect(gate.useOf('account:other')).toBeGreaterThan(before + 150);
+    expect(gate.ledger.useOf('account:other')).toBeGreaterThan(before + 150);
     load.set(true);
     let granted: unknown;
     void waiting(gate.admit('account:light')).outcome.then((outcome) => (granted = outcome));
@@ -322,15 +325,15 @@ describe('Admission', () => {
 
   it('charges calls made for a flow (chargeWork), a fan-out going after a single call', async () => {
     const { admission: gate, load } = admission();
-    gate.chargeWork('account:fan-out', 100);
+    gate.ledger.chargeWork('account:fan-out', 100);
     expect(await orderOnceFreed(gate, load, ['fan-out', 'small'])).toEqual(['small', 'fan-out']);
   });
 
   it(`forgets use with a half-life of ${USE_HALF_LIFE_MS} ms: yesterday's flood is not punished`, async () => {
     const { admission: gate, load } = admission();
-    gate.chargeWork('account:old', 1_000);
+    gate.ledger.chargeWork('account:old', 1_000);
     clock += 20 * USE_HALF_LIFE_MS;
-    gate.chargeWork('account:recent', 1);
+    gate.ledger.chargeWork('account:recent', 1);
     expect(await orderOnceFreed(gate, load, ['recent', 'old'])).toEqual(['old', 'recent']);
   });
 
@@ -357,7 +360,7 @@ describe('Admission', () => {
 
   it('while one flow dominates beside another, adds seats while requests wait and the loop has room, and takes them back when saturated', () => {
     const { admission: gate, load } = admission({ minSeats: 2 });
-    gate.chargeWork('account:poller', 2);
+    gate.ledger.chargeWork('account:poller', 2);
     load.set(true);
     released(gate.admit('account:team'));
     released(gate.admit('account:team'));
@@ -460,15 +463,15 @@ describe('Admission', () => {
     released(gate.admit('account:bystander'))();
     // The loop has room: no one is held back.
     load.sample(1);
-    expect(gate.outweighs('account:flood')).toBe(false);
+    expect(gate.ledger.outweighs('account:flood')).toBe(false);
     load.set(true);
     load.sample(1);
-    expect(gate.outweighs('account:flood')).toBe(true);
-    expect(gate.outweighs('account:bystander')).toBe(false);
+    expect(gate.ledger.outweighs('account:flood')).toBe(true);
+    expect(gate.ledger.outweighs('account:bystander')).toBe(false);
     // Once the bystander's use has faded, it no longer counts.
     clock += 10 * USE_HALF_LIFE_MS;
     load.sample(1);
-    expect(gate.outweighs('account:flood')).toBe(false);
+    expect(gate.ledger.outweighs('account:flood')).toBe(false);
   });
 
   it('refuses at once past maxWaiting, and a request that waited maxWaitMs', async () => {

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit } from '../../src/traffic/adaptive-limit.js';
-import { FairScheduler, type Release } from '../../src/traffic/fair-scheduler.js';
+import type { Release } from '../../src/traffic/fair-admission.js';
+import { FairScheduler } from '../../src/traffic/fair-scheduler.js';
 
 describe('FairScheduler', () => {
   const never = new AbortController().signal;

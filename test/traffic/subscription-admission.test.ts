@@ -13,7 +13,7 @@ describe('SubscriptionAdmission', () => {
   it('caps an account by its sys_id, however many tokens it invents', () => {
     const admission = new SubscriptionAdmission({
       maxPerAccount: 3,
-      accountOf: (c) => memory.account(c),
+      accountOf: (c) => memory.identities.of(c).account,
     });
     for (let i = 0; i < 3; i += 1) admission.hold(creds('AC-1', `tok-${i}`));
     expect(() => admission.hold(creds('AC-1', 'tok-new'))).toThrow(
@@ -26,7 +26,7 @@ describe('SubscriptionAdmission', () => {
     const admission = new SubscriptionAdmission({
       maxPerAccount: 50,
       maxTotal: 2,
-      accountOf: (c) => memory.account(c),
+      accountOf: (c) => memory.identities.of(c).account,
     });
     const release = admission.hold(creds('AC-1'));
     admission.hold(creds('AC-2'));
@@ -42,7 +42,7 @@ describe('SubscriptionAdmission', () => {
   it('admits only credentials the service accepts', async () => {
     const admission = new SubscriptionAdmission({
       maxPerAccount: 50,
-      accountOf: (c) => memory.account(c),
+      accountOf: (c) => memory.identities.of(c).account,
       verify: (c) => Promise.resolve(c.authToken === 'good'),
     });
     await expect(admission.verified(creds('AC-1', 'good'))).resolves.toBeUndefined();

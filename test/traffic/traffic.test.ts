@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { execute, type TestGatewayOptions } from '../fixtures/harness.js';
 import { EveryHistoryQuery, OwnedNumbersQuery } from '../fixtures/operations.js';
 import { accountScript, historyReply, ownedNumbersReply } from '../../support/scripted-upstream.js';
@@ -17,6 +17,7 @@ import { until, untilAsync } from '../../support/wait.js';
 import { createUpstream } from '../../src/upstream/index.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Credentials } from '../../src/core/credentials.js';
+import { UNITS_PER_CALL } from '../../src/traffic/fair-admission.js';
 
 const A = { 'x-sys-id': 'AC-A', 'x-auth-token': 'tok-a' };
 const B = { 'x-sys-id': 'AC-B', 'x-auth-token': 'tok-b' };
@@ -331,24 +332,46 @@ describe('fair share between accounts', () => {
 });
 
 describe('work charged to whom the calls are for', () => {
-  it('tells onAttempt of each attempt sent, the retry included, with its credentials', async () => {
-    let failFirst = true;
+  it("charges each attempt sent, the retry included, to its caller's bill, or without one to the credentials' flow", async () => {
+    let failNext = true;
     const upstream = await startScriptedUpstream((call) => {
-      if (failFirst) {
-        failFirst = false;
+      if (failNext) {
+        failNext = false;
         return { status: 503, json: {} };
       }
       return healthy(call);
     });
-    const attempts: Credentials[] = [];
+    const charged: [string, number][] = [];
+    const ledger = {
+      useOf: () => 0,
+      outweighs: () => false,
+      chargeWork: (flow: string, units: number) => void charged.push([flow, units]),
+    };
     const { client, pool } = createUpstream(new URL(upstream.url), loadConfig({}).upstream, {
-      onAttempt: (credentials) => attempts.push(credentials),
+      ledger,
     });
     try {
       const credentials: Credentials = { sysId: 'AC-A', authToken: 'tok-a' };
-      await client.ownedNumbers(credentials, 'LOCAL');
+      const billed: number[] = [];
+      const identity = client.credentials.identities.of(credentials);
+      const caller = { identity, bill: (units: number) => void billed.push(units) };
+      // Named once, where the call is made: nothing below names the caller again.
+      const naming = vi.spyOn(client.credentials.identities, 'of');
+      await client.ownedNumbers(credentials, 'LOCAL', { caller });
+      expect(naming).not.toHaveBeenCalled();
       expect(upstream.calls).toHaveLength(2);
-      expect(attempts).toEqual([credentials, credentials]);
+      expect(billed).toEqual([UNITS_PER_CALL, UNITS_PER_CALL]);
+      expect(charged).toEqual([]);
+      // A call without a request (a poll): named where it is made, its account's flow pays.
+      failNext = true;
+      await client.ownedNumbers({ ...credentials }, 'TOLLFREE');
+      expect(naming).toHaveBeenCalledTimes(1);
+      expect(upstream.calls).toHaveLength(4);
+      const flow = `account:${identity.account}`;
+      expect(charged).toEqual([
+        [flow, UNITS_PER_CALL],
+        [flow, UNITS_PER_CALL],
+      ]);
     } finally {
       await pool.close();
       await upstream.close();
