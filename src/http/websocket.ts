@@ -41,7 +41,6 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Credentials } from '../core/credentials.js';
 import { Identities, type Identity } from '../core/identity.js';
 import type { Gateway } from './server.js';
-import { ErrorCode } from '../core/errors.js';
 import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import {
   isRefusal,
@@ -53,6 +52,7 @@ import {
 import type { HeldStreams } from '../traffic/held-streams.js';
 import { issueTicket, type Ticket } from '../traffic/ticket.js';
 import { originAllowed, refusalMessage, type CorsSettings } from './cors.js';
+import { busyError } from './plugins/admission-refusals.js';
 
 /** Largest `connection_init` message: credentials need a few hundred bytes. */
 export const MAX_CONNECTION_INIT_BYTES = 16 * 1024;
@@ -264,7 +264,7 @@ export function attachWebSocket(
         const identity = ctx.extra.ticket?.identity;
         const turn = await admitted((identity && options.admit?.(identity)) ?? NO_SEAT, socket);
         if (turn === null) return [new GraphQLError('The connection closed while waiting')];
-        if (isRefusal(turn)) return [busy(turn)];
+        if (isRefusal(turn)) return [busyError(turn, 'operations')];
         const { schema, execute, subscribe, contextFactory, parse, validate } =
           gateway.getEnveloped({
             ...ctx,
@@ -311,14 +311,6 @@ export function attachWebSocket(
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
-}
-
-/** An operation admission refused, worded and coded as over HTTP (admission-refusals.ts). */
-function busy(refusal: Refusal): GraphQLError {
-  return new GraphQLError(
-    `The gateway is busy: retry after ${refusal.retryAfterSeconds} s, or send fewer operations at once.`,
-    { extensions: { code: ErrorCode.RateLimited, retryAfter: refusal.retryAfterSeconds } },
-  );
 }
 
 /** The document, or the errors of parsing or validating it (as every transport answers them). */

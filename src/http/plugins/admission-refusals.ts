@@ -18,19 +18,28 @@ export function useAdmissionRefusals(): Plugin {
   };
 }
 
-/** RATE_LIMITED with 429 and Retry-After: the answer to every refusal of admission's. */
-export function busyError(refusal: Refusal): GraphQLError {
+/**
+ * RATE_LIMITED (over HTTP with 429 and Retry-After): the answer to every refusal of admission's,
+ * to a request or to a WebSocket operation.
+ */
+export function busyError(
+  refusal: Refusal,
+  over: 'requests' | 'operations' = 'requests',
+): GraphQLError {
   const why =
     refusal.refused === 'line-full'
-      ? 'this account already has the most requests waiting that a copy holds'
-      : 'the request waited its turn for too long';
+      ? `this account already has the most ${over} waiting that a copy holds`
+      : `the ${over === 'requests' ? 'request' : 'operation'} waited its turn for too long`;
+  const retryAfter = refusal.retryAfterSeconds;
+  // `http` is yoga's: the status and header of an HTTP answer; a WebSocket has neither.
+  const http = { status: 429, headers: { 'retry-after': String(retryAfter) } };
   return createGraphQLError(
-    `The gateway is busy and ${why}: retry after ${refusal.retryAfterSeconds} s, or send fewer requests at once.`,
+    `The gateway is busy and ${why}: retry after ${retryAfter} s, or send fewer ${over} at once.`,
     {
       extensions: {
         code: ErrorCode.RateLimited,
-        retryAfter: refusal.retryAfterSeconds,
-        http: { status: 429, headers: { 'retry-after': String(refusal.retryAfterSeconds) } },
+        retryAfter,
+        ...(over === 'requests' ? { http } : {}),
       },
     },
   );
