@@ -45,6 +45,7 @@ import { SUBSCRIPTION_LIMIT } from '../live/hub.js';
 import {
   isRefusal,
   NO_SEAT,
+  turnUnlessGone,
   type Refusal,
   type Release,
   type Waiting,
@@ -334,20 +335,9 @@ function destroyQuietly(this: Duplex): void {
   this.destroy();
 }
 
-/** A connection_init's turn (its place or a refusal); null if the connection closed meanwhile. */
-async function admitted(
-  outcome: Release | Waiting | Refusal,
-  socket: WebSocket,
-): Promise<Release | Refusal | null> {
-  if (typeof outcome === 'function' || isRefusal(outcome)) return outcome;
-  const leave = (): void => outcome.cancel();
-  socket.once('close', leave);
-  const granted = await outcome.outcome;
-  socket.off('close', leave);
-  if (socket.readyState === socket.OPEN) return granted;
-  if (typeof granted === 'function') granted();
-  return null;
-}
+/** A connection_init's or an operation's turn; null if the connection closed meanwhile. */
+const admitted = (outcome: Release | Waiting | Refusal, socket: WebSocket) =>
+  turnUnlessGone(outcome, socket, () => socket.readyState !== socket.OPEN);
 
 /** Closes, and cuts the socket after CLOSE_GRACE_MS (ws would wait 30 s) holding a descriptor. */
 function closeSoon(socket: WebSocket, code: number, reason: string): void {

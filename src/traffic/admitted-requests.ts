@@ -14,6 +14,7 @@ import {
   ANONYMOUS,
   isRefusal,
   NO_SEAT,
+  turnUnlessGone,
   unverifiedPair,
   type AdmissionOptions,
   type LoopLoad,
@@ -115,14 +116,9 @@ export function admitRequests(
     if (typeof outcome === 'function') return go(outcome);
     if (isRefusal(outcome)) return refuse(outcome);
     // A client gone while waiting leaves its line; a place granted to it is handed back at once.
-    const leave = (): void => outcome.cancel();
-    response.once('close', leave);
-    void outcome.outcome.then((granted) => {
-      response.off('close', leave);
-      if (response.destroyed) {
-        if (typeof granted === 'function') granted();
-      } else if (typeof granted === 'function') go(granted);
-      else refuse(granted);
+    void turnUnlessGone(outcome, response, () => response.destroyed).then((turn) => {
+      if (typeof turn === 'function') go(turn);
+      else if (turn) refuse(turn);
     });
   };
 }

@@ -468,3 +468,22 @@ export const NO_SEAT: Release = () => undefined;
 
 export const isRefusal = (value: Release | Waiting | Refusal): value is Refusal =>
   typeof value === 'object' && 'refused' in value;
+
+/**
+ * The turn of a caller that may leave while it waits (its `close`): leaving quits the line, and a
+ * place granted once it is `gone` is handed back at once (null).
+ */
+export async function turnUnlessGone(
+  outcome: Release | Waiting | Refusal,
+  door: Pick<NodeJS.EventEmitter, 'once' | 'off'>,
+  gone: () => boolean,
+): Promise<Release | Refusal | null> {
+  if (typeof outcome === 'function' || isRefusal(outcome)) return outcome;
+  const leave = (): void => outcome.cancel();
+  door.once('close', leave);
+  const granted = await outcome.outcome;
+  door.off('close', leave);
+  if (!gone()) return granted;
+  if (typeof granted === 'function') granted();
+  return null;
+}
