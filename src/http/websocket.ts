@@ -153,19 +153,16 @@ export function attachWebSocket(
     clearTimeout(unverified.get(socket));
     unverified.delete(socket);
   };
-  const running = new WeakMap<WebSocket, Set<string>>();
-  // The places of operations still running (queries and mutations), by id: freed at their
-  // completion or the socket's close, whichever comes first (a query's answer may never be sent).
-  const seats = new WeakMap<WebSocket, Map<string, Release>>();
-  const heldSeats = (socket: WebSocket): Map<string, Release> => {
-    let held = seats.get(socket);
+  // The operations running on each socket, by id, with the places they still hold (queries and
+  // mutations; a subscription's is NO_SEAT): freed at their completion or the socket's close,
+  // whichever comes first (a query's answer may never be sent).
+  const operations = new WeakMap<WebSocket, Map<string, Release>>();
+  const operationsOf = (socket: WebSocket): Map<string, Release> => {
+    let held = operations.get(socket);
     if (!held) {
-      seats.set(socket, (held = new Map()));
-      const freeAll = (): void => {
-        for (const release of held?.values() ?? []) release();
-        held?.clear();
-      };
-      socket.once('close', freeAll);
+      const ids = (held = new Map<string, Release>());
+      operations.set(socket, ids);
+      socket.once('close', () => ids.forEach((release) => release()));
     }
     return held;
   };
@@ -249,8 +246,7 @@ export function attachWebSocket(
       onClose: (ctx, code, reason) => options.onClosed?.(ctx.extra.socket, code ?? 0, reason ?? ''),
       onSubscribe: async (ctx, id, payload) => {
         const socket = ctx.extra.socket;
-        let ids = running.get(socket);
-        if (!ids) running.set(socket, (ids = new Set()));
+        const ids = operationsOf(socket);
         if (ids.size >= options.maxPerConnection) {
           return [
             new GraphQLError(
@@ -279,7 +275,7 @@ export function attachWebSocket(
           turn();
           return document;
         }
-        ids.add(id);
+        ids.set(id, NO_SEAT);
         options.onOperation?.(socket);
         const args = {
           schema,
@@ -293,14 +289,13 @@ export function attachWebSocket(
         // A subscription holds its place only while it is set up: its events are the live
         // layer's work, paced there; a query or mutation holds it until its answer is out.
         if (operation === 'subscription' || socket.readyState !== socket.OPEN) turn();
-        else heldSeats(socket).set(id, turn);
+        else ids.set(id, turn);
         return args;
       },
       onComplete: (ctx, id) => {
-        running.get(ctx.extra.socket)?.delete(id);
-        const held = seats.get(ctx.extra.socket);
-        held?.get(id)?.();
-        held?.delete(id);
+        const ids = operations.get(ctx.extra.socket);
+        ids?.get(id)?.();
+        ids?.delete(id);
       },
     },
     wss,
