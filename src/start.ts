@@ -103,14 +103,10 @@ async function startResponseCache(
   return createResponseCache(settings, {
     logger,
     credentials,
-    ...(metrics
-      ? {
-          onCacheHit: () => metrics.cacheLookup('hit'),
-          onCacheMiss: () => metrics.cacheLookup('miss'),
-          onStaleServed: ({ code }: { code: string }) => metrics.staleServed(code),
-        }
-      : {}),
-    ...(redis ? { redis } : {}),
+    redis,
+    onCacheHit: metrics ? () => metrics.cacheLookup('hit') : undefined,
+    onCacheMiss: metrics ? () => metrics.cacheLookup('miss') : undefined,
+    onStaleServed: metrics ? ({ code }) => metrics.staleServed(code) : undefined,
   });
 }
 
