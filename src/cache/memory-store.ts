@@ -22,9 +22,9 @@ const PURGE_INTERVAL_MS = 1_000;
 
 export class MemoryAnswerStore implements AnswerStore {
   private readonly lru: LRUCache<string, StoredAnswer>;
-  /** Per account: its keys, least recently used first (a Map keeps insertion order), and sizes. */
-  private readonly byAccount = new Map<string, Map<string, number>>();
-  private readonly accountBytes = new Map<string, number>();
+  /** Per account: its keys, least recently used first (a Map keeps insertion order), with their
+   * sizes, and the bytes they hold in all. */
+  private readonly byAccount = new Map<string, { keys: Map<string, number>; bytes: number }>();
   private readonly now: () => number;
   private lastPurge = 0;
 
@@ -56,13 +56,14 @@ export class MemoryAnswerStore implements AnswerStore {
 
   /** Bytes held in all and per account: for tests and metrics. */
   usage(): { total: number; accounts: ReadonlyMap<string, number> } {
-    return { total: this.lru.calculatedSize, accounts: new Map(this.accountBytes) };
+    const accounts = new Map([...this.byAccount].map(([account, held]) => [account, held.bytes]));
+    return { total: this.lru.calculatedSize, accounts };
   }
 
   /** Evicts from the largest holder until `size` more bytes fit under the budget. */
   private makeRoom(key: string, size: number): void {
     const incoming = this.options.accountOf(key);
-    const replaced = (): number => this.byAccount.get(incoming)?.get(key) ?? 0;
+    const replaced = (): number => this.byAccount.get(incoming)?.keys.get(key) ?? 0;
     const fits = (): boolean => this.lru.calculatedSize - replaced() + size <= this.lru.maxSize;
     if (fits()) return;
     if (this.now() - this.lastPurge >= PURGE_INTERVAL_MS) {
@@ -71,7 +72,8 @@ export class MemoryAnswerStore implements AnswerStore {
     }
     while (!fits()) {
       const victim = this.largestAccount(incoming, size - replaced());
-      const oldest = victim === undefined ? undefined : this.byAccount.get(victim)?.keys().next();
+      const oldest =
+        victim === undefined ? undefined : this.byAccount.get(victim)?.keys.keys().next();
       if (!oldest || oldest.done) return; // nothing left to evict: lru-cache's own bound applies
       this.lru.delete(oldest.value);
     }
@@ -81,7 +83,7 @@ export class MemoryAnswerStore implements AnswerStore {
   private largestAccount(incoming: string, adding: number): string | undefined {
     let largest: string | undefined;
     let most = -1;
-    for (const [account, bytes] of this.accountBytes) {
+    for (const [account, { bytes }] of this.byAccount) {
       const held = account === incoming ? bytes + adding : bytes;
       // On a tie the incoming account pays for its own answer.
       if (held > most || (held === most && account === incoming)) {
@@ -94,27 +96,25 @@ export class MemoryAnswerStore implements AnswerStore {
 
   private remember(key: string, size: number): void {
     const account = this.options.accountOf(key);
-    let keys = this.byAccount.get(account);
-    if (!keys) this.byAccount.set(account, (keys = new Map()));
-    keys.set(key, size);
-    this.accountBytes.set(account, (this.accountBytes.get(account) ?? 0) + size);
+    let held = this.byAccount.get(account);
+    if (!held) this.byAccount.set(account, (held = { keys: new Map(), bytes: 0 }));
+    held.keys.set(key, size);
+    held.bytes += size;
   }
 
   private forget(key: string): void {
     const account = this.options.accountOf(key);
-    const keys = this.byAccount.get(account);
-    const size = keys?.get(key);
-    if (!keys || size === undefined) return;
-    keys.delete(key);
-    this.accountBytes.set(account, (this.accountBytes.get(account) ?? 0) - size);
-    if (keys.size > 0) return;
-    this.byAccount.delete(account);
-    this.accountBytes.delete(account);
+    const held = this.byAccount.get(account);
+    const size = held?.keys.get(key);
+    if (!held || size === undefined) return;
+    held.keys.delete(key);
+    held.bytes -= size;
+    if (held.keys.size === 0) this.byAccount.delete(account);
   }
 
   /** Moves `key` to its account's most recently used end. */
   private touch(key: string): void {
-    const keys = this.byAccount.get(this.options.accountOf(key));
+    const keys = this.byAccount.get(this.options.accountOf(key))?.keys;
     const size = keys?.get(key);
     if (!keys || size === undefined) return;
     keys.delete(key);
