@@ -6,7 +6,7 @@ import { startFailure, startRuntime } from './runtime.js';
 import { ConfigError, loadConfig } from './config/config.js';
 import { banner, metricsLine, responseCacheLine, shownHost } from './http/banner.js';
 import { corsRefusesAll, corsSummary } from './http/cors.js';
-import { GRAPHQL_PATH } from './http/server.js';
+import { GRAPHQL_PATH } from './http/paths.js';
 import { flushLogs } from './observability/logger.js';
 import { gatewayBuild } from './observability/version.js';
 

@@ -102,8 +102,6 @@ export type Gateway = YogaServerInstance<Ticketed, GatewayContext> & {
   readonly listener: TicketedListener;
 };
 
-export { GRAPHQL_PATH };
-
 export const DEFAULT_GRAPHIQL_QUERY = `# Your numbers and their five latest messages.
 # Credentials: the Headers tab below.
 query NumbersWithLatestMessages {

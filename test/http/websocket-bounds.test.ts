@@ -13,7 +13,7 @@ import {
   MAX_CONNECTION_INIT_BYTES,
   type AttachedWebSocket,
 } from '../../src/http/websocket.js';
-import { GRAPHQL_PATH } from '../../src/http/server.js';
+import { GRAPHQL_PATH } from '../../src/http/paths.js';
 import { HeldStreams } from '../../src/traffic/held-streams.js';
 import { DEMO_CREDENTIALS, SECOND_DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import type { TestGateway } from '../fixtures/harness.js';

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { attachWebSocket, type AttachedWebSocket } from '../../src/http/websocket.js';
-import { GRAPHQL_PATH } from '../../src/http/server.js';
+import { GRAPHQL_PATH } from '../../src/http/paths.js';
 import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
 import { startGrowingUpstream, type GrowingUpstream } from '../../support/growing-upstream.js';
 import { sleep, until } from '../../support/wait.js';

@@ -10,7 +10,7 @@ import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createResponseCache } from '../../src/cache/response-cache.js';
-import { GRAPHQL_PATH } from '../../src/http/server.js';
+import { GRAPHQL_PATH } from '../../src/http/paths.js';
 import { captureLogs } from '../fixtures/captured-logs.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { connectRedis } from '../../src/redis/connection.js';
