@@ -34,6 +34,7 @@ export interface TrafficOptions extends Omit<UpstreamSettings, 'url'> {
   readonly minConcurrency?: number;
   /** The fraction of the adaptive limit one account may hold while others wait. */
   readonly accountShare: number;
+  /** Verdicts on credentials, shared with the response cache (src/app.ts makes them). */
   readonly credentials: CredentialMemory;
   readonly logger?: Logger;
   /** Where each retry's warning goes: rolled up per code and account (one line a window). */

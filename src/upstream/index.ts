@@ -1,7 +1,6 @@
 /** The upstream stack one gateway uses: a keep-alive pool, the client over it, traffic control. */
 import type { Pool } from 'undici';
 import type { UpstreamSettings } from '../config/config.js';
-import type { Logger } from '../observability/logger.js';
 import type { UpstreamObserver } from '../core/signals.js';
 import { createUpstreamClient, createUpstreamPool } from './client.js';
 import {
@@ -9,26 +8,23 @@ import {
   type ManagedUpstreamClient,
   type TrafficOptions,
 } from '../traffic/traffic.js';
-import { CredentialMemory } from '../traffic/verification.js';
 import { shareCallsInFlight } from './shared-calls.js';
 
 /** What traffic control is told beyond the settings (see TrafficOptions). */
-export interface UpstreamExtras extends Partial<Pick<TrafficOptions, 'warnings' | 'ledger'>> {
-  readonly logger?: Logger;
+type Told = Pick<TrafficOptions, 'credentials' | 'logger' | 'warnings' | 'ledger'>;
+export interface UpstreamExtras extends Told {
   readonly observer?: UpstreamObserver;
   /** Fine-tuning of the adaptive limit (tests, bench); defaults otherwise. */
   readonly traffic?: Pick<TrafficOptions, 'initialConcurrency' | 'minConcurrency'>;
-  /** Verdicts on credentials, shared with the response cache. @default a new one */
-  readonly credentials?: CredentialMemory;
 }
 
 export function createUpstream(
   baseUrl: URL,
   settings: Omit<UpstreamSettings, 'url'>,
-  extras: UpstreamExtras = {},
+  extras: UpstreamExtras,
 ): { readonly client: ManagedUpstreamClient; readonly pool: Pool } {
-  const { timeoutMs, connections, accountSharePercent, verifiedTtlMs, refusedTtlMs } = settings;
-  const { observer, traffic, credentials, ...told } = extras;
+  const { timeoutMs, connections, accountSharePercent } = settings;
+  const { observer, traffic, ...told } = extras;
   const pool = createUpstreamPool(baseUrl, { connections, timeoutMs });
   const client = createUpstreamClient({
     dispatcher: pool,
@@ -43,9 +39,6 @@ export function createUpstream(
     ...told,
     maxInFlight: connections,
     accountShare: accountSharePercent / 100,
-    credentials:
-      credentials ??
-      new CredentialMemory({ secret: null, acceptedTtlMs: verifiedTtlMs, refusedTtlMs }),
     onRefused: observer?.refused,
   });
   return { client: shareCallsInFlight(managed, observer), pool };

@@ -18,6 +18,7 @@ import { createUpstream } from '../../src/upstream/index.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { Credentials } from '../../src/core/credentials.js';
 import { UNITS_PER_CALL } from '../../src/traffic/fair-admission.js';
+import { CredentialMemory } from '../../src/traffic/verification.js';
 
 const A = { 'x-sys-id': 'AC-A', 'x-auth-token': 'tok-a' };
 const B = { 'x-sys-id': 'AC-B', 'x-auth-token': 'tok-b' };
@@ -349,6 +350,7 @@ describe('work charged to whom the calls are for', () => {
     };
     const { client, pool } = createUpstream(new URL(upstream.url), loadConfig({}).upstream, {
       ledger,
+      credentials: new CredentialMemory(),
     });
     try {
       const credentials: Credentials = { sysId: 'AC-A', authToken: 'tok-a' };
