@@ -10,7 +10,7 @@ import { Doorbell, Throttle } from '../../src/live/doorbell.js';
 import { liveStacks, polls, type LiveStack } from '../fixtures/live-stack.js';
 import type { SseStream } from '../fixtures/sse.js';
 import { sleep, until } from '../../support/wait.js';
-import { ticksOf } from './poll-ticks.js';
+import { ticksOf, type BusTicks } from './bus-ticks.js';
 
 const KEY = 'doorbell-test-key-0123456789abcdef0123456789';
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -26,8 +26,8 @@ const doorbell = (options: Partial<ConstructorParameters<typeof Doorbell>[0]> = 
   });
 
 /** The subscription's first read and its loop's first look (one shared call, or two) are done. */
-async function firstLook(s: LiveStack, ticks: () => number): Promise<void> {
-  await until(() => s.upstream.callsOf('smshistory') >= 1 && ticks() >= 1);
+async function firstLook(s: LiveStack, ticks: BusTicks): Promise<void> {
+  await until(() => s.upstream.callsOf('smshistory') >= 1 && ticks.ended() >= 1);
 }
 
 const idsOf = (stream: SseStream) =>
@@ -111,11 +111,11 @@ describe('a ring and the poll loop of its number', () => {
     // No regular poll is due within the test: a delivery proves the ring caused it.
     const { s, ticks, stream } = await watching({ pollMs: 60_000, ringGapMs: 50 });
     const before = s.upstream.callsOf('smshistory');
-    const ticked = ticks();
+    const ticked = ticks.ended();
     const ids = s.upstream.add('T-A', 1);
     s.hub.doorbell!.ring('T-A');
     await stream.waitFor(1, 2_000);
-    await until(() => ticks() > ticked);
+    await until(() => ticks.ended() > ticked);
     // The ring's tick is over, but no later event marks that no second poll follows it: four ring
     // gaps pass, in which one left pending would have come.
     await sleep(200);
