@@ -10,7 +10,7 @@ import { Doorbell, Throttle } from '../../src/live/doorbell.js';
 import { liveStacks, polls, type LiveStack } from '../fixtures/live-stack.js';
 import type { SseStream } from '../fixtures/sse.js';
 import { sleep, until } from '../../support/wait.js';
-import { ticksOf, type BusTicks } from './bus-ticks.js';
+import { ticksOf, type BusTicks } from './barriers.js';
 
 const KEY = 'doorbell-test-key-0123456789abcdef0123456789';
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };

@@ -16,13 +16,9 @@ import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
 import type { SseStream } from '../fixtures/sse.js';
 import { sleep, until, untilAsync } from '../../support/wait.js';
-import { ticksOf } from './bus-ticks.js';
+import { FIRST_READ, POLL_PAGE, readsOf, ticksOf } from './barriers.js';
 
 const POLL_MS = 60;
-/** Messages a subscription reads first, to learn its head (src/live/subscription.ts). */
-const FIRST_READ = 20;
-/** Messages a poll reads: fewer than a subscription's first read, so the upstream tells them apart. */
-const PAGE_SIZE = FIRST_READ / 2;
 const LOCK_TTL_MS = 400;
 const HMAC_KEY = 'live-test-key-0123456789abcdef0123456789';
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -51,16 +47,11 @@ function copy(
   const bus = new RedisBus({ connection: liveConnection(), lockTtlMs, secret, logger });
   const ticks = ticksOf(bus);
   const stack = stacks.gatewayOver(upstream, {
-    live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY, pageSize: PAGE_SIZE },
+    live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY, pageSize: POLL_PAGE },
   });
   return { test: stack.test, bus, ticks, open: () => stack.open(ON_A, ONE) };
 }
 
-/** History reads of `count` messages that reached `upstream` (answered as they arrive). */
-const readsOf = (upstream: GrowingUpstream, count: number) =>
-  upstream.calls.filter(
-    (c) => c.operation === 'smshistory' && c.params.get('history_end') === String(count),
-  ).length;
 /** Subscriptions' first reads: each learns its head as its read arrives. */
 const headReads = (upstream: GrowingUpstream) => readsOf(upstream, FIRST_READ);
 
@@ -88,12 +79,12 @@ describe('live updates across two copies on one Redis', () => {
     const onB = await b.open();
     await until(() => upstream.callsOf('smshistory') >= 2);
 
-    const before = readsOf(upstream, PAGE_SIZE);
+    const before = readsOf(upstream, POLL_PAGE);
     const started = performance.now();
     // Eight polls, however long a loaded machine takes for them: two pollers would make them in
     // four intervals, over the bound.
-    await until(() => readsOf(upstream, PAGE_SIZE) - before >= 8, 15_000);
-    const made = readsOf(upstream, PAGE_SIZE) - before;
+    await until(() => readsOf(upstream, POLL_PAGE) - before >= 8, 15_000);
+    const made = readsOf(upstream, POLL_PAGE) - before;
     // One poller between them: about one poll per interval, not two.
     expect(made).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / POLL_MS) + 1);
 
@@ -245,7 +236,7 @@ describe('the doorbell across two copies on one Redis', () => {
       });
       const ticks = ticksOf(bus);
       const stack = stacks.gatewayOver(upstream, {
-        live: { pollMs, bus, hmacKey: HMAC_KEY, ringGapMs: 50, pageSize: PAGE_SIZE },
+        live: { pollMs, bus, hmacKey: HMAC_KEY, ringGapMs: 50, pageSize: POLL_PAGE },
       });
       return { ...stack, ticks };
     };

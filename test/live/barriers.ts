@@ -1,0 +1,52 @@
+/**
+ * Barriers on a copy's poll loops, read off its bus (src/live/poll-loop.ts, src/live/hub.ts): every
+ * tick begins with a claim, made only once the copy listens on the topic; a tick that holds a seen
+ * state ends by saving it, polled or not; and a stopped topic stops listening only after its loop
+ * has finished any tick under way. Counting them tells a test that a copy listens, that a poll it
+ * caused is over, or that no poll can come any more, where a fixed pause would only guess.
+ */
+import type { LiveBus } from '../../src/live/bus.js';
+import type { GrowingUpstream } from '../../support/growing-upstream.js';
+
+/** Messages a subscription reads first, to learn its head (src/live/subscription.ts). */
+export const FIRST_READ = 20;
+/** A poll's page (LIVE tuning pageSize): fewer than a first read, so the upstream tells them apart. */
+export const POLL_PAGE = FIRST_READ / 2;
+
+/** History reads of `count` messages that reached `upstream` (each answered as it arrives). */
+export const readsOf = (upstream: GrowingUpstream, count: number) =>
+  upstream.calls.filter(
+    (c) => c.operation === 'smshistory' && c.params.get('history_end') === String(count),
+  ).length;
+
+export interface BusTicks {
+  /** Claims the bus has answered: ticks whose copy knows whether it polls. */
+  readonly claimed: () => number;
+  /** Seen states saved: ticks of the copy that polls, over. */
+  readonly ended: () => number;
+  /** Topics no longer listened to: their loops stopped, no tick of theirs under way. */
+  readonly stopped: () => number;
+}
+
+/** Counts from now on the ticks of the loops on `bus`. */
+export function ticksOf(bus: LiveBus): BusTicks {
+  let [claimed, ended, stopped] = [0, 0, 0];
+  const [claim, save, listen] = [bus.claim.bind(bus), bus.saveSeen.bind(bus), bus.listen.bind(bus)];
+  bus.claim = async (topic) => {
+    const answer = await claim(topic);
+    claimed += 1;
+    return answer;
+  };
+  bus.saveSeen = async (topic, seen) => {
+    await save(topic, seen);
+    ended += 1;
+  };
+  bus.listen = async (topic, listener) => {
+    const unlisten = await listen(topic, listener);
+    return async () => {
+      await unlisten();
+      stopped += 1;
+    };
+  };
+  return { claimed: () => claimed, ended: () => ended, stopped: () => stopped };
+}
