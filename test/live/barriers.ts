@@ -7,20 +7,22 @@
  */
 import type { LiveBus } from '../../src/live/bus.js';
 import type { GrowingUpstream } from '../../support/growing-upstream.js';
+import { POLL_PAGE } from '../fixtures/live-reads.js';
 
-/** Messages a subscription reads first, to learn its head (src/live/subscription.ts). */
-export const FIRST_READ = 20;
-/** A poll's page (LIVE tuning pageSize): fewer than a first read, so the upstream tells them apart. */
-export const POLL_PAGE = FIRST_READ / 2;
-
-/** History reads of `count` messages that reached `upstream` (each answered as it arrives). */
-export const readsOf = (upstream: GrowingUpstream, count: number) =>
+/**
+ * Polls that reached `upstream` from a stack whose loop reads POLL_PAGE (`live.pageSize`), told
+ * apart from subscriptions' first reads as test/fixtures/live-reads.ts does.
+ */
+export const pollsOf = (upstream: GrowingUpstream) =>
   upstream.calls.filter(
-    (c) => c.operation === 'smshistory' && c.params.get('history_end') === String(count),
+    (c) => c.operation === 'smshistory' && c.params.get('history_end') === String(POLL_PAGE),
   ).length;
 
 export interface BusTicks {
-  /** Claims the bus has answered: ticks whose copy knows whether it polls. */
+  /**
+   * Claims the bus has settled: ticks whose copy knows whether it polls. A claim fails (and the
+   * copy does not poll) while a Redis connection is still being made: it counts all the same.
+   */
   readonly claimed: () => number;
   /** Seen states saved: ticks of the copy that polls, over. */
   readonly ended: () => number;
@@ -33,9 +35,11 @@ export function ticksOf(bus: LiveBus): BusTicks {
   let [claimed, ended, stopped] = [0, 0, 0];
   const [claim, save, listen] = [bus.claim.bind(bus), bus.saveSeen.bind(bus), bus.listen.bind(bus)];
   bus.claim = async (topic) => {
-    const answer = await claim(topic);
-    claimed += 1;
-    return answer;
+    try {
+      return await claim(topic);
+    } finally {
+      claimed += 1;
+    }
   };
   bus.saveSeen = async (topic, seen) => {
     await save(topic, seen);

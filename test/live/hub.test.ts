@@ -8,7 +8,8 @@ import { liveStacks, polls, type LiveStack } from '../fixtures/live-stack.js';
 import { createMetrics, type GatewayMetrics } from '../../src/observability/metrics.js';
 import { sleep, until } from '../../support/wait.js';
 import { LocalBus } from '../../src/live/bus.js';
-import { POLL_PAGE, readsOf, ticksOf } from './barriers.js';
+import { POLL_PAGE } from '../fixtures/live-reads.js';
+import { pollsOf, ticksOf } from './barriers.js';
 
 const POLL_MS = 50;
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -84,7 +85,7 @@ describe('Subscription.messageAdded over SSE', () => {
     const bus = new LocalBus();
     const loops = ticksOf(bus);
     const s = await stacks.start(ACCOUNTS, { live: { pollMs: POLL_MS, pageSize: POLL_PAGE, bus } });
-    const made = () => readsOf(s.upstream, POLL_PAGE);
+    const made = () => pollsOf(s.upstream);
     const subscribers = await Promise.all(Array.from({ length: 10 }, () => s.open(ON_A, ONE)));
     await polls(s, 1);
     expect(s.hub.stats).toMatchObject({ topics: 1, subscriptions: 10 });

@@ -16,7 +16,8 @@ import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
 import type { SseStream } from '../fixtures/sse.js';
 import { sleep, until, untilAsync } from '../../support/wait.js';
-import { FIRST_READ, POLL_PAGE, readsOf, ticksOf } from './barriers.js';
+import { POLL_PAGE, firstReads } from '../fixtures/live-reads.js';
+import { pollsOf, ticksOf, type BusTicks } from './barriers.js';
 
 const POLL_MS = 60;
 const LOCK_TTL_MS = 400;
@@ -52,19 +53,17 @@ function copy(
   return { test: stack.test, bus, ticks, open: () => stack.open(ON_A, ONE) };
 }
 
-/** Subscriptions' first reads: each learns its head as its read arrives. */
-const headReads = (upstream: GrowingUpstream) => readsOf(upstream, FIRST_READ);
-
 /**
- * Resolves once `copies` listen (their loops have claimed) and `reads` more subscriptions have
- * read their head: a message added after that is new to each of them.
+ * Resolves once `copies` listen (their loops have claimed) and `subscriptions` in all have read
+ * their head: a message added after that is new to each of them.
  */
 async function listening(
   upstream: GrowingUpstream,
-  copies: readonly { ticks: { claimed(): number } }[],
-  reads: number,
+  copies: readonly { ticks: BusTicks }[],
+  subscriptions: number,
 ) {
-  await until(() => headReads(upstream) >= reads && copies.every((c) => c.ticks.claimed() >= 1));
+  await firstReads(upstream, subscriptions);
+  await until(() => copies.every((c) => c.ticks.claimed() >= 1));
 }
 
 const idsOf = (stream: SseStream) =>
@@ -79,12 +78,12 @@ describe('live updates across two copies on one Redis', () => {
     const onB = await b.open();
     await until(() => upstream.callsOf('smshistory') >= 2);
 
-    const before = readsOf(upstream, POLL_PAGE);
+    const before = pollsOf(upstream);
     const started = performance.now();
     // Eight polls, however long a loaded machine takes for them: two pollers would make them in
     // four intervals, over the bound.
-    await until(() => readsOf(upstream, POLL_PAGE) - before >= 8, 15_000);
-    const made = readsOf(upstream, POLL_PAGE) - before;
+    await until(() => pollsOf(upstream) - before >= 8, 15_000);
+    const made = pollsOf(upstream) - before;
     // One poller between them: about one poll per interval, not two.
     expect(made).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / POLL_MS) + 1);
 
@@ -130,10 +129,9 @@ describe('live updates across two copies on one Redis', () => {
     const rotated = copy(upstream, LOCK_TTL_MS, { current: after, previous: before });
     const logs = captureLogs('warn');
     const stranger = copy(upstream, LOCK_TTL_MS, { current: `${HMAC_KEY}-other` }, logs.logger);
-    const reads = headReads(upstream);
     const onRotated = await rotated.open();
     const onStranger = await stranger.open();
-    await listening(upstream, [rotated, stranger], reads + 2);
+    await listening(upstream, [rotated, stranger], 3);
     const ids = upstream.add('T-A', 2);
     await onA.waitFor(2);
     await onRotated.waitFor(2);
@@ -180,10 +178,9 @@ describe('live updates across two copies on one Redis', () => {
     const onA = await a.open();
     await until(() => upstream.callsOf('smshistory') >= 1);
     const b = copy(upstream);
-    const reads = headReads(upstream);
     const onB = await b.open();
     // B's subscription starts at the head it reads: what arrives before that is not new to it.
-    await listening(upstream, [b], reads + 1);
+    await listening(upstream, [b], 2);
     const first = upstream.add('T-A', 1);
     await onB.waitFor(1);
     await onA.waitFor(1);
@@ -227,9 +224,12 @@ describe('the doorbell across two copies on one Redis', () => {
     // No regular poll is due within the test: a delivery proves the ring caused it.
     const pollMs = 60_000;
     const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
-    const doorbelled = () => {
+    const doorbelled = async () => {
+      const connection = liveConnection();
+      // Until it is connected a claim fails, and the next comes a quarter of LIVE_POLL_MS later.
+      await until(() => connection.client.status === 'ready');
       const bus = new RedisBus({
-        connection: liveConnection(),
+        connection,
         lockTtlMs: 1.5 * pollMs,
         secret: { current: HMAC_KEY },
         logger: false,
@@ -240,14 +240,13 @@ describe('the doorbell across two copies on one Redis', () => {
       });
       return { ...stack, ticks };
     };
-    const a = doorbelled();
+    const a = await doorbelled();
     const onA = await a.open(ON_A, ONE);
     await until(() => a.ticks.ended() >= 1);
-    const b = doorbelled();
-    const reads = headReads(upstream);
+    const b = await doorbelled();
     const onB = await b.open(ON_A, ONE);
     // B's first tick has been told no (its next is a quarter of LIVE_POLL_MS away).
-    await listening(upstream, [b], reads + 1);
+    await listening(upstream, [b], 2);
     expect(b.hub.stats.locksHeld).toBe(0);
 
     const before = upstream.callsOf('smshistory');
