@@ -5,6 +5,7 @@
  * has finished any tick under way. Counting them tells a test that a copy listens, that a poll it
  * caused is over, or that no poll can come any more, where a fixed pause would only guess.
  */
+import { vi } from 'vitest';
 import type { LiveBus } from '../../src/live/bus.js';
 import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import { POLL_PAGE } from '../fixtures/live-reads.js';
@@ -30,21 +31,15 @@ export interface BusTicks {
   readonly stopped: () => number;
 }
 
+/** Calls of `spy` whose promise has settled, kept or failed. */
+const settled = (spy: { mock: { settledResults: { type: string }[] } }) =>
+  spy.mock.settledResults.filter((result) => result.type !== 'incomplete').length;
+
 /** Counts from now on the ticks of the loops on `bus`. */
 export function ticksOf(bus: LiveBus): BusTicks {
-  let [claimed, ended, stopped] = [0, 0, 0];
-  const [claim, save, listen] = [bus.claim.bind(bus), bus.saveSeen.bind(bus), bus.listen.bind(bus)];
-  bus.claim = async (topic) => {
-    try {
-      return await claim(topic);
-    } finally {
-      claimed += 1;
-    }
-  };
-  bus.saveSeen = async (topic, seen) => {
-    await save(topic, seen);
-    ended += 1;
-  };
+  const [claims, saves] = [vi.spyOn(bus, 'claim'), vi.spyOn(bus, 'saveSeen')];
+  let stopped = 0;
+  const listen = bus.listen.bind(bus);
   bus.listen = async (topic, listener) => {
     const unlisten = await listen(topic, listener);
     return async () => {
@@ -52,5 +47,5 @@ export function ticksOf(bus: LiveBus): BusTicks {
       stopped += 1;
     };
   };
-  return { claimed: () => claimed, ended: () => ended, stopped: () => stopped };
+  return { claimed: () => settled(claims), ended: () => settled(saves), stopped: () => stopped };
 }

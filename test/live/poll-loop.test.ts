@@ -3,7 +3,7 @@
  * whose histories grow on command: catching up past a page, an unreadable record, failed polls
  * told once, and the 429 window obeyed.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { liveStacks, polls } from '../fixtures/live-stack.js';
 import { until } from '../../support/wait.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -71,12 +71,7 @@ describe('the poll loop of a subscription', () => {
 
   it('polls obey the 429 window like queries: no poll reaches the service inside it', async () => {
     const metrics = createMetrics();
-    let failed = 0;
-    const { pollFailed } = metrics.live;
-    metrics.live.pollFailed = () => {
-      failed += 1;
-      pollFailed();
-    };
+    const failed = vi.spyOn(metrics.live, 'pollFailed');
     const s = await stacks.start(
       { 'AC-1': ['T-A', 'T-B'] },
       { live: { pollMs: POLL_MS, failuresBeforeError: 1 }, metrics },
@@ -91,8 +86,8 @@ describe('the poll loop of a subscription', () => {
     expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     // Five more polls fail inside the 2 s window (250 ms of it; the rest is slack for a loaded
     // machine): refused before the service, not sent.
-    const failedAtWindow = failed;
-    await until(() => failed >= failedAtWindow + 5, 1_500);
+    const failedAtWindow = failed.mock.calls.length;
+    await until(() => failed.mock.calls.length >= failedAtWindow + 5, 1_500);
     expect(s.upstream.callsOf('smshistory')).toBe(atWindow);
     // After the window, polling resumes and delivers what arrived meanwhile.
     const ids = s.upstream.add('T-A', 1);
