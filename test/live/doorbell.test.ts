@@ -114,7 +114,8 @@ describe('a ring and the poll loop of its number', () => {
     const ticked = ticks.ended();
     const ids = s.upstream.add('T-A', 1);
     s.hub.doorbell!.ring('T-A');
-    await stream.waitFor(1, 2_000);
+    // Well within LIVE_POLL_MS (60 s), with room for a loaded machine.
+    await stream.waitFor(1, 5_000);
     await until(() => ticks.ended() > ticked);
     // The ring's tick is over, but no later event marks that no second poll follows it: four ring
     // gaps pass, in which one left pending would have come.

@@ -103,7 +103,7 @@ describe('Subscription.messageAdded over SSE', () => {
     await Promise.all(subscribers.map((stream) => stream.waitFor(1)));
 
     for (const stream of subscribers) stream.close();
-    await until(() => s.hub.stats.topics === 0, 1_000);
+    await until(() => s.hub.stats.topics === 0);
     expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
     // Its loop is over, a tick under way included: a poll from here on is one too many.
     await until(() => loops.stopped() === 1);
@@ -181,7 +181,7 @@ describe('Subscription.messageAdded over SSE', () => {
     const stream = await s.open(ON_A, ONE);
     await polls(s, 2);
     await s.hub.close();
-    await until(() => stream.done(), 1_000);
+    await until(() => stream.done());
     expect(stream.completed()).toBe(false);
     expect(s.hub.stats).toMatchObject({ topics: 0, subscriptions: 0 });
   });

@@ -253,8 +253,9 @@ describe('the doorbell across two copies on one Redis', () => {
     const ticked = a.ticks.ended();
     const ids = upstream.add('T-A', 1);
     b.hub.doorbell!.ring('T-A');
-    await onA.waitFor(1, 2_000);
-    await onB.waitFor(1, 2_000);
+    // Well within LIVE_POLL_MS (60 s), with room for a loaded machine.
+    await onA.waitFor(1, 5_000);
+    await onB.waitFor(1, 5_000);
     await until(() => a.ticks.ended() > ticked);
     // A's tick is over, but no later event marks that no second poll follows it: six ring gaps
     // pass, in which one left pending would have come.
