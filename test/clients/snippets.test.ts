@@ -123,41 +123,35 @@ async function subscribed(
   await until(() => historyCalls() >= joined + 3 * numbers, 15_000);
 }
 
-/** The ids of the `first` messages after `cursor`, read from the gateway without any client. */
-async function idsAfter(cursor: string, first: number): Promise<string[]> {
+/** The `data` of `query` on the number, read from the gateway without any client. */
+async function readNumber<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const response = await fetch(`${gateway.origin}/graphql`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
       authorization: `Basic ${btoa(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`)}`,
     },
-    body: JSON.stringify({
-      query: `query($tid: ID!, $after: String, $first: Int) { number(tid: $tid) {
-        messages(first: $first, after: $after) { edges { node { id } } } } }`,
-      variables: { tid: NUMBER.tid, after: cursor, first },
-    }),
+    body: JSON.stringify({ query, variables: { tid: NUMBER.tid, ...variables } }),
   });
-  const body = (await response.json()) as { data: MessagesPage };
-  return body.data.number.messages.edges.map((e) => e.node.id);
+  return ((await response.json()) as { data: T }).data;
+}
+
+/** The ids of the `first` messages after `cursor`, read from the gateway without any client. */
+async function idsAfter(cursor: string, first: number): Promise<string[]> {
+  const data = await readNumber<MessagesPage>(
+    `query($tid: ID!, $after: String, $first: Int) { number(tid: $tid) {
+        messages(first: $first, after: $after) { edges { node { id } } } } }`,
+    { after: cursor, first },
+  );
+  return data.number.messages.edges.map((e) => e.node.id);
 }
 
 /** The cursor of the number's newest message, read from the gateway without any client. */
 async function headNow(): Promise<string> {
-  const response = await fetch(`${gateway.origin}/graphql`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      authorization: `Basic ${btoa(`${DEMO_CREDENTIALS.sysId}:${DEMO_CREDENTIALS.authToken}`)}`,
-    },
-    body: JSON.stringify({
-      query: `query($tid: ID!) { number(tid: $tid) { messages(first: 1) { edges { cursor } } } }`,
-      variables: { tid: NUMBER.tid },
-    }),
-  });
-  const body = (await response.json()) as {
-    data: { number: { messages: { edges: { cursor: string }[] } } };
-  };
-  return body.data.number.messages.edges[0]!.cursor;
+  const data = await readNumber<{ number: { messages: { edges: { cursor: string }[] } } }>(
+    `query($tid: ID!) { number(tid: $tid) { messages(first: 1) { edges { cursor } } } }`,
+  );
+  return data.number.messages.edges[0]!.cursor;
 }
 
 interface ListEdge {

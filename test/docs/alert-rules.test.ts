@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { anchorsOf } from './markdown.js';
 
 const run = promisify(execFile);
 const ALERTS = fileURLToPath(new URL('../../docs/alerts/', import.meta.url));
@@ -33,6 +34,27 @@ async function promtool(args: string[], cwd: string): Promise<{ ok: boolean; out
   }
 }
 
+/**
+ * The rules' own tests (prometheus-rules.test.yml) run against the rules as `change` makes them,
+ * in a directory of their own: what promtool says.
+ */
+async function testChangedRules(change: (rules: string) => string) {
+  const dir = await mkdtemp(join(tmpdir(), 'gateway-alert-rules-'));
+  try {
+    const rules = await readFile(join(ALERTS, 'prometheus-rules.yml'), 'utf8');
+    const changed = change(rules);
+    expect(changed).not.toBe(rules);
+    await writeFile(join(dir, 'prometheus-rules.yml'), changed);
+    await copyFile(
+      join(ALERTS, 'prometheus-rules.test.yml'),
+      join(dir, 'prometheus-rules.test.yml'),
+    );
+    return await promtool(['test', 'rules', 'prometheus-rules.test.yml'], dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 describe('docs/alerts/prometheus-rules.yml under promtool', () => {
   it('is valid and passes its rule tests', async () => {
     const check = await promtool(['check', 'rules', 'prometheus-rules.yml'], ALERTS);
@@ -44,83 +66,51 @@ describe('docs/alerts/prometheus-rules.yml under promtool', () => {
   });
 
   it('would catch the old error ratio: executed operations only, client mistakes included', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'gateway-alert-rules-'));
-    try {
-      const rules = await readFile(join(ALERTS, 'prometheus-rules.yml'), 'utf8');
+    const tested = await testChangedRules((rules) => {
       const current =
         'sum by (instance_id) (rate(sms_graphql_requests_total{outcome="error"}[5m]))\n' +
         '            / sum by (instance_id) (rate(sms_graphql_requests_total[5m]))';
       expect(rules).toContain(current);
-      const old = rules.replace(
+      return rules.replace(
         current,
         'sum by (instance_id) (rate(sms_graphql_requests_total{outcome!="ok",cached="false"}[5m]))\n' +
           '            / sum by (instance_id) (rate(sms_graphql_requests_total{cached="false"}[5m]))',
       );
-      await writeFile(join(dir, 'prometheus-rules.yml'), old);
-      await copyFile(
-        join(ALERTS, 'prometheus-rules.test.yml'),
-        join(dir, 'prometheus-rules.test.yml'),
-      );
-      const tested = await promtool(['test', 'rules', 'prometheus-rules.test.yml'], dir);
-      expect(tested.ok).toBe(false);
-      expect(tested.output).toMatch(/GatewayHighErrorRate/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
+    expect(tested.ok).toBe(false);
+    expect(tested.output).toMatch(/GatewayHighErrorRate/);
   });
 
   it('would catch the old UpstreamFailing ratio: breaker refusals unread, wrong passwords counted', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'gateway-alert-rules-'));
-    try {
-      const rules = await readFile(join(ALERTS, 'prometheus-rules.yml'), 'utf8');
+    const tested = await testChangedRules((rules) => {
       const current = /( {6}- alert: UpstreamFailing\n {8}expr: \|\n)((?: {10}.*\n)+)/;
       expect(rules).toMatch(current);
-      const old = rules.replace(
+      return rules.replace(
         current,
         '$1' +
           '          sum by (instance_id) (rate(sms_upstream_requests_total{outcome!="ok"}[5m]))\n' +
           '            / sum by (instance_id) (rate(sms_upstream_requests_total[5m])) > 0.10\n',
       );
-      expect(old).not.toBe(rules);
-      await writeFile(join(dir, 'prometheus-rules.yml'), old);
-      await copyFile(
-        join(ALERTS, 'prometheus-rules.test.yml'),
-        join(dir, 'prometheus-rules.test.yml'),
-      );
-      const tested = await promtool(['test', 'rules', 'prometheus-rules.test.yml'], dir);
-      expect(tested.ok).toBe(false);
-      // Both ways: the failing service does not page in time, the wrong passwords page.
-      expect(tested.output).toMatch(/UpstreamFailing, time: 12m/);
-      expect(tested.output).toMatch(/UpstreamFailing, time: 15m/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
+    expect(tested.ok).toBe(false);
+    // Both ways: the failing service does not page in time, the wrong passwords page.
+    expect(tested.output).toMatch(/UpstreamFailing, time: 12m/);
+    expect(tested.output).toMatch(/UpstreamFailing, time: 15m/);
   });
 
   it('would catch the old UpstreamFailing timing: a 5-minute window held 5 minutes', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'gateway-alert-rules-'));
-    try {
-      const rules = await readFile(join(ALERTS, 'prometheus-rules.yml'), 'utf8');
+    const tested = await testChangedRules((rules) => {
       const current = /( {6}- alert: UpstreamFailing\n {8}expr: \|\n(?: {10}.*\n)+ {8}for: )1m\n/;
       const rule = current.exec(rules)?.[0] ?? '';
       expect(rule).toContain('[2m]');
-      const old = rules.replace(
+      return rules.replace(
         rule,
         rule.replaceAll('[2m]', '[5m]').replace(/for: 1m\n$/, 'for: 5m\n'),
       );
-      expect(old).not.toBe(rules);
-      await writeFile(join(dir, 'prometheus-rules.yml'), old);
-      await copyFile(
-        join(ALERTS, 'prometheus-rules.test.yml'),
-        join(dir, 'prometheus-rules.test.yml'),
-      );
-      const tested = await promtool(['test', 'rules', 'prometheus-rules.test.yml'], dir);
-      expect(tested.ok).toBe(false);
-      // The outage of minute 10 has not paged at 12m, and the 2-minute outage never pages.
-      expect(tested.output).toMatch(/UpstreamFailing, time: 12m/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
+    expect(tested.ok).toBe(false);
+    // The outage of minute 10 has not paged at 12m, and the 2-minute outage never pages.
+    expect(tested.output).toMatch(/UpstreamFailing, time: 12m/);
   });
 });
 
@@ -138,19 +128,6 @@ function alertsOf(rules: string): { name: string; annotations: Map<string, strin
       }
       return { name, annotations };
     });
-}
-
-/** GitHub's heading anchors, as test/docs/docs.test.ts makes them. */
-function anchorsOf(markdown: string): Set<string> {
-  const text = markdown.replace(/^```[\s\S]*?^```/gm, '');
-  return new Set(
-    [...text.matchAll(/^#{1,6} +(.+?) *$/gm)].map(([, heading]) =>
-      (heading ?? '')
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N} _-]/gu, '')
-        .replace(/ /g, '-'),
-    ),
-  );
 }
 
 describe('every alert says what it means and where its runbook is', () => {

@@ -12,6 +12,7 @@ import { renderConfigurationPage } from '../../scripts/config-docs.js';
 import { CONFIG_VARIABLES, DOCTOR_SETTINGS } from '../../src/config/settings.js';
 import { GATEWAY_PREFIXES } from '../../src/config/unknown-variables.js';
 import { ROOT } from '../../support/dist.js';
+import { anchorsOf, prose } from './markdown.js';
 
 const pages = [
   join(ROOT, 'README.md'),
@@ -19,25 +20,6 @@ const pages = [
     .filter((name) => name.endsWith('.md'))
     .map((name) => join(ROOT, 'docs', name)),
 ];
-
-/** Markdown without fenced code blocks, where link-like text is code, not a link. */
-function prose(markdown: string): string {
-  return markdown.replace(/^```[\s\S]*?^```/gm, '');
-}
-
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-function anchors(markdown: string): Set<string> {
-  const found = new Set<string>();
-  for (const [, heading] of prose(markdown).matchAll(/^#{1,6} +(.+?) *$/gm)) {
-    found.add(
-      (heading ?? '')
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N} _-]/gu, '')
-        .replace(/ /g, '-'),
-    );
-  }
-  return found;
-}
 
 function relativeLinks(markdown: string): string[] {
   const links = [...prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '');
@@ -57,7 +39,11 @@ describe('documentation links', () => {
           broken.push(`${link}: no such file`);
           continue;
         }
-        if (anchor && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor))
+        if (
+          anchor &&
+          target.endsWith('.md') &&
+          !anchorsOf(readFileSync(target, 'utf8')).has(anchor)
+        )
           broken.push(`${link}: no such heading`);
       }
       expect(broken).toEqual([]);

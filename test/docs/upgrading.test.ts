@@ -13,6 +13,7 @@ import { CACHE_KEY_PREFIX } from '../../src/cache/response-cache.js';
 import { CONFIG_VARIABLES, RETIRED_VARIABLES } from '../../src/config/settings.js';
 import { unknownVariables } from '../../src/config/unknown-variables.js';
 import { ROOT } from '../../support/dist.js';
+import { anchorsOf } from './markdown.js';
 
 interface Previous {
   readonly commit: string;
@@ -112,16 +113,3 @@ describe('CHANGELOG.md links', () => {
     expect(deploy).toMatch(/\]\(upgrading\.md(#[a-z-]+)?\)/);
   });
 });
-
-/** GitHub's heading anchors, as test/docs/docs.test.ts makes them. */
-function anchorsOf(markdown: string): Set<string> {
-  const text = markdown.replace(/^```[\s\S]*?^```/gm, '');
-  return new Set(
-    [...text.matchAll(/^#{1,6} +(.+?) *$/gm)].map(([, heading]) =>
-      (heading ?? '')
-        .toLowerCase()
-        .replace(/[^\p{L}\p{N} _-]/gu, '')
-        .replace(/ /g, '-'),
-    ),
-  );
-}

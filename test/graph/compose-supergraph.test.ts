@@ -48,17 +48,14 @@ async function run(args: readonly string[]) {
   }
 }
 
+/** Runs the command on this subgraph and the contacts one read from `file`, writing `out`. */
+const composeOut = (file: string, out: string) =>
+  run(['--url', urls.sms, '--subgraph', `contacts,${urls.contacts},${file}`, '--out', out]);
+
 describe('compose-supergraph, its main', () => {
   it('writes the supergraph: this subgraph (schema.graphql) with the one given', async () => {
     const out = join(dir, 'supergraph.graphql');
-    const { code, stderr } = await run([
-      '--url',
-      urls.sms,
-      '--subgraph',
-      `contacts,${urls.contacts},${contactsFile}`,
-      '--out',
-      out,
-    ]);
+    const { code, stderr } = await composeOut(contactsFile, out);
     expect({ code, stderr }).toEqual({ code: 0, stderr: `Wrote ${out} (2 subgraphs)` });
     const written = await readFile(out, 'utf8');
     expect(written).toBe((await composeWithContacts(urls)).supergraphSdl);
@@ -67,14 +64,7 @@ describe('compose-supergraph, its main', () => {
 
   it('exits 1 naming the composition error, and writes nothing', async () => {
     const out = join(dir, 'refused.graphql');
-    const { code, stderr } = await run([
-      '--url',
-      urls.sms,
-      '--subgraph',
-      `contacts,${urls.contacts},${conflictingFile}`,
-      '--out',
-      out,
-    ]);
+    const { code, stderr } = await composeOut(conflictingFile, out);
     expect(code).toBe(1);
     expect(stderr).toMatch(/^composition failed:\n {2}FIELD_TYPE_MISMATCH: /);
     expect(existsSync(out)).toBe(false);

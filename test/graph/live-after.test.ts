@@ -14,6 +14,7 @@ import { startRecordingUpstream } from '../../support/recording-upstream.js';
 import { sleep, until } from '../../support/wait.js';
 import { basicAuth, createTestGateway, executeText } from '../fixtures/harness.js';
 import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+import { refusedWith } from './refusal.js';
 import { POLL_PAGE } from '../fixtures/live-reads.js';
 import { subscribeSse } from '../fixtures/sse.js';
 
@@ -71,14 +72,9 @@ async function settled(s: LiveStack, tids: readonly string[], ...streams: Stream
   return streams.map((stream) => stream.events.filter((e) => !sentinels.has(idOf(e) ?? '')));
 }
 
-/** The one error a refused subscription answers with. */
-async function refusal(s: LiveStack, variables: Record<string, unknown>, headers = ONE) {
-  const stream = await s.open(ADDED_AFTER, headers, variables);
-  await stream.waitFor(1);
-  expect(stream.events[0]?.data ?? null).toBeNull();
-  expect(stream.events[0]?.errors).toHaveLength(1);
-  return stream.events[0]!.errors![0]!;
-}
+/** The one error a refused messageAdded(after:) answers with. */
+const refusal = (s: LiveStack, variables: Record<string, unknown>, headers = ONE) =>
+  refusedWith(s, ADDED_AFTER, headers, variables);
 
 describe('after: from the list to the stream', () => {
   it('delivers what arrived since the head of the list first, oldest first, then the live ones', async () => {

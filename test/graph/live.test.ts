@@ -19,6 +19,7 @@ import type { Message } from '../../src/core/domain.js';
 import type { Delivery, Positions } from '../../src/live/subscription.js';
 import { firstReads, POLL_PAGE, polled } from '../fixtures/live-reads.js';
 import { liveStacks, type LiveStack } from '../fixtures/live-stack.js';
+import { refusedWith } from './refusal.js';
 import { until } from '../../support/wait.js';
 
 const KEY = 'graph-live-test-key-0123456789abcdef';
@@ -203,18 +204,12 @@ const stack = (live: { failuresBeforeError?: number } = {}): Promise<LiveStack> 
   );
 
 /** The one error a refused subscription answers with (its stream holds nothing else). */
-async function refusal(
+const refusal = (
   s: LiveStack,
   query: string,
   headers: Record<string, string> = ONE,
   variables?: Record<string, unknown>,
-) {
-  const stream = await s.open(query, headers, variables);
-  await stream.waitFor(1);
-  expect(stream.events[0]?.data ?? null).toBeNull();
-  expect(stream.events[0]?.errors).toHaveLength(1);
-  return stream.events[0]!.errors![0]!;
-}
+) => refusedWith(s, query, headers, variables);
 
 describe('Subscription.messageAdded: arguments', () => {
   it('names every tid the account lacks, each once, another account’s and a bare number included', async () => {

@@ -49,6 +49,13 @@ interface PageData {
 const page = (after: string | null, headers = auth, query = PAGE) =>
   executeText<PageData>(stack.gateway, query, { tid: NUMBER.tid, after }, headers);
 
+/** The end cursor of the number's first page; the calls counted from after it. */
+async function firstPageEnd(): Promise<string | null> {
+  const { body } = await page(null);
+  stack.simulator.resetCalls();
+  return body.data!.number!.messages!.pageInfo.endCursor;
+}
+
 const calls = (operation: string) =>
   stack.simulator.calls.filter((call) => call.operation === operation).length;
 
@@ -119,9 +126,7 @@ describe('number(tid) { messages(after:) }: one call per page after the first', 
   });
 
   it("gives another account nothing for this account's cursor: the lookup answers null", async () => {
-    const { body } = await page(null);
-    const cursor = body.data!.number!.messages!.pageInfo.endCursor;
-    stack.simulator.resetCalls();
+    const cursor = await firstPageEnd();
     const other = await page(cursor, basicAuth(SECOND_DEMO_CREDENTIALS));
     expect(other.body.data?.number).toBeNull();
     // Its own list was read; no history of the number the cursor names.
@@ -130,9 +135,7 @@ describe('number(tid) { messages(after:) }: one call per page after the first', 
   });
 
   it('refuses refused credentials (a revoked account) a page after the first: no data', async () => {
-    const { body } = await page(null);
-    const cursor = body.data!.number!.messages!.pageInfo.endCursor;
-    stack.simulator.resetCalls();
+    const cursor = await firstPageEnd();
     // The same account, as the service sees it once the token is revoked.
     const revoked = basicAuth({ ...DEMO_CREDENTIALS, authToken: 'revoked-token' });
     const refused = await page(cursor, revoked);
@@ -144,9 +147,7 @@ describe('number(tid) { messages(after:) }: one call per page after the first', 
   });
 
   it('looks the number up when the selection needs more than the cursor knows', async () => {
-    const { body } = await page(null);
-    const cursor = body.data!.number!.messages!.pageInfo.endCursor;
-    stack.simulator.resetCalls();
+    const cursor = await firstPageEnd();
     const withType = PAGE.replace('tid\n      number', 'tid\n      number\n      type');
     const next = await page(cursor, auth, withType);
     expect(next.body.errors).toBeUndefined();
@@ -156,9 +157,7 @@ describe('number(tid) { messages(after:) }: one call per page after the first', 
   });
 
   it('looks the number up when a page is read with a cursor of another number', async () => {
-    const { body } = await page(null);
-    const cursor = body.data!.number!.messages!.pageInfo.endCursor;
-    stack.simulator.resetCalls();
+    const cursor = await firstPageEnd();
     const other = DEMO_ACCOUNT.numbers.find((n) => n.tid === 'TN-L-0001')!;
     const refused = await executeText<PageData>(
       stack.gateway,

@@ -35,17 +35,16 @@ function expectedMessage(m: DemoMessage) {
   };
 }
 
+/** The page `start`..`end` of `tid`'s history, read through the gateway with the demo account. */
+const readHistory = (tid: string, start: number, end: number) =>
+  execute(stack.gateway, NumberWithHistoryQuery, { tid, start, end }, auth);
+
 describe('number(tid) with history', () => {
   it('maps every field of a history page', async () => {
     const target = numberWhere(
       (n) => !n.looselyTyped && n.messages.some((m) => m.mms === 'yes') && n.messages.length > 20,
     );
-    const { body } = await execute(
-      stack.gateway,
-      NumberWithHistoryQuery,
-      { tid: target.tid, start: 0, end: 20 },
-      auth,
-    );
+    const { body } = await readHistory(target.tid, 0, 20);
     expect(body.errors).toBeUndefined();
     const history = body.data?.number?.history;
     expect(history).toEqual({
@@ -63,12 +62,7 @@ describe('number(tid) with history', () => {
 
   it('covers MMS media, failed statuses and both directions somewhere in the demo data', async () => {
     const target = numberWhere((n) => n.messages.length >= 400);
-    const { body } = await execute(
-      stack.gateway,
-      NumberWithHistoryQuery,
-      { tid: target.tid, start: 0, end: 450 },
-      auth,
-    );
+    const { body } = await readHistory(target.tid, 0, 450);
     const messages = body.data?.number?.history?.messages ?? [];
     expect(messages).toHaveLength(Math.min(450, target.messages.length));
     expect(messages.some((m) => m?.mms && m.mediaUrl !== null)).toBe(true);
@@ -78,12 +72,7 @@ describe('number(tid) with history', () => {
 
   it('reads a history whose integers arrive as numeric strings', async () => {
     const target = numberWhere((n) => n.looselyTyped);
-    const { body } = await execute(
-      stack.gateway,
-      NumberWithHistoryQuery,
-      { tid: target.tid, start: 0, end: 3 },
-      auth,
-    );
+    const { body } = await readHistory(target.tid, 0, 3);
     expect(body.errors).toBeUndefined();
     expect(body.data?.number?.history).toMatchObject({
       requestedCount: 3,
@@ -94,12 +83,7 @@ describe('number(tid) with history', () => {
 
   it('returns an empty page for a number with no messages', async () => {
     const target = numberWhere((n) => n.messages.length === 0);
-    const { body } = await execute(
-      stack.gateway,
-      NumberWithHistoryQuery,
-      { tid: target.tid, start: 0, end: 10 },
-      auth,
-    );
+    const { body } = await readHistory(target.tid, 0, 10);
     expect(body.errors).toBeUndefined();
     expect(body.data?.number?.history).toMatchObject({
       totalCount: 0,
@@ -111,12 +95,7 @@ describe('number(tid) with history', () => {
   it('passes the range through: past the end returns what the upstream returns', async () => {
     const target = numberWhere((n) => n.messages.length > 0 && n.messages.length < 200);
     const total = target.messages.length;
-    const { body } = await execute(
-      stack.gateway,
-      NumberWithHistoryQuery,
-      { tid: target.tid, start: total - 2, end: total + 8 },
-      auth,
-    );
+    const { body } = await readHistory(target.tid, total - 2, total + 8);
     expect(body.data?.number?.history?.requestedCount).toBe(10);
     expect(body.data?.number?.history?.messages.map((m) => m?.id)).toEqual(
       target.messages.slice(total - 2).map((m) => m.message_id),
@@ -124,12 +103,7 @@ describe('number(tid) with history', () => {
   });
 
   it('is null, without an error, for a tid the account does not own', async () => {
-    const { body } = await execute(
-      stack.gateway,
-      NumberWithHistoryQuery,
-      { tid: 'TN-NOPE', start: 0, end: 1 },
-      auth,
-    );
+    const { body } = await readHistory('TN-NOPE', 0, 1);
     expect(body).toEqual({ data: { number: null } });
   });
 });

@@ -9,6 +9,8 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import { accountScript, type ScriptedCall } from '../../support/scripted-upstream.js';
 import { sleep, until, untilAsync } from '../../support/wait.js';
 import { scriptedStacks } from '../fixtures/scripted-stack.js';
+import { LocalBus } from '../../src/live/bus.js';
+import { ticksOf } from './barriers.js';
 
 const AC1 = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
 const ON_A = 'subscription { messageAdded(tids: ["T-A"]) { id } }';
@@ -31,11 +33,13 @@ describe('a client that leaves', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     const script = accountScript(['T-A']);
     const metrics = createMetrics();
+    const bus = new LocalBus();
+    const loops = ticksOf(bus);
     const s = await stacks.start(
       // Everything but history reads waits: the subscription is still being set up.
       (call: ScriptedCall) =>
         call.operation === 'smshistory' ? script(call) : { until: held, reply: () => script(call) },
-      { live: { pollMs: 50 }, metrics },
+      { live: { pollMs: 50, bus }, metrics },
     );
     const { server } = s.test.app;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -66,6 +70,8 @@ describe('a client that leaves', () => {
     expect(subscriptionsGauge(await scrape.text())).toBe(0);
     // And nothing polls for it.
     await until(() => s.test.live!.stats.topics === 0, 2_000);
+    // Its loop is over, a tick under way included: a poll from here on is one too many.
+    await until(() => loops.stopped() === 1);
     const polls = s.calls((c) => c.operation === 'smshistory');
     // Time passing is the claim: four poll intervals bring no poll.
     await sleep(200);

@@ -3,9 +3,10 @@
  * whose histories grow on command: catching up past a page, an unreadable record, failed polls
  * told once, and the 429 window obeyed.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { liveStacks, polls } from '../fixtures/live-stack.js';
-import { sleep } from '../../support/wait.js';
+import { until } from '../../support/wait.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 
 const POLL_MS = 50;
 const ONE = { 'x-sys-id': 'AC-1', 'x-auth-token': 'tok-AC-1' };
@@ -69,7 +70,12 @@ describe('the poll loop of a subscription', () => {
   });
 
   it('polls obey the 429 window like queries: no poll reaches the service inside it', async () => {
-    const s = await stack({ failuresBeforeError: 1 });
+    const metrics = createMetrics();
+    const failed = vi.spyOn(metrics.live, 'pollFailed');
+    const s = await stacks.start(
+      { 'AC-1': ['T-A', 'T-B'] },
+      { live: { pollMs: POLL_MS, failuresBeforeError: 1 }, metrics },
+    );
     const stream = await s.open(ON_A, ONE);
     await polls(s, 2);
     s.upstream.failWith({ status: 429, text: '', headers: { 'retry-after': '2' } });
@@ -78,8 +84,10 @@ describe('the poll loop of a subscription', () => {
     const atWindow = s.upstream.callsOf('smshistory');
     await stream.waitFor(1);
     expect(stream.events[0]?.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
-    // Ten poll intervals inside the 2 s window: refused before the service, not sent.
-    await sleep(POLL_MS * 10);
+    // Five more polls fail inside the 2 s window (250 ms of it; the rest is slack for a loaded
+    // machine): refused before the service, not sent.
+    const failedAtWindow = failed.mock.calls.length;
+    await until(() => failed.mock.calls.length >= failedAtWindow + 5, 1_500);
     expect(s.upstream.callsOf('smshistory')).toBe(atWindow);
     // After the window, polling resumes and delivers what arrived meanwhile.
     const ids = s.upstream.add('T-A', 1);

@@ -16,6 +16,8 @@ import type { GrowingUpstream } from '../../support/growing-upstream.js';
 import { startRedis, type RunningRedis } from '../fixtures/redis.js';
 import type { SseStream } from '../fixtures/sse.js';
 import { sleep, until, untilAsync } from '../../support/wait.js';
+import { POLL_PAGE, firstReads } from '../fixtures/live-reads.js';
+import { pollsOf, ticksOf, type BusTicks } from './barriers.js';
 
 const POLL_MS = 60;
 const LOCK_TTL_MS = 400;
@@ -44,10 +46,24 @@ function copy(
   logger: Logger | false = false,
 ) {
   const bus = new RedisBus({ connection: liveConnection(), lockTtlMs, secret, logger });
+  const ticks = ticksOf(bus);
   const stack = stacks.gatewayOver(upstream, {
-    live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY },
+    live: { pollMs: POLL_MS, bus, hmacKey: HMAC_KEY, pageSize: POLL_PAGE },
   });
-  return { test: stack.test, bus, open: () => stack.open(ON_A, ONE) };
+  return { test: stack.test, bus, ticks, open: () => stack.open(ON_A, ONE) };
+}
+
+/**
+ * Resolves once `copies` listen (their loops have claimed) and `subscriptions` in all have read
+ * their head: a message added after that is new to each of them.
+ */
+async function listening(
+  upstream: GrowingUpstream,
+  copies: readonly { ticks: BusTicks }[],
+  subscriptions: number,
+) {
+  await firstReads(upstream, subscriptions);
+  await until(() => copies.every((c) => c.ticks.claimed() >= 1));
 }
 
 const idsOf = (stream: SseStream) =>
@@ -62,20 +78,24 @@ describe('live updates across two copies on one Redis', () => {
     const onB = await b.open();
     await until(() => upstream.callsOf('smshistory') >= 2);
 
-    const before = upstream.callsOf('smshistory');
+    const before = pollsOf(upstream);
     const started = performance.now();
-    await sleep(POLL_MS * 8);
-    const made = upstream.callsOf('smshistory') - before;
+    // Eight polls, however long a loaded machine takes for them: two pollers would make them in
+    // four intervals, over the bound.
+    await until(() => pollsOf(upstream) - before >= 8, 15_000);
+    const made = pollsOf(upstream) - before;
     // One poller between them: about one poll per interval, not two.
-    expect(made).toBeGreaterThanOrEqual(3);
     expect(made).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / POLL_MS) + 1);
 
     const ids = upstream.add('T-A', 3);
     await onA.waitFor(3);
     await onB.waitFor(3);
-    await sleep(POLL_MS * 3);
-    expect(idsOf(onA)).toEqual(ids);
-    expect(idsOf(onB)).toEqual(ids);
+    // A later message is the barrier: a repeat of the first three comes before it, or with it.
+    const later = upstream.add('T-A', 1);
+    await onA.waitFor(4);
+    await onB.waitFor(4);
+    expect(idsOf(onA)).toEqual([...ids, ...later]);
+    expect(idsOf(onB)).toEqual([...ids, ...later]);
   });
 
   it('keys and channels are HMACs: no credential reaches Redis', async () => {
@@ -111,11 +131,12 @@ describe('live updates across two copies on one Redis', () => {
     const stranger = copy(upstream, LOCK_TTL_MS, { current: `${HMAC_KEY}-other` }, logs.logger);
     const onRotated = await rotated.open();
     const onStranger = await stranger.open();
-    await sleep(POLL_MS * 3);
+    await listening(upstream, [rotated, stranger], 3);
     const ids = upstream.add('T-A', 2);
     await onA.waitFor(2);
     await onRotated.waitFor(2);
-    await sleep(POLL_MS * 3);
+    // The stranger has heard the same publication once it logs.
+    await until(() => logs.lines.length >= 1);
     expect(idsOf(onRotated)).toEqual(ids);
     expect(onStranger.events).toEqual([]);
     expect(logs.lines.map((line) => line.msg)).toEqual([
@@ -159,7 +180,7 @@ describe('live updates across two copies on one Redis', () => {
     const b = copy(upstream);
     const onB = await b.open();
     // B's subscription starts at the head it reads: what arrives before that is not new to it.
-    await sleep(POLL_MS * 3);
+    await listening(upstream, [b], 2);
     const first = upstream.add('T-A', 1);
     await onB.waitFor(1);
     await onA.waitFor(1);
@@ -172,7 +193,7 @@ describe('live updates across two copies on one Redis', () => {
     await onB.waitFor(3, LOCK_TTL_MS + POLL_MS * 20);
     const later = upstream.add('T-A', 1);
     await onB.waitFor(4);
-    await sleep(POLL_MS * 3);
+    // A repeat of what A had sent comes before `later` (or with it): the four are the proof.
     expect(idsOf(onB)).toEqual([...first, ...gap, ...later]);
   });
 
@@ -185,7 +206,8 @@ describe('live updates across two copies on one Redis', () => {
     await until(() => a.test.live!.stats.locksHeld === 1);
     const b = copy(upstream, lockTtlMs);
     const onB = await b.open();
-    await sleep(POLL_MS * 2);
+    // Two of B's ticks have asked for the lock, and been told no.
+    await until(() => b.ticks.claimed() >= 2);
     expect(b.test.live!.stats.locksHeld).toBe(0);
     onA.close();
     await until(() => a.test.live!.stats.topics === 0);
@@ -202,31 +224,41 @@ describe('the doorbell across two copies on one Redis', () => {
     // No regular poll is due within the test: a delivery proves the ring caused it.
     const pollMs = 60_000;
     const upstream = await stacks.upstream({ 'AC-1': ['T-A'] });
-    const doorbelled = () => {
+    const doorbelled = async () => {
+      const connection = liveConnection();
+      // Until it is connected a claim fails, and the next comes a quarter of LIVE_POLL_MS later.
+      await until(() => connection.client.status === 'ready');
       const bus = new RedisBus({
-        connection: liveConnection(),
+        connection,
         lockTtlMs: 1.5 * pollMs,
         secret: { current: HMAC_KEY },
         logger: false,
       });
-      return stacks.gatewayOver(upstream, {
-        live: { pollMs, bus, hmacKey: HMAC_KEY, ringGapMs: 50 },
+      const ticks = ticksOf(bus);
+      const stack = stacks.gatewayOver(upstream, {
+        live: { pollMs, bus, hmacKey: HMAC_KEY, ringGapMs: 50, pageSize: POLL_PAGE },
       });
+      return { ...stack, ticks };
     };
-    const a = doorbelled();
+    const a = await doorbelled();
     const onA = await a.open(ON_A, ONE);
-    await until(() => a.hub.stats.locksHeld === 1);
-    const b = doorbelled();
+    await until(() => a.ticks.ended() >= 1);
+    const b = await doorbelled();
     const onB = await b.open(ON_A, ONE);
-    await until(() => b.hub.stats.topics === 1 && upstream.callsOf('smshistory') >= 2);
-    await sleep(300);
+    // B's first tick has been told no (its next is a quarter of LIVE_POLL_MS away).
+    await listening(upstream, [b], 2);
     expect(b.hub.stats.locksHeld).toBe(0);
 
     const before = upstream.callsOf('smshistory');
+    const ticked = a.ticks.ended();
     const ids = upstream.add('T-A', 1);
     b.hub.doorbell!.ring('T-A');
-    await onA.waitFor(1, 2_000);
-    await onB.waitFor(1, 2_000);
+    // Well within LIVE_POLL_MS (60 s), with room for a loaded machine.
+    await onA.waitFor(1, 5_000);
+    await onB.waitFor(1, 5_000);
+    await until(() => a.ticks.ended() > ticked);
+    // A's tick is over, but no later event marks that no second poll follows it: six ring gaps
+    // pass, in which one left pending would have come.
     await sleep(300);
     expect(upstream.callsOf('smshistory') - before).toBe(1);
     expect(idsOf(onA)).toEqual(ids);
