@@ -7,7 +7,9 @@
  * a router sends them. Reports req/s and the gateway's CPU per request (from /proc), and each
  * configuration's share of the default's req/s over the same rounds: the issue's target is 90%.
  *
- *   npm run bench:configs [-- --query=small|page --seconds=8 --rounds=3]
+ *   npm run bench:configs [-- --query=small|page --seconds=8 --rounds=6]
+ *
+ * Six rounds by default: one round of this load swings ±30% on a 2-core host.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -30,7 +32,7 @@ const QUERIES: Record<string, string> = {
 const query = QUERIES[setting('query', 'small')];
 if (!query) throw new Error(`--query must be one of ${Object.keys(QUERIES).join(', ')}`);
 const seconds = numberSetting('seconds', 8, 1);
-const rounds = numberSetting('rounds', 3, 1);
+const rounds = numberSetting('rounds', 6, 1);
 
 /** An OTLP/HTTP sink that takes whatever is exported and drops it. */
 const sink = createServer((request, response) => {
