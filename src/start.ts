@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { Plugin } from 'graphql-yoga';
+import type { PersistedPlugin } from './http/plugins/allow-list.js';
 import type { Config } from './config/config.js';
 import type { ResponseCache } from './cache/response-cache.js';
 import { assembleApp, type App, type AppParts } from './app.js';
@@ -82,7 +82,7 @@ async function connectRedisUses(
   return uses;
 }
 
-async function loadAllowList(path: string): Promise<Plugin> {
+async function loadAllowList(path: string): Promise<PersistedPlugin> {
   const { allowListPlugin, readPersistedOperations } = await import('./http/plugins/allow-list.js');
   return allowListPlugin(readPersistedOperations(path));
 }

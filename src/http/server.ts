@@ -22,6 +22,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import { incrementalErrorMasking } from './plugins/incremental-errors.js';
 import { queryLimitPlugins } from './plugins/query-limits.js';
 import { apqPlugin, type APQStore } from './plugins/apq.js';
+import type { PersistedPlugin } from './plugins/allow-list.js';
 import { GRAPHQL_PATH } from './paths.js';
 import { useRequestObserver, type Caller } from './plugins/observe-requests.js';
 import { warningRollup, type WarningRollup } from '../observability/warning-rollup.js';
@@ -41,7 +42,7 @@ import { useCors } from './cors.js';
 import { useReadiness, type ReadinessReport } from './readiness.js';
 import { issueTicket, ticketOf, type Ticketed } from '../traffic/ticket.js';
 import type { TicketedListener } from '../traffic/admitted-requests.js';
-import { queryLane, type LaneYoga } from './query-lane.js';
+import { queryLane, type LaneYoga, type QueryLaneOptions } from './query-lane.js';
 import { createCursorCodec } from '../graph/cursors.js';
 import { useLiveResume } from './plugins/live-resume.js';
 import { useSseSingleConnection } from './plugins/sse-single-connection.js';
@@ -68,7 +69,7 @@ export interface GatewayOptions {
   /** Serve /metrics on this server (false when METRICS_PORT serves it apart). @default true */
   readonly metricsEndpoint?: boolean;
   /** The allow-list plugin (plugins/allow-list.ts); none: any operation runs and APQ is accepted. */
-  readonly persistedOperations?: Plugin | null;
+  readonly persistedOperations?: PersistedPlugin | null;
   /** Where APQ keeps its hashes (Redis, shared by copies); this process's memory by default. */
   readonly apqStore?: APQStore | null;
   /** How credentials are named, for the ticket of a request handed to yoga in process. */
@@ -100,6 +101,8 @@ export interface GatewayOptions {
 /** yoga, and the Node listener to serve it with: the plain-query lane in front of yoga's own. */
 export type Gateway = YogaServerInstance<Ticketed, GatewayContext> & {
   readonly listener: TicketedListener;
+  /** The lane's options, for a lane built beside it (tests). */
+  readonly lane: QueryLaneOptions;
 };
 
 export const DEFAULT_GRAPHIQL_QUERY = `# Your numbers and their five latest messages.
@@ -246,11 +249,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   // The lane runs what yoga would, in every configuration; these plugins' onRequest and
   // onResponse are the ones a query meets (the lane runs yoga's other hook lists itself).
-  const listener = queryLane(yoga as unknown as LaneYoga, {
+  const lane: QueryLaneOptions = {
     maxBodyBytes: options.limits.maxBodyBytes,
     hooks: [cors, ...(observer ? [observer] : []), persisted, ...cache],
-  });
-  return Object.assign(yoga, { listener });
+    persistedText: persisted.persistedText,
+  };
+  const listener = queryLane(yoga as unknown as LaneYoga, lane);
+  return Object.assign(yoga, { listener, lane });
 }
 
 /** Issues the ticket of a request that came without one (ticket.ts). */

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { parse } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { ErrorCode } from '../../core/errors.js';
 
 export type PersistedOperations = ReadonlyMap<string, string>;
@@ -62,13 +62,18 @@ function persistedOperationId(params: {
   return typeof persisted?.sha256Hash === 'string' ? persisted.sha256Hash : null;
 }
 
-export function allowListPlugin(allowList: PersistedOperations): Plugin {
+/** A persisted-operations plugin, and the text of a request's operation when it can tell at once. */
+export type PersistedPlugin = Plugin & {
+  readonly persistedText?: (params: GraphQLParams) => string | null | undefined;
+};
+
+export function allowListPlugin(allowList: PersistedOperations): PersistedPlugin {
   const required = {
     message:
       'This gateway only runs persisted operations: send a known operation hash (documentId or extensions.persistedQuery)',
     extensions: { code: ErrorCode.PersistedQueryRequired, http: { status: 400 } },
   };
-  return usePersistedOperations({
+  const plugin = usePersistedOperations({
     allowArbitraryOperations: false,
     extractPersistedOperationId: (params) =>
       persistedOperationId(params as Parameters<typeof persistedOperationId>[0]),
@@ -82,4 +87,10 @@ export function allowListPlugin(allowList: PersistedOperations): Plugin {
       },
     },
   });
+  // The list is in memory: a request's text is known before onParams looks it up.
+  const persistedText = (params: GraphQLParams): string | null => {
+    const id = persistedOperationId(params as Parameters<typeof persistedOperationId>[0]);
+    return id === null ? null : (allowList.get(id) ?? null);
+  };
+  return Object.assign(plugin, { persistedText });
 }

@@ -4,9 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
-import type { Plugin } from 'graphql-yoga';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { ticketOf, type Ticket } from '../../traffic/ticket.js';
+import type { PersistedPlugin } from './allow-list.js';
 
 export type { APQStore };
 
@@ -19,14 +20,18 @@ interface ApqOptions {
   readonly keepsFor?: (ticket: Ticket) => boolean;
 }
 
+/** A store that can also tell a hash's query at once (in memory), for the lane's choice of path. */
+type PeekableStore = APQStore & { readonly peek?: (hash: string) => string | null };
+
 /** This process's own store: hash -> query, bounded by the bytes of the queries. */
-export function memoryApqStore(maxBytes = APQ_MEMORY_MAX_BYTES): APQStore {
+export function memoryApqStore(maxBytes = APQ_MEMORY_MAX_BYTES): PeekableStore {
   const entries = new LRUCache<string, string>({
     maxSize: maxBytes,
     sizeCalculation: (query, hash) => Buffer.byteLength(query) + hash.length,
   });
   return {
     get: (hash) => entries.get(hash) ?? null,
+    peek: (hash) => entries.peek(hash) ?? null,
     set: (hash, query) => void entries.set(hash, query),
   };
 }
@@ -34,7 +39,7 @@ export function memoryApqStore(maxBytes = APQ_MEMORY_MAX_BYTES): APQStore {
 /** Not the plugin's WebCrypto default, which first copies the whole query into a new buffer. */
 const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Plugin {
+export function apqPlugin(store?: PeekableStore | null, options: ApqOptions = {}): PersistedPlugin {
   const target = store ?? memoryApqStore();
   // What yoga's plugin sees: writes are held back until the document validated (below).
   const gated: APQStore = {
@@ -55,7 +60,16 @@ export function apqPlugin(store?: APQStore | null, options: ApqOptions = {}): Pl
       }
     },
   };
+  // A hash alone, known or not here and now (Redis can only tell in onParams).
+  const peek = target.peek;
+  const persistedText = peek
+    ? (params: GraphQLParams) => {
+        const hash: unknown = params.extensions?.persistedQuery?.sha256Hash;
+        return typeof hash === 'string' ? peek(hash) : undefined;
+      }
+    : undefined;
   return {
+    persistedText,
     onPluginInit({ addPlugin }) {
       addPlugin(recorder);
       addPlugin(useAPQ({ store: gated, hash: sha256Hex }));
