@@ -1,9 +1,8 @@
 /**
- * The response-cache plugin's view of an answer store: answers younger than their TTL are hits;
+ * The response cache's view of an answer store: answers younger than their TTL are hits;
  * older ones stay for the stale-if-error window, where only `stale()` reads them. One stored copy
  * serves both, under the same key, account and memory budget.
  */
-import type { Cache } from '@graphql-yoga/plugin-response-cache';
 import type { ExecutionResult } from 'graphql';
 import type { AnswerStore } from './store.js';
 
@@ -19,22 +18,20 @@ export interface AnswerCacheOptions {
 export function createAnswerCache(store: AnswerStore, options: AnswerCacheOptions) {
   const now = options.now ?? Date.now;
   return {
-    /** For useResponseCache: hits only while fresh. Entity invalidation is unused (no mutations). */
-    cache: {
-      async get(key) {
-        const answer = await store.get(key);
-        if (!answer || now() - answer.storedAt >= answer.freshMs) return undefined;
-        return JSON.parse(answer.json) as ExecutionResult;
-      },
-      async set(key, result, _entities, ttl) {
-        const json = JSON.stringify(result);
-        const bytes = Buffer.byteLength(json);
-        if (bytes > options.maxEntryBytes) return;
-        const answer = { json, bytes, storedAt: now(), freshMs: ttl };
-        await store.set(key, answer, ttl + options.staleIfErrorMs);
-      },
-      invalidate: () => undefined,
-    } satisfies Cache,
+    /** The answer under `key` while fresh. */
+    async fresh(key: string): Promise<ExecutionResult | undefined> {
+      const answer = await store.get(key);
+      if (!answer || now() - answer.storedAt >= answer.freshMs) return undefined;
+      return JSON.parse(answer.json) as ExecutionResult;
+    },
+    /** Keeps `result` fresh for `ttl` ms, and for the stale-if-error window after. */
+    async set(key: string, result: ExecutionResult, ttl: number): Promise<void> {
+      const json = JSON.stringify(result);
+      const bytes = Buffer.byteLength(json);
+      if (bytes > options.maxEntryBytes) return;
+      const answer = { json, bytes, storedAt: now(), freshMs: ttl };
+      await store.set(key, answer, ttl + options.staleIfErrorMs);
+    },
     /** The stored answer under `key`, with its age in ms, if at most `staleIfErrorMs` past its TTL. */
     async stale(key: string): Promise<{ result: ExecutionResult; ageMs: number } | undefined> {
       if (options.staleIfErrorMs <= 0) return undefined;

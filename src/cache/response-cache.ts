@@ -1,15 +1,18 @@
 /**
- * The opt-in response cache (docs/cache.md): yoga's response-cache plugin, keyed by the account,
+ * The opt-in response cache (docs/cache.md), a yoga plugin keyed by the account,
  * the exact credential pair and the operation with its variables, so an answer only reaches the
  * credentials that produced it; only those the service accepted lately store one.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { mergeIncrementalResult } from '@graphql-tools/utils';
 import {
-  useResponseCache,
-  type BuildResponseCacheKeyFunction,
-} from '@graphql-yoga/plugin-response-cache';
-import type { ExecutionResult } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+  getOperationAST,
+  Kind,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type SelectionSetNode,
+} from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 import { createAnswerCache } from './answers.js';
 import { MemoryAnswerStore } from './memory-store.js';
@@ -75,12 +78,6 @@ function accountOf(key: string): string {
   return key.slice(CACHE_KEY_PREFIX.length, key.indexOf(':', CACHE_KEY_PREFIX.length));
 }
 
-/** The credential pair's part of a key. */
-function pairOf(key: string): string {
-  const start = key.indexOf(':', CACHE_KEY_PREFIX.length) + 1;
-  return key.slice(start, key.indexOf(':', start));
-}
-
 /** The cache for `settings`, or null when it is off (CACHE_TTL_MS unset or 0). */
 export function createResponseCache(settings: ResponseCacheInput, options: ResponseCacheOptions) {
   if (settings.ttlMs <= 0) return null;
@@ -106,48 +103,8 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
 
   // The operation's part of each key is keyed too: its variables may name a tid or a number.
   const operationKey = fingerprintKey(settings.hmacKey);
-  // `${account}:${pair}`, or null. Conditional requests bypass the cache: the plugin answers 304
-  // before credentials are read, so a browser shared by two accounts would show one the other's.
-  const sessionOf = (request: Request, context: unknown): string | null => {
-    const { identity } = ticketOf(context);
-    if (identity.kind !== 'present' || request.headers.has('if-none-match')) return null;
-    return `${identity.account}:${identity.pair}`;
-  };
-
   // What the cache knows of a request is kept on its ticket (ticket.ts).
   const recordOf = (context: unknown) => (ticketOf(context).cache ??= {});
-  const library = useResponseCache({
-    ttl: settings.ttlMs,
-    cache: answers.cache,
-    // Without usable credentials a request is not cached at all: the plugin would take a null
-    // session for a public answer, shared by everyone.
-    enabled: (request, context) =>
-      sessionOf(request, context) !== null && keyable((context as Params).params?.variables),
-    session: sessionOf,
-    buildResponseCacheKey: (operation) => {
-      const { sessionId, context } = operation;
-      // Not cached (see `enabled`), so no key is written for it.
-      if (!keyable(operation.variableValues)) return UNKEYED;
-      const text = operationText(operation);
-      const key = `${CACHE_KEY_PREFIX}${sessionId ?? 'none'}:${operationHash(operationKey, text)}`;
-      if (sessionId) {
-        recordOf(context).key = key;
-        previousKeys?.set(key, `${CACHE_KEY_PREFIX}${sessionId}:${previousOperationHash(text)}`);
-      }
-      return key;
-    },
-    // A stale answer stored would come back fresh.
-    shouldCacheResult: ({ result, cacheKey }) =>
-      !result.errors?.length &&
-      !isStale(result) &&
-      verdicts.verdictOf(pairOf(cacheKey)) === 'accepted',
-    // Schema introspection needs no account and changes with deployments: never cached.
-    ttlPerSchemaCoordinate: { 'Query.__schema': 0, 'Query.__type': 0 },
-    // The schema is read-only, so there is nothing to invalidate by entity.
-    invalidateViaMutation: false,
-    idFields: [],
-    includeExtensionMetadata: false,
-  });
 
   const callHook = <E>(hook: ((event: E) => void) | undefined, event: E): void => {
     try {
@@ -158,35 +115,68 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     }
   };
 
-  // The plugin answers a hit in its onParams, the one answer it sets there: told on the ticket.
-  const responseCache: Plugin = {
-    ...library,
-    onParams: (payload) =>
-      library.onParams?.({
-        ...payload,
-        setResult: (result) => {
-          recordOf(payload.context).hit = true;
-          payload.setResult(result);
-        },
-      }),
+  /** Stores a whole answer, unless a stale one or with errors, or its credentials are not known good. */
+  const keep = (key: string, pair: string, result: ExecutionResult): void => {
+    if (result.errors?.length || isStale(result) || verdicts.verdictOf(pair) !== 'accepted') return;
+    // Not awaited: the answer does not wait on Redis (whose failures the store logs).
+    void answers.set(key, result, settings.ttlMs);
   };
+
+  // Hand-written, not @graphql-yoga/plugin-response-cache: to invalidate by entity, which a
+  // read-only schema never does, that plugin adds `__typename` to every selection set and then
+  // copies each object of each answer to take it out again. With every request a miss it kept
+  // 0.77x of the default's req/s (docs/performance.md); what is left is a key, a lookup, a store.
   const plugin: Plugin = {
-    onPluginInit({ addPlugin }) {
-      addPlugin(responseCache);
-    },
-    onParams({ context, params }) {
-      // A hit short-cuts the request before its context exists: the operation's name is kept here.
-      recordOf(context).operationName = params.operationName ?? null;
-    },
-    async onExecutionResult({ request, result, setResult, context }) {
-      if (sessionOf(request, context) === null) return;
+    // After persisted operations' onParams, so a hash has become its text.
+    async onParams({ params, context, setResult }) {
       const record = recordOf(context);
+      // A hit short-cuts the request before its context exists: the operation's name is kept here.
+      record.operationName = params.operationName ?? null;
+      const { identity } = ticketOf(context);
+      // Without usable credentials a request is neither keyed nor cached; nor is one whose
+      // variables no argument could take (keyable).
+      if (identity.kind !== 'present' || !keyable(params.variables)) return;
+      const session = `${identity.account}:${identity.pair}`;
+      const text = operationText(params.query ?? '', params.operationName, params.variables);
+      const key = `${CACHE_KEY_PREFIX}${session}:${operationHash(operationKey, text)}`;
+      record.key = key;
+      previousKeys?.set(key, `${CACHE_KEY_PREFIX}${session}:${previousOperationHash(text)}`);
+      const cached = await answers.fresh(key);
+      if (cached) {
+        record.hit = true;
+        setResult(cached);
+      }
+    },
+    onExecute({ args }) {
+      const ticket = ticketOf(args.contextValue);
+      const key = ticket.cache?.key;
+      // Schema introspection needs no account and changes with deployments: never cached.
+      if (!key || ticket.identity.kind !== 'present' || asksForTheSchema(args)) return undefined;
+      const { pair } = ticket.identity;
+      return {
+        onExecuteDone({ result }) {
+          if (!isAsyncIterable(result)) return keep(key, pair, result);
+          // @defer or @stream: the parts merged, kept once the last has come.
+          const whole: ExecutionResult & { incremental?: unknown } = {};
+          return {
+            onNext({ result: part }) {
+              if (!part) return;
+              mergePart(whole, part);
+              if (!('hasNext' in part) || part.hasNext === false) keep(key, pair, whole);
+            },
+          };
+        },
+      };
+    },
+    async onExecutionResult({ result, setResult, context }) {
+      const record = ticketOf(context).cache;
+      if (record?.key === undefined) return;
       const event: CacheEvent = { store, operationName: record.operationName ?? null };
       const hit = record.hit === true;
       callHook(hit ? options.onCacheHit : options.onCacheMiss, event);
-      if (hit || staleIfErrorMs <= 0 || !isSingleResult(result)) return;
+      if (hit || staleIfErrorMs <= 0 || !result || isAsyncIterable(result)) return;
       const code = serviceFailureCode(result);
-      if (code === null || record.key === undefined) return;
+      if (code === null) return;
       const stale = await answers.stale(record.key);
       if (!stale) return;
       setResult(markStale(stale.result, stale.ageMs));
@@ -194,9 +184,6 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
       callHook(options.onStaleServed, { ...event, code, ageMs: stale.ageMs });
     },
     onResponse({ response, serverContext }) {
-      // The plugin's ETag is the cache key and invites the 304 path refused in sessionOf.
-      response.headers.delete('etag');
-      response.headers.delete('last-modified');
       if (ticketOf(serverContext).cache?.stale) response.headers.set('warning', STALE_WARNING);
     },
   };
@@ -214,20 +201,54 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
   };
 }
 
-/** A whole answer: a stream's parts may already be on their way when a later one fails. */
-function isSingleResult(result: unknown): result is ExecutionResult {
-  return typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result);
-}
-
 /** What names an operation in a key: its text, its name and its variables, canonical. */
-function operationText({
-  documentString,
-  operationName,
-  variableValues,
-}: Parameters<BuildResponseCacheKeyFunction>[0]): string {
+function operationText(
+  documentString: string,
+  operationName: string | null | undefined,
+  variables: unknown,
+): string {
   // The text JSON.stringify([document, name, canonical(variables)]) gave, keys as before.
   const head = JSON.stringify([documentString, operationName ?? null]).slice(0, -1);
-  return `${head},${canonicalJson(variableValues ?? {})}]`;
+  return `${head},${canonicalJson(variables ?? {})}]`;
+}
+
+/** Whether the operation asks for `__schema` or `__type` at its root, through its fragments too. */
+function asksForTheSchema({ document, operationName }: ExecutionArgs): boolean {
+  const operation = getOperationAST(document, operationName);
+  const fragments = new Map<string, SelectionSetNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) {
+      fragments.set(definition.name.value, definition.selectionSet);
+    }
+  }
+  // Validated before it runs, so spreads do not cycle; `seen` bounds the walk all the same.
+  const seen = new Set<SelectionSetNode>();
+  const asks = (set: SelectionSetNode | undefined): boolean => {
+    if (!set || seen.has(set)) return false;
+    seen.add(set);
+    return set.selections.some((selection) => {
+      if (selection.kind === Kind.FIELD) return SCHEMA_FIELDS.has(selection.name.value);
+      if (selection.kind === Kind.INLINE_FRAGMENT) return asks(selection.selectionSet);
+      return asks(fragments.get(selection.name.value));
+    });
+  };
+  return asks(operation?.selectionSet);
+}
+const SCHEMA_FIELDS = new Set(['__schema', '__type']);
+
+/** Merges one part of a @defer or @stream answer into the whole it builds (graphql-tools'). */
+function mergePart(
+  whole: ExecutionResult,
+  part: ExecutionResult & { incremental?: unknown },
+): void {
+  if (part.data) whole.data = part.data;
+  if (part.errors) whole.errors = [...(whole.errors ?? []), ...part.errors];
+  if (part.extensions) whole.extensions = { ...whole.extensions, ...part.extensions };
+  for (const patch of (part.incremental ?? []) as Parameters<
+    typeof mergeIncrementalResult
+  >[0]['incrementalResult'][]) {
+    mergeIncrementalResult({ executionResult: whole, incrementalResult: patch });
+  }
 }
 
 /** An HMAC, not a plain hash: a tid or a number in the variables could be guessed. */
@@ -240,18 +261,12 @@ function previousOperationHash(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** The context's params, as yoga's initial context holds them. */
-interface Params {
-  readonly params?: { readonly variables?: unknown };
-}
-
 /**
  * No argument of the schema takes an input object, and its lists hold scalars, so variables
  * nested deeper than this are refused by graphql-js whatever they hold: such a request is neither
  * keyed nor cached (writing the key of variables nested 5,000 deep took a fifth of its CPU).
  */
 const KEYED_DEPTH = 32;
-const UNKEYED = `${CACHE_KEY_PREFIX}unkeyed`;
 
 /** Whether `value` is nested at most KEYED_DEPTH deep; stops as soon as it is not. */
 function keyable(value: unknown): boolean {

@@ -198,8 +198,7 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
     const headers = new HeaderList(answer.init.headers);
     const out = { status: answer.init.status ?? 200, headers };
     let length = byteLength(pieces);
-    // As useResponseCompression: an answer with an ETag (the response cache's) is sent as it is.
-    if (length >= MIN_COMPRESSED_BYTES && !headers.get('etag')) {
+    if (length >= MIN_COMPRESSED_BYTES) {
       appendVary(headers, 'Accept-Encoding');
       const encoding = chooseEncoding(view.headers.get('accept-encoding'), COMPRESSED_ENCODINGS);
       if (encoding) {
@@ -229,8 +228,7 @@ export function queryLane(yoga: LaneYoga, options: QueryLaneOptions): TicketedLi
       JSON_TYPES.has(request.headers['content-type']?.toLowerCase() ?? '') &&
       takesJson(request.headers.accept) &&
       request.headers.origin === undefined &&
-      // What an onRequest hook answers (the response cache's 304, an SSE stream's operation): yoga's.
-      request.headers['if-none-match'] === undefined &&
+      // What an onRequest hook answers (an SSE stream's operation): yoga's.
       request.headers[TOKEN_HEADER_KEY] === undefined &&
       context.ticket.refusal === undefined;
     if (!eligible) {

@@ -424,8 +424,11 @@ describe.each(['memory', 'redis'] as const)('response cache in %s', (store) => {
     expect(behindFailing.hits).toHaveLength(0);
   });
 
-  it('does not cache introspection', async () => {
+  it('does not cache introspection, even for credentials the service accepted', async () => {
     const { gateway, hits, misses } = await cachedGateway(store);
+    // Accepted first: else nothing would be stored for them anyway.
+    expect((await owned(gateway, basicAuth(DEMO_CREDENTIALS))).body.errors).toBeUndefined();
+    const stored = store === 'redis' ? await admin.dbsize() : 0;
     for (let i = 0; i < 2; i += 1) {
       const schema = await executeText(
         gateway,
@@ -441,10 +444,18 @@ describe.each(['memory', 'redis'] as const)('response cache in %s', (store) => {
         pairAuth(DEMO_CREDENTIALS),
       );
       expect(type.body.data).toEqual({ __type: { name: 'Number' } });
+      // Through a fragment too.
+      const spread = await executeText(
+        gateway,
+        '{ ... on Query { ...Schema } } fragment Schema on Query { __schema { queryType { name } } }',
+        undefined,
+        basicAuth(DEMO_CREDENTIALS),
+      );
+      expect(spread.body.data).toEqual(schema.body.data);
     }
     expect(hits).toHaveLength(0);
-    expect(misses).toHaveLength(4);
-    if (store === 'redis') expect(await admin.dbsize()).toBe(0);
+    expect(misses).toHaveLength(7);
+    if (store === 'redis') expect(await admin.dbsize()).toBe(stored);
   });
 });
 

@@ -61,7 +61,7 @@ describe('dist/main.js', () => {
     for (const lazy of [
       '@opentelemetry/sdk-trace-node',
       'ioredis',
-      '@envelop/response-cache',
+      'src/cache/response-cache.ts',
       '@graphql-yoga/render-graphiql',
       'src/simulator/index.ts',
       'src/simulator/demo-data.ts',

@@ -221,7 +221,8 @@ const commonSpyCases: SpyCase[] = [
   [plain, { accept: 'application/xml' }, false],
   [plain, { origin: 'https://app.example.com' }, false],
   [plain, { accept: 'text/event-stream' }, false],
-  [plain, { 'if-none-match': '"x"' }, false],
+  // A conditional request is one like any other: nothing answers 304.
+  [plain, { 'if-none-match': '"x"' }, true],
   [plain, { 'x-graphql-event-stream-token': 'a-token' }, false],
   [{ query: 'subscription { messageAdded { body } }' }, JSON_ONLY, false],
   [{ query: '{ ownedNumbers { tid ... @defer { number } } }' }, JSON_ONLY, false],
