@@ -4,7 +4,7 @@
  * serves both, under the same key, account and memory budget.
  */
 import type { ExecutionResult } from 'graphql';
-import type { AnswerStore } from './store.js';
+import type { AnswerStore, StoredAnswer } from './store.js';
 
 export interface AnswerCacheOptions {
   /** How long past its TTL an answer is kept for stale-if-error; 0 keeps it only its TTL. */
@@ -19,10 +19,14 @@ export function createAnswerCache(store: AnswerStore, options: AnswerCacheOption
   const now = options.now ?? Date.now;
   return {
     /** The answer under `key` while fresh. */
-    async fresh(key: string): Promise<ExecutionResult | undefined> {
-      const answer = await store.get(key);
-      if (!answer || now() - answer.storedAt >= answer.freshMs) return undefined;
-      return JSON.parse(answer.json) as ExecutionResult;
+    fresh(key: string): ExecutionResult | undefined | Promise<ExecutionResult | undefined> {
+      const fresh = (answer: StoredAnswer | undefined) =>
+        !answer || now() - answer.storedAt >= answer.freshMs
+          ? undefined
+          : (JSON.parse(answer.json) as ExecutionResult);
+      const answer = store.get(key);
+      // A store in memory answers at once, so a miss costs no turn of the event loop.
+      return answer instanceof Promise ? answer.then(fresh) : fresh(answer);
     },
     /** Keeps `result` fresh for `ttl` ms, and for the stale-if-error window after. */
     async set(key: string, result: ExecutionResult, ttl: number): Promise<void> {

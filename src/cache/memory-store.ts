@@ -39,7 +39,7 @@ export class MemoryAnswerStore implements AnswerStore {
     });
   }
 
-  async get(key: string): Promise<StoredAnswer | undefined> {
+  get(key: string): StoredAnswer | undefined {
     const answer = this.lru.get(key);
     if (answer) this.touch(key);
     return answer;

@@ -12,7 +12,8 @@ export interface StoredAnswer {
 
 /** A key-value store of answers that never throws: it answers undefined, or drops the answer. */
 export interface AnswerStore {
-  get(key: string): Promise<StoredAnswer | undefined>;
+  /** In memory, at once: a hit or a miss costs no turn of the event loop. */
+  get(key: string): StoredAnswer | undefined | Promise<StoredAnswer | undefined>;
   /** Keeps `answer` under `key` for `keepMs` (fresh time plus the stale-if-error window). */
   set(key: string, answer: StoredAnswer, keepMs: number): Promise<void>;
 }
