@@ -2,6 +2,7 @@
  * The service's three operations as every layer calls them: src/upstream/client.ts implements
  * them, src/traffic/traffic.ts wraps them. Here so traffic, below the upstream layer, can name it.
  */
+import type { Context } from '@opentelemetry/api';
 import type { Credentials } from './credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber } from './domain.js';
 import type { Named } from './identity.js';
@@ -20,6 +21,8 @@ export interface CallOptions {
   readonly arrivedAt?: number;
   /** Who the call is for. @default named from the credentials where it enters traffic control */
   readonly caller?: Caller;
+  /** The operation span's OpenTelemetry context, when traced: each attempt's span is its child. */
+  readonly trace?: Context;
 }
 
 export interface UpstreamClient {

@@ -182,12 +182,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     // Parsed documents, and the validation and compiled state that hangs off them, bounded by
     // their text rather than yoga's 1024 documents (src/http/document-cache.ts).
     parserAndValidationCache: boundedDocumentCaches(),
-    context: (serverContext: Ticketed) => {
+    // The server context becomes the operation's context: its `trace` is what tracing sets.
+    context: (serverContext: Ticketed & Pick<GatewayContext, 'trace'>) => {
       const ticket = ticketOf(serverContext);
       return createContext(
         ticket.identity,
         { client: options.client, limits: options.limits, cursors, live: options.live ?? null },
         ticket.arrivedAt,
+        () => serverContext.trace,
       );
     },
     maskedErrors: { maskError: maskGatewayError },

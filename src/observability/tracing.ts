@@ -4,7 +4,14 @@
  * its SHA-256, `graphql.document.hash`.
  */
 import { createHash } from 'node:crypto';
-import { propagation, ROOT_CONTEXT, SpanKind, trace, type TextMapGetter } from '@opentelemetry/api';
+import {
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  trace,
+  type Context,
+  type TextMapGetter,
+} from '@opentelemetry/api';
 import {
   getCurrentOtelContext,
   setCurrentOtelContext,
@@ -13,8 +20,7 @@ import {
 import { print, type DocumentNode } from 'graphql';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from 'graphql-yoga';
 
 const SERVICE_NAME = 'sms-graphql-gateway';
@@ -28,7 +34,7 @@ export function startTracing(
 ) {
   const base = endpoint.pathname.endsWith('/') ? endpoint : new URL(`${endpoint.href}/`);
   const exporter = new OTLPTraceExporter({ url: new URL('v1/traces', base).href });
-  const provider = new NodeTracerProvider({
+  const provider = new BasicTracerProvider({
     resource: new Resource({
       'service.name': SERVICE_NAME,
       'service.instance.id': identity.instanceId,
@@ -36,8 +42,10 @@ export function startTracing(
     }),
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  // Registers the async-context manager too, so upstream spans nest under their operation, and
-  // the W3C trace-context propagator that reads and writes `traceparent`.
+  // Registers the W3C trace-context propagator that reads and writes `traceparent`, and no
+  // async-context manager: the operation's context travels on its GraphQL context to the calls
+  // it makes (GatewayContext.trace). Node 20's AsyncLocalStorage hooks every promise: with it, a
+  // copy tracing 1% of its operations kept 0.54x of an untraced one's req/s, without it 0.85x.
   provider.register();
   const operationSpans = useOpenTelemetry(
     { document: false, variables: false, result: false, resolvers: false },
@@ -53,6 +61,7 @@ export function startTracing(
       addPlugin(onOperation(continueCallerTrace));
       addPlugin(operationSpans);
       addPlugin(onOperation(addDocumentAttributes));
+      addPlugin(onOperation(handDownTrace));
     },
   };
   // flush sends what is buffered (tests, shutdown).
@@ -94,6 +103,11 @@ function documentHash(document: DocumentNode): string {
     documentHashes.set(document, hash);
   }
   return hash;
+}
+
+/** The operation span's context, for the calls the operation makes (see GatewayContext.trace). */
+function handDownTrace({ contextValue }: OperationArgs): void {
+  (contextValue as { trace?: Context }).trace = getCurrentOtelContext(contextValue as object);
 }
 
 /** The operation span's semantic-convention operation name and the document's hash. */

@@ -95,6 +95,7 @@ export function withTrafficControl(
   ): Promise<T> {
     // Its request's caller, else (a call made without one) named here once.
     const caller = made?.caller ?? callerOf(memory.identities.of(credentials));
+    const trace = made?.trace;
     const { identity } = caller;
     const { account } = identity;
     const deadlineAt = Date.now() + timeoutMs;
@@ -119,7 +120,7 @@ export function withTrafficControl(
           const sent = performance.now();
           try {
             caller.bill(UNITS_PER_CALL);
-            const result = await call({ signal: (attemptLimit ?? deadline).signal });
+            const result = await call({ signal: (attemptLimit ?? deadline).signal, trace });
             release({ rttMs: performance.now() - sent, operation });
             gate.answered(identity);
             return result;

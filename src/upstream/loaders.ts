@@ -4,6 +4,7 @@
  * owned-number needs share one call (typed when only one type is asked for); and at most
  * `maxCalls` calls are made, backing up the static cost limit (list lengths are known only now).
  */
+import type { Context } from '@opentelemetry/api';
 import DataLoader from 'dataloader';
 import type { Credentials } from '../core/credentials.js';
 import type { History, HistoryRequest, NumberType, OwnedNumber, Range } from '../core/domain.js';
@@ -22,6 +23,8 @@ export interface RequestLoaderOptions {
   readonly arrivedAt: number;
   /** Who the request's calls are for (CallOptions.caller). */
   readonly caller?: Caller;
+  /** The operation span's context, when traced (CallOptions.trace). */
+  readonly trace?: Context;
 }
 
 type NumbersScope = 'LOCAL' | 'TOLLFREE' | 'ALL';
@@ -31,7 +34,8 @@ export function createRequestLoaders(
   credentials: Credentials,
   options: RequestLoaderOptions,
 ) {
-  const callOptions = { arrivedAt: options.arrivedAt, caller: options.caller };
+  const { arrivedAt, caller, trace } = options;
+  const callOptions = { arrivedAt, caller, trace };
   let calls = 0;
   async function limit<T>(call: () => Promise<T>): Promise<T> {
     calls += 1;

@@ -22,7 +22,7 @@ export function shareCallsInFlight(
     credentials: Credentials,
     args: string,
     options: CallOptions | undefined,
-    call: (made: { caller: Caller }) => Promise<T>,
+    call: (made: CallOptions & { caller: Caller }) => Promise<T>,
   ): Promise<T> {
     const caller =
       options?.caller ?? client.callerOf(client.credentials.identities.of(credentials));
@@ -33,7 +33,8 @@ export function shareCallsInFlight(
       observer.joined?.(operation);
       return pending.answer as Promise<T>;
     }
-    const entry = { answer: call({ caller }), sentAt: performance.now() };
+    // A joined call is traced under the operation that sent it.
+    const entry = { answer: call({ caller, trace: options?.trace }), sentAt: performance.now() };
     inFlight.set(key, entry);
     const forget = (): void => {
       if (inFlight.get(key) === entry) inFlight.delete(key);

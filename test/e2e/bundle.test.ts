@@ -59,7 +59,7 @@ describe('dist/main.js', () => {
   it('leaves tracing, Redis, the response cache and GraphiQL for when they are used', () => {
     const sources = loadedAtStart().flatMap(sourcesOf);
     for (const lazy of [
-      '@opentelemetry/sdk-trace-node',
+      '@opentelemetry/sdk-trace-base',
       'ioredis',
       'src/cache/response-cache.ts',
       '@graphql-yoga/render-graphiql',
