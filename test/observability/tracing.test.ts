@@ -53,7 +53,8 @@ beforeAll(async () => {
     version: '1.2.3',
   });
   simulator = await startSimulator();
-  test = createTestGateway(simulator.url, { tracing });
+  // Live updates on, for a subscription's span.
+  test = createTestGateway(simulator.url, { tracing, live: { pollMs: 60_000 } });
 });
 afterAll(async () => {
   await tracing.shutdown();
@@ -189,6 +190,39 @@ describe('tracing', () => {
       expect(operation.traceId).not.toBe('00000000000000000000000000000000');
       expect(upstream).toHaveLength(1);
     }
+  });
+
+  it('marks an operation that answered errors, and spans a subscription without its text', async () => {
+    const { body } = await executeText(
+      test.gateway,
+      'query Failing { ownedNumbers { tid } }',
+      undefined,
+      { 'x-sys-id': 'SYS_NOBODY', 'x-auth-token': 'not-a-token' },
+    );
+    expect(body.errors?.length).toBeGreaterThan(0);
+    const { operation: failing } = await traceOf('query.Failing');
+    expect((failing as OtlpSpan & { status?: { code?: number } }).status?.code).toBe(2);
+
+    const response = await test.gateway.fetch('http://gateway.test/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...basicAuth(DEMO_CREDENTIALS),
+      },
+      body: JSON.stringify({ query: 'subscription Arrivals { messageAdded { body } }' }),
+    });
+    expect(response.status).toBe(200);
+    // The span ends with the stream.
+    await response.body?.cancel();
+    await expect
+      .poll(async () => {
+        await tracing.flush();
+        return exportedSpans().filter((span) => span.name === 'subscription.Arrivals').length;
+      })
+      .toBe(1);
+    const raw = exports.join('\n');
+    expect(raw).not.toContain('messageAdded');
   });
 
   it('passes the trace context on to the service: traceparent names the upstream attempt', async () => {
