@@ -28,9 +28,8 @@ export function createAnswerCache(store: AnswerStore, options: AnswerCacheOption
       // A store in memory answers at once, so a miss costs no turn of the event loop.
       return answer instanceof Promise ? answer.then(fresh) : fresh(answer);
     },
-    /** Keeps `result` fresh for `ttl` ms, and for the stale-if-error window after. */
-    async set(key: string, result: ExecutionResult, ttl: number): Promise<void> {
-      const json = JSON.stringify(result);
+    /** Keeps an answer (its JSON) fresh for `ttl` ms, and for the stale-if-error window after. */
+    async set(key: string, json: string, ttl: number): Promise<void> {
       const bytes = Buffer.byteLength(json);
       if (bytes > options.maxEntryBytes) return;
       const answer = { json, bytes, storedAt: now(), freshMs: ttl };

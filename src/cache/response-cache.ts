@@ -133,11 +133,18 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
     }
   };
 
-  /** Stores a whole answer, unless a stale one or with errors, or its credentials are not known good. */
-  const keep = (key: string, pair: string, result: ExecutionResult): void => {
-    if (result.errors?.length || isStale(result) || verdicts.verdictOf(pair) !== 'accepted') return;
+  /**
+   * Stores a whole answer, unless a stale one or with errors, or its credentials are not known
+   * good; its JSON, or undefined if not stored.
+   */
+  const keep = (key: string, pair: string, result: ExecutionResult): string | undefined => {
+    if (result.errors?.length || isStale(result) || verdicts.verdictOf(pair) !== 'accepted') {
+      return undefined;
+    }
+    const json = JSON.stringify(result);
     // Not awaited: the answer does not wait on Redis (whose failures the store logs).
-    void answers.set(key, result, settings.ttlMs);
+    void answers.set(key, json, settings.ttlMs);
+    return json;
   };
 
   // Hand-written, not @graphql-yoga/plugin-response-cache: to invalidate by entity, which a
@@ -174,15 +181,25 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
       if (!key || ticket.identity.kind !== 'present' || asksForTheSchema(args)) return undefined;
       const { pair } = ticket.identity;
       return {
-        onExecuteDone({ result }) {
-          if (!isAsyncIterable(result)) return keep(key, pair, result);
+        onExecuteDone({ result, setResult }) {
+          if (!isAsyncIterable(result)) {
+            const json = keep(key, pair, result);
+            // Sent as it was stored, serialised once (the second JSON.stringify of a page was a
+            // tenth of what a miss added). Without errors nor `extensions.http`, what yoga would
+            // write is this same JSON; a step after this that changes the answer spreads an
+            // answer with errors, never this one.
+            if (json !== undefined && !result.extensions?.http) {
+              setResult({ ...result, stringify: () => json } as ExecutionResult);
+            }
+            return;
+          }
           // @defer or @stream: the parts merged, kept once the last has come.
           const whole: ExecutionResult & { incremental?: unknown } = {};
           return {
             onNext({ result: part }) {
               if (!part) return;
               mergePart(whole, part);
-              if (!('hasNext' in part) || part.hasNext === false) keep(key, pair, whole);
+              if (!('hasNext' in part) || part.hasNext === false) void keep(key, pair, whole);
             },
           };
         },

@@ -30,7 +30,7 @@ describe('createAnswerCache', () => {
       maxEntryBytes: 1_000,
       now: () => clock,
     });
-    await answers.set('k', result, 5_000);
+    await answers.set('k', JSON.stringify(result), 5_000);
     // Kept for its TTL and the window: one copy serves both.
     expect(kept.get('k')?.keepMs).toBe(65_000);
     expect(await answers.fresh('k')).toEqual(result);
@@ -50,7 +50,7 @@ describe('createAnswerCache', () => {
       maxEntryBytes: 1_000,
       now: () => clock,
     });
-    await answers.set('k', result, 100);
+    await answers.set('k', JSON.stringify(result), 100);
     clock = 100;
     expect(await answers.stale('k')).toBeUndefined();
   });
@@ -58,7 +58,7 @@ describe('createAnswerCache', () => {
   it('refuses an answer larger than an entry may be', async () => {
     const { store, kept } = mapStore();
     const answers = createAnswerCache(store, { staleIfErrorMs: 0, maxEntryBytes: 20 });
-    await answers.set('k', result, 1_000);
+    await answers.set('k', JSON.stringify(result), 1_000);
     expect(kept.size).toBe(0);
   });
 
@@ -67,7 +67,7 @@ describe('createAnswerCache', () => {
       staleIfErrorMs: 0,
       maxEntryBytes: 1_000,
     });
-    await answers.set('k', result, 60_000);
+    await answers.set('k', JSON.stringify(result), 60_000);
     const first = (await answers.fresh('k')) as typeof result;
     first.data.ownedNumbers[0]!.tid = 'changed';
     expect(await answers.fresh('k')).toEqual(result);

@@ -107,7 +107,7 @@ describe('answer cache over the memory store', () => {
     const store = new MemoryAnswerStore({ maxBytes: 100_000, accountOf, now });
     const answers = createAnswerCache(store, { staleIfErrorMs: 5_000, maxEntryBytes: 10_000, now });
     const result = { data: { ownedNumbers: [{ tid: 'TN-1' }] } };
-    await answers.set('a:1', result, 1_000);
+    await answers.set('a:1', JSON.stringify(result), 1_000);
 
     clock += 999;
     expect(await answers.fresh('a:1')).toEqual(result);
@@ -124,10 +124,10 @@ describe('answer cache over the memory store', () => {
     const store = new MemoryAnswerStore({ maxBytes: 100_000, accountOf });
     const answers = createAnswerCache(store, { staleIfErrorMs: 0, maxEntryBytes: 1_000 });
     const big = { data: { body: 'x'.repeat(1_000) } };
-    await answers.set('a:big', big, 60_000);
+    await answers.set('a:big', JSON.stringify(big), 60_000);
     expect(await store.get('a:big')).toBeUndefined();
 
-    await answers.set('a:small', { data: { ok: true } }, 60_000);
+    await answers.set('a:small', JSON.stringify({ data: { ok: true } }), 60_000);
     expect(await answers.fresh('a:small')).toEqual({ data: { ok: true } });
     expect(await answers.stale('a:small')).toBeUndefined();
   });
