@@ -87,6 +87,12 @@ export class LoopMonitor {
     this.sample(utilization);
   }
 
+  /** Busy from now: admission priced a burst the windows have yet to see (fair-admission.ts). */
+  surge(): void {
+    this.quietWindows = 0;
+    this.set(true);
+  }
+
   /** Records one window's utilization; public so tests can drive it. */
   sample(utilization: number): void {
     this.latest = utilization;

@@ -133,6 +133,30 @@ describe('Admission', () => {
     expect(gate.running).toBe(3);
   });
 
+  it("calls a calm loop busy at once when a window's work arrives together; a light flow then goes ahead of the burst", async () => {
+    const { admission: gate, load } = admission({ minSeats: 2 });
+    let surges = 0;
+    Object.assign(load, { surge: () => ((surges += 1), load.set(true)) });
+    // Steady: 300 requests every 100 ms (each priced 1, a flow never seen) never surge.
+    for (let round = 0; round < 3; round += 1) {
+      for (let i = 0; i < 300; i += 1) released(gate.admit(`unverified:steady-${round}-${i}`))();
+      clock += 100;
+    }
+    expect(surges).toBe(0);
+    // A burst: past 400 units within 100 ms, the rest of it waits.
+    const burst = Array.from({ length: 450 }, (_, i) => gate.admit(`unverified:burst-${i}`));
+    expect(surges).toBe(1);
+    expect(gate.seats).toBeLessThan(450);
+    expect(gate.waiting).toBeGreaterThan(0);
+    const admitted = burst.filter((outcome) => typeof outcome === 'function').length;
+    expect(admitted).toBe(gate.running);
+    expect(gate.waiting).toBe(450 - admitted);
+    // The bystander runs at once, on a seat the burst lends it, ahead of the burst's waiting rest.
+    const light = await waiting(gate.admit('account:bystander')).outcome;
+    expect(typeof light).toBe('function');
+    expect(gate.waiting).toBe(450 - admitted);
+  });
+
   it('gives a freed seat to the flow that used least lately, not to the first in line', async () => {
     const { admission: gate, load } = admission();
     load.set(true);

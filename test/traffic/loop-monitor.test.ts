@@ -37,6 +37,18 @@ describe('LoopMonitor', () => {
     expect(changes).toEqual([true, false]);
   });
 
+  it('is busy at once on a surge admission priced, and quiet again as after any busy window', () => {
+    const load = new LoopMonitor();
+    const changes: boolean[] = [];
+    load.onChange((busy) => changes.push(busy));
+    load.surge();
+    expect(load.busy).toBe(true);
+    for (let i = 0; i < QUIET_WINDOWS - 1; i += 1) load.sample(0.1);
+    expect(load.busy).toBe(true);
+    load.sample(0.1);
+    expect(changes).toEqual([true, false]);
+  });
+
   it('samples the real loop: a blocked loop reads as busy', async () => {
     // A sampler of its own, started right before the loop is held: the shared one's last sample
     // may be up to a window old, and 250 ms held in a window of 349 reads 0.72, under BUSY_AT.
