@@ -62,12 +62,15 @@ const COSTLY_UNITS = 100;
 /** ... of which at most this much runs at once (100 ms of the loop), or one request larger alone. */
 const COSTLY_IN_FLIGHT = 400;
 /**
- * While the loop is calm, the work admitted within SURGE_MS beyond which it is called busy at
- * once: a window of the loop's time (loop-monitor.ts's WINDOW_MS, 100 ms at CPU_MS_PER_UNIT),
- * priced within a window. 10 ms missed a flood's onset: its 256 requests came over 50 ms.
+ * While the loop is calm, the work admitted within SURGE_MS past which it is called busy at once:
+ * half a window of the loop's time (loop-monitor.ts's WINDOW_MS, at CPU_MS_PER_UNIT) in one tick.
+ * A flood's onset priced up to 342 units in 10 ms; the heaviest steady load, 6,400 small queries
+ * a second at about 2 units each, 130. Counted against the loop's own pace instead (4 units a
+ * ms), a steady load priced above it (a request's 1 unit is not all CPU) went busy at 0.8 of the
+ * loop and lost a fifth of its req/s.
  */
-const SURGE_UNITS = 400;
-const SURGE_MS = 100;
+const SURGE_UNITS = 200;
+const SURGE_MS = 10;
 
 export interface Refusal {
   readonly refused: 'line-full' | 'waited-too-long';
@@ -236,9 +239,8 @@ export class Admission {
   /**
    * Prices the calm loop too: a burst admitted at once is work the monitor sees only once it runs,
    * a window later, and seats then start from all that is running (256 requests of invented
-   * credentials at once held a bystander's first answers 150-545 ms; with this, 33-76 ms). More
-   * than a window's work admitted within one makes the loop busy now: traffic the loop keeps up
-   * with is priced under it (the yardstick's loads, busy or not, ran alike with and without).
+   * credentials at once held a bystander's first answers 150-545 ms). Half a window's work
+   * admitted within one tick makes the loop busy now; steady traffic is priced well under it.
    */
   private priceCalm(units: number): void {
     const now = this.ledger.now();

@@ -137,13 +137,13 @@ describe('Admission', () => {
     const { admission: gate, load } = admission({ minSeats: 2 });
     let surges = 0;
     Object.assign(load, { surge: () => ((surges += 1), load.set(true)) });
-    // Steady: 300 requests every 100 ms (each priced 1, a flow never seen) never surge.
+    // Steady: 150 requests every 10 ms (each priced 1, a flow never seen) never surge.
     for (let round = 0; round < 3; round += 1) {
-      for (let i = 0; i < 300; i += 1) released(gate.admit(`unverified:steady-${round}-${i}`))();
-      clock += 100;
+      for (let i = 0; i < 150; i += 1) released(gate.admit(`unverified:steady-${round}-${i}`))();
+      clock += 10;
     }
     expect(surges).toBe(0);
-    // A burst: past 400 units within 100 ms, the rest of it waits.
+    // A burst: past 200 units within 10 ms, the rest of it waits.
     const burst = Array.from({ length: 450 }, (_, i) => gate.admit(`unverified:burst-${i}`));
     expect(surges).toBe(1);
     expect(gate.seats).toBeLessThan(450);
