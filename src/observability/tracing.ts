@@ -73,19 +73,21 @@ function operationSpans(tracer: Tracer): Plugin {
     const name = operation.name?.value ?? 'anonymous';
     const span = tracer.startSpan(
       `${operation.operation}.${name}`,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'graphql.execute.operationName': name,
-          'graphql.execute.operationType': operation.operation,
-          // The semantic convention's name.
-          'graphql.operation.name': name,
-        },
-      },
+      { kind: SpanKind.SERVER },
       parent,
     );
-    // Hashed only for the spans kept (1 in 100 at 1% sampling).
-    if (span.isRecording()) span.setAttribute('graphql.document.hash', documentHash(document));
+    // Attributes only for the spans kept (1 in 100 at 1% sampling): a span sampled out drops them,
+    // after the SDK has copied and checked each one (none of the samplers OTEL_TRACES_SAMPLER names
+    // reads them). The hash is worked out only for those too.
+    if (span.isRecording()) {
+      span.setAttributes({
+        'graphql.execute.operationName': name,
+        'graphql.execute.operationType': operation.operation,
+        // The semantic convention's name.
+        'graphql.operation.name': name,
+        'graphql.document.hash': documentHash(document),
+      });
+    }
     (contextValue as { trace?: Context }).trace = trace.setSpan(parent, span);
     return span;
   };
