@@ -11,15 +11,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayProcess } from '../fixtures/gateway-process.js';
 import { startHaproxy } from '../fixtures/haproxy.js';
-import { liveFleetRun } from '../fixtures/live-fleet-run.js';
-import {
-  closeRun,
-  exited,
-  expectedFor,
-  logLines,
-  metricOf,
-  type Recorder,
-} from '../../support/live-fleet.js';
+import { expectResumedAfterSigterm, liveFleetRun } from '../fixtures/live-fleet-run.js';
+import { exited, logLines, metricOf, type Recorder } from '../../support/live-fleet.js';
 import { until } from '../../support/wait.js';
 
 /** A lock lasts 1.5 intervals: long enough that a busy machine's late timers do not lose it. */
@@ -72,19 +65,7 @@ describe('draining a copy with SSE streams open through haproxy', () => {
     // The readiness delay, then the streams' end and their connections' close: not the timeout.
     expect(drainMs).toBeLessThan(READINESS_DELAY_MS + 3_000);
 
-    // Until every client has five messages that arrived after the SIGTERM.
-    const later = () => stream.ids.slice(beforeSigterm + 2);
-    await until(
-      () => everyone.every((s) => later().filter((id) => s.ids.includes(id)).length >= 5),
-      15_000,
-    );
-    await closeRun(stream, everyone);
-    for (const subscriber of everyone) {
-      expect(subscriber.errors, subscriber.name).toEqual([]);
-      expect(subscriber.resyncs, subscriber.name).toBe(0);
-      expect(stream.ids.indexOf(subscriber.ids[0]!), subscriber.name).toBeLessThan(beforeSigterm);
-      expect(subscriber.ids, subscriber.name).toEqual(expectedFor(subscriber, stream.ids));
-    }
+    await expectResumedAfterSigterm(stream, everyone, beforeSigterm);
 
     // The lock was handed over, not taken over: the draining copy says so, the other one polls
     // now without logging or counting a takeover.

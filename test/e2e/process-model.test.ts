@@ -189,22 +189,25 @@ describe('node dist/main.js', () => {
     }
   }
 
-  it('says in one line, without a stack trace, that the port is in use; no banner, no "listening"', async () => {
-    const { port, code, stderr, stdout } = await startOnTakenPort('PORT');
+  /**
+   * Starts the gateway with `portVariable`'s port taken; it exits 1 having printed only the one
+   * line that says the port is in use, and never "listening".
+   */
+  async function expectPortInUseRefusal(portVariable: 'PORT' | 'METRICS_PORT'): Promise<void> {
+    const { port, code, stderr, stdout } = await startOnTakenPort(portVariable);
     expect(code).toBe(1);
     // Only the failure: the banner (which says where the gateway listens) is never printed.
     expect(stderr.trim().split('\n')).toEqual([
       `The gateway failed to start: port ${port} on 127.0.0.1 is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`,
     ]);
     expect(stdout).not.toContain('"msg":"listening"');
+  }
+
+  it('says in one line, without a stack trace, that the port is in use; no banner, no "listening"', async () => {
+    await expectPortInUseRefusal('PORT');
   }, 20_000);
 
   it('the metrics port in use: the same one line, and no banner for the public port it opened', async () => {
-    const { port, code, stderr, stdout } = await startOnTakenPort('METRICS_PORT');
-    expect(code).toBe(1);
-    expect(stderr.trim().split('\n')).toEqual([
-      `The gateway failed to start: port ${port} on 127.0.0.1 is already in use: stop what listens there or set PORT (METRICS_PORT for metrics)`,
-    ]);
-    expect(stdout).not.toContain('"msg":"listening"');
+    await expectPortInUseRefusal('METRICS_PORT');
   }, 20_000);
 });

@@ -16,7 +16,7 @@ import { DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { until } from '../../support/wait.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
 import { basicAuth } from '../fixtures/harness.js';
-import { startSentinels, type RunningSentinels } from '../fixtures/sentinel.js';
+import { sentinelEnv, startSentinels, type RunningSentinels } from '../fixtures/sentinel.js';
 
 const run = promisify(execFile);
 const CACHE_PREFIX = 'sms-gateway:response-cache:';
@@ -39,9 +39,7 @@ const watchers: Redis[] = [];
 beforeAll(async () => {
   redis = await startSentinels();
   gateway = await startGatewayProcess({
-    REDIS_URL: 'redis://ignored-host:6379',
-    REDIS_SENTINELS: redis.sentinelList,
-    REDIS_SENTINEL_NAME: redis.name,
+    ...sentinelEnv(redis),
     CACHE_TTL_MS: '60000',
     GATEWAY_SECRET: 'sentinel-failover-key-0123456789abcdef',
     LOG_LEVEL: 'info',

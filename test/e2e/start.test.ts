@@ -13,7 +13,7 @@ import type { Gateway } from '../../src/http/server.js';
 import { DEMO_ACCOUNT, DEMO_CREDENTIALS } from '../../src/simulator/index.js';
 import { DIST_MAIN, ROOT } from '../../support/dist.js';
 import { startGatewayProcess, type GatewayProcess } from '../fixtures/gateway-process.js';
-import { startSentinels, type RunningSentinels } from '../fixtures/sentinel.js';
+import { sentinelEnv, startSentinels, type RunningSentinels } from '../fixtures/sentinel.js';
 import { subscribeSse } from '../fixtures/sse.js';
 
 const run = promisify(execFile);
@@ -214,10 +214,7 @@ describe('npm start with the response cache behind Redis Sentinel', () => {
   beforeAll(async () => {
     sentinels = await startSentinels();
     copy = await startGatewayProcess({
-      // Sentinel mode takes the primary from the sentinels: this host is never used.
-      REDIS_URL: 'redis://ignored-host:6379',
-      REDIS_SENTINELS: sentinels.sentinelList,
-      REDIS_SENTINEL_NAME: sentinels.name,
+      ...sentinelEnv(sentinels),
       CACHE_TTL_MS: '60000',
       GATEWAY_SECRET: 'start-sentinel-secret-0123456789abcdef',
       LIVE_POLL_MS: '0',

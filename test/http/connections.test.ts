@@ -65,6 +65,24 @@ async function open(port: number): Promise<Watched> {
 
 const REQUEST = 'GET / HTTP/1.1\r\nHost: x\r\n\r\n';
 
+/**
+ * A new client past the cap of two held by `oldest` and `slow`: it is answered, `oldest` is
+ * closed without an answer to make room, and `slow` stays open. Returns the new client.
+ */
+async function newcomerClosesOldest(
+  port: number,
+  oldest: Watched,
+  slow: Watched,
+): Promise<Watched> {
+  const client = await open(port);
+  client.socket.write(REQUEST);
+  await until(() => client.received().includes('ok'));
+  await until(oldest.closed);
+  expect(oldest.received()).toBe('');
+  expect(slow.closed()).toBe(false);
+  return client;
+}
+
 describe('connection limits', () => {
   it('closes a connection that sends nothing once the headers timeout has passed', async () => {
     const port = await serve({ keepAliveTimeoutMs: 60_000, headersTimeoutMs: 300 });
@@ -108,12 +126,7 @@ describe('connection limits', () => {
     const slow = await open(port);
     slow.socket.write('GET / HTTP/1.1\r\nX-Slow: a');
     // A new client gets in: the oldest of them makes room, without an answer.
-    const client = await open(port);
-    client.socket.write(REQUEST);
-    await until(() => client.received().includes('ok'));
-    await until(oldest.closed);
-    expect(oldest.received()).toBe('');
-    expect(slow.closed()).toBe(false);
+    const client = await newcomerClosesOldest(port, oldest, slow);
     // The client is idle now, and the slow one waited longer: the next newcomer closes that one.
     const next = await open(port);
     await until(slow.closed);
@@ -139,12 +152,7 @@ describe('connection limits', () => {
     slow.socket.write(slowBody);
     // Both requests have started (headers read), so neither is an idle connection.
     await until(() => started === 2);
-    const client = await open(port);
-    client.socket.write(REQUEST);
-    await until(() => client.received().includes('ok'));
-    await until(oldest.closed);
-    expect(oldest.received()).toBe('');
-    expect(slow.closed()).toBe(false);
+    await newcomerClosesOldest(port, oldest, slow);
   });
 
   it('answers 503 with Retry-After past the cap only when every connection has a request in progress', async () => {

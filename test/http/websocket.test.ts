@@ -4,30 +4,20 @@
  * reset before the WebSocket library takes it over (the upgrade refused for its Origin, or still
  * waiting for admission) was an uncaught ECONNRESET that ended the process.
  */
-import { listen } from '../../src/start.js';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 
-let simulator: RunningSimulator;
-let test: TestGateway;
+let served: ServedGateway;
 let port: number;
 beforeAll(async () => {
-  simulator = await startSimulator();
-  test = createTestGateway(simulator.url, {
+  served = await serveGateway({
     live: { pollMs: 1_000 },
     corsOrigins: ['https://app.example.com'],
   });
-  port = ((await listen(test.app)) as AddressInfo).port;
+  port = Number(new URL(served.origin).port);
 });
-afterAll(async () => {
-  await test.app.endStreams();
-  test.app.server.closeAllConnections();
-  await new Promise((resolve) => test.app.server.close(resolve));
-  await test.close();
-  await simulator.close();
-});
+afterAll(() => served.close());
 
 /** Sends an upgrade request, then resets the connection (RST, not FIN) once `after` ms passed. */
 function upgradeThenReset(origin: string, after: number): Promise<void> {
@@ -55,6 +45,6 @@ describe('WebSocket upgrades reset by their client', () => {
     }
     const response = await fetch(`http://127.0.0.1:${port}/health`);
     expect(response.status).toBe(200);
-    expect(test.app.server.listening).toBe(true);
+    expect(served.test.app.server.listening).toBe(true);
   });
 });

@@ -3,32 +3,19 @@
  * stops at a 4403: refused credentials are answered the same every time, so it reports the close
  * once instead of retrying ten times.
  */
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { listen } from '../../src/start.js';
-import { startSimulator, type RunningSimulator } from '../../src/simulator/index.js';
 import { createLiveWsClient, watchOverWs } from '../../support/recipes/live-ws.js';
 import { until } from '../../support/wait.js';
-import { createTestGateway, type TestGateway } from '../fixtures/harness.js';
+import { serveGateway, type ServedGateway } from '../clients/served-gateway.js';
 
-let simulator: RunningSimulator;
-let test: TestGateway;
+let served: ServedGateway;
 let url: string;
-let upgrades = 0;
 beforeAll(async () => {
-  simulator = await startSimulator();
-  test = createTestGateway(simulator.url, { live: { pollMs: 1_000 } });
-  test.app.server.on('upgrade', () => (upgrades += 1));
-  url = `ws://127.0.0.1:${((await listen(test.app)) as AddressInfo).port}/graphql`;
+  served = await serveGateway({ live: { pollMs: 1_000 } });
+  url = `${served.origin.replace(/^http/, 'ws')}/graphql`;
 });
-afterAll(async () => {
-  await test.app.endStreams();
-  test.app.server.closeAllConnections();
-  await new Promise((resolve) => test.app.server.close(resolve));
-  await test.close();
-  await simulator.close();
-});
+afterAll(() => served.close());
 
 describe('the graphql-ws recipe', () => {
   it('reports a 4403 once, with its reason, and does not reconnect', async () => {
@@ -47,7 +34,7 @@ describe('the graphql-ws recipe', () => {
     // silent, and retries here come at once): the error is the signal, no waiting for a
     // reconnect that cannot come.
     expect(errors).toEqual([expect.stringMatching(/^closed 4403: Malformed credentials/)]);
-    expect(upgrades).toBe(1);
+    expect(served.upgrades()).toBe(1);
     stop();
     await client.dispose();
   });
