@@ -9,8 +9,14 @@ interface PacingOptions {
   readonly itemsPerTurn: number;
 }
 
-/** Chosen on bench/attack-floods.ts alias-histories-half: the best bystander p50 of those tried. */
-const DEFAULT_PACING: PacingOptions = { sliceMs: 3, itemsPerTurn: 300 };
+/**
+ * Chosen on bench/attack-floods.ts alias-histories-half: the best bystander p50 of those tried.
+ * 100 items a turn, not 300: a turn of 300 histories with every message field completed in the
+ * microtasks after it, and burst-heavy's bystander p50 sat on its bound (+0.4, +0.2 and -0.2 ms
+ * from it); at 100, 2.7-3.5 ms under it. Alternating runs: alias-histories-half's p50 15.0-17.0 ms
+ * against 17.2-19.6, the 200-number fan-out 68.1 against 70.3 ms.
+ */
+const DEFAULT_PACING: PacingOptions = { sliceMs: 3, itemsPerTurn: 100 };
 
 export interface Pacer {
   /** Runs `work` (a list, or a promise of one) now, or once the slice is used, on a later turn. */
