@@ -199,7 +199,7 @@ export function createResponseCache(settings: ResponseCacheInput, options: Respo
             onNext({ result: part }) {
               if (!part) return;
               mergePart(whole, part);
-              if (!('hasNext' in part) || part.hasNext === false) void keep(key, pair, whole);
+              if (!('hasNext' in part) || part.hasNext === false) keep(key, pair, whole);
             },
           };
         },
